@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file kc_core.h
+ * @brief cubelet core: ownership helpers, the injected clock, cancellation
+ * tokens, klog-style logging, the bounded lock-free channel (kc_chan), a
+ * string-keyed hash map, a bump arena and Go-style duration formatting.
+ *
+ * Conventions (see docs/architecture.md):
+ * - functions return 0 or a negative errno; `ret_*`/`*ret` out-parameters are
+ *   left untouched on failure unless the comment says otherwise;
+ * - destructors accept NULL and return NULL: `x = kc_x_free(x);`;
+ * - the thread contract of each call is in its name (`_mp`: any number of
+ *   threads, `_sc`: the single consumer) or in its comment.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* Ownership helpers                                                          */
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+
+static inline void kc_freep(void *p)
+{
+        free(*(void **)p);
+}
+#define _cleanup_free_ _cleanup_(kc_freep)
+
+static inline void kc_closep(int *fd)
+{
+        if (*fd >= 0)
+                close(*fd);
+}
+#define _cleanup_close_ _cleanup_(kc_closep)
+
+/* Defines `static inline void <func>p(type **p)` calling `func(*p)`. */
+#define KC_DEFINE_CLEANUP_FUNC(type, func)                                     \
+        static inline void func##p(type **p)                                   \
+        {                                                                      \
+                if (*p)                                                        \
+                        (void)func(*p);                                        \
+        }
+
+#define TAKE_PTR(p)                                                            \
+        ({                                                                     \
+                __typeof__(p) _kc_p = (p);                                     \
+                (p) = NULL;                                                    \
+                _kc_p;                                                         \
+        })
+#define TAKE_FD(fd)                                                            \
+        ({                                                                     \
+                int _kc_fd = (fd);                                             \
+                (fd) = -1;                                                     \
+                _kc_fd;                                                        \
+        })
+
+/* Turns a libc call that returns -1/errno into 0/-errno. */
+#define KC_NERRNO(expr) ((expr) < 0 ? -errno : 0)
+
+#define KC_ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+
+#define KC_NSEC_PER_USEC INT64_C(1000)
+#define KC_NSEC_PER_MSEC INT64_C(1000000)
+#define KC_NSEC_PER_SEC INT64_C(1000000000)
+#define KC_NSEC_PER_MIN (60 * KC_NSEC_PER_SEC)
+
+/* ------------------------------------------------------------------------ */
+/* Cancellation token                                                         */
+
+/**
+ * A one-shot cancellation token (the counterpart of a Go context's Done
+ * channel). Any thread may trigger it; sleepers in kc_clock_sleep() wake up.
+ */
+struct kc_cancel;
+
+int kc_cancel_new(struct kc_cancel **ret);
+struct kc_cancel *kc_cancel_free(struct kc_cancel *c);
+/** Any thread. Idempotent. Wakes every kc_clock_sleep() using @p c. */
+void kc_cancel_trigger_mp(struct kc_cancel *c);
+/** Any thread. */
+bool kc_cancel_is_set(const struct kc_cancel *c);
+
+/* ------------------------------------------------------------------------ */
+/* Clock (injected everywhere; no component sleeps on wall time directly)     */
+
+struct kc_clock;
+
+/** Process-wide real clock. Never freed (kc_clock_free ignores it). */
+struct kc_clock *kc_clock_real(void);
+
+/**
+ * @brief A fake clock for tests and pleg-replay, starting at @p start_ns
+ * (nanoseconds since the Unix epoch). Time moves only through
+ * kc_fake_clock_advance()/kc_fake_clock_set().
+ */
+int kc_fake_clock_new(struct kc_clock **ret, int64_t start_ns);
+struct kc_clock *kc_clock_free(struct kc_clock *c);
+KC_DEFINE_CLEANUP_FUNC(struct kc_clock, kc_clock_free)
+
+/** Any thread. Wall time in nanoseconds since the Unix epoch. */
+int64_t kc_clock_now(struct kc_clock *c);
+
+/**
+ * @brief Sleep @p ns of this clock's time, or until @p cancel (may be NULL)
+ * is triggered. On a fake clock the sleeper wakes when an advance reaches
+ * the deadline.
+ * @return 0 when the time elapsed, -ECANCELED when cancelled.
+ */
+int kc_clock_sleep(struct kc_clock *c, int64_t ns, struct kc_cancel *cancel);
+
+/** Fake clocks only (-EINVAL otherwise). Any thread. */
+int kc_fake_clock_advance(struct kc_clock *c, int64_t ns);
+int kc_fake_clock_set(struct kc_clock *c, int64_t now_ns);
+
+/* ------------------------------------------------------------------------ */
+/* Go-style duration formatting                                               */
+
+#define KC_DURATION_MAX 40
+
+/**
+ * Formats @p ns like Go's time.Duration.String(): "0s", "1.5µs", "500ms",
+ * "4m0s", "1h2m3.5s", "-2s". Returns @p buf.
+ */
+char *kc_format_duration(int64_t ns, char buf[static KC_DURATION_MAX]);
+
+/* ------------------------------------------------------------------------ */
+/* Logging (klog text format)                                                 */
+
+/*
+ * Header: "Lmmdd hh:mm:ss.uuuuuu tid file:line] msg", L one of I W E F,
+ * tid right-aligned in 7 columns as klog does with its pid. Callers write
+ * structured fields into the message as key="value".
+ */
+enum kc_log_severity {
+        KC_LOG_INFO,
+        KC_LOG_WARNING,
+        KC_LOG_ERROR,
+        KC_LOG_FATAL,
+        _KC_LOG_SEVERITY_MAX,
+        _KC_LOG_SEVERITY_INVALID = -EINVAL,
+};
+
+/** Set once at start-up (-v); read by any thread. */
+void kc_log_set_verbosity(int v);
+int kc_log_get_verbosity(void);
+/** Where log lines go (default stderr). NULL restores stderr. */
+void kc_log_set_output(FILE *f);
+
+void kc_log_internal(enum kc_log_severity sev, const char *file, int line,
+                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#define kc_log_info(...) kc_log_internal(KC_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__)
+#define kc_log_warn(...) kc_log_internal(KC_LOG_WARNING, __FILE__, __LINE__, __VA_ARGS__)
+#define kc_log_error(...) kc_log_internal(KC_LOG_ERROR, __FILE__, __LINE__, __VA_ARGS__)
+#define kc_log_v(level, ...)                                                   \
+        do {                                                                   \
+                if (kc_log_get_verbosity() >= (level))                         \
+                        kc_log_info(__VA_ARGS__);                              \
+        } while (0)
+/** Logs at error level and evaluates to -abs(r). */
+#define kc_log_errno(r, ...)                                                   \
+        ({                                                                     \
+                int _kc_r = (r);                                               \
+                kc_log_error(__VA_ARGS__);                                     \
+                _kc_r < 0 ? _kc_r : -_kc_r;                                    \
+        })
+
+/* ------------------------------------------------------------------------ */
+/* kc_chan: bounded lock-free channel                                         */
+
+/**
+ * A bounded multi-producer, single-consumer queue of pointers: a ck_ring
+ * (MPSC) plus an eventfd that wakes a sleeping consumer. @p capacity is the
+ * number of usable slots ("capacity 1000" holds exactly 1000 items).
+ *
+ * Producers never block: kc_chan_push_mp() reports a full channel and the
+ * caller applies its documented policy. Wakeups are coalesced: the eventfd is
+ * written only when the consumer may be asleep.
+ *
+ * @p free_item (may be NULL) releases items still queued at kc_chan_free().
+ */
+struct kc_chan;
+
+int kc_chan_new(struct kc_chan **ret, unsigned capacity, void (*free_item)(void *));
+/** Frees the channel and, with free_item, every queued item. No concurrent users. */
+struct kc_chan *kc_chan_free(struct kc_chan *ch);
+KC_DEFINE_CLEANUP_FUNC(struct kc_chan, kc_chan_free)
+
+/**
+ * Any thread. Never blocks.
+ * @return 0 (the channel owns @p item) or -EAGAIN when full (the caller
+ * still owns @p item).
+ */
+int kc_chan_push_mp(struct kc_chan *ch, void *item);
+
+/**
+ * The single consumer. Waits at most @p timeout_ms (0: do not wait, <0:
+ * wait forever) for an item.
+ * @return 0 and *ret set, -EAGAIN when empty and timeout_ms == 0,
+ * -ETIMEDOUT when the wait expired.
+ */
+int kc_chan_pop_sc(struct kc_chan *ch, void **ret, int timeout_ms);
+
+/** Any thread; a snapshot. */
+unsigned kc_chan_len(const struct kc_chan *ch);
+unsigned kc_chan_cap(const struct kc_chan *ch);
+
+/**
+ * For consumers that multiplex in epoll: the eventfd (EFD_NONBLOCK |
+ * EFD_CLOEXEC) becomes readable when the consumer should look again.
+ * Before sleeping in epoll the consumer calls kc_chan_prepare_wait_sc(): it
+ * returns true when items are already queued (do not sleep) and otherwise
+ * arms the wakeup. kc_chan_pop_sc() drains the eventfd itself.
+ */
+int kc_chan_fd(const struct kc_chan *ch);
+bool kc_chan_prepare_wait_sc(struct kc_chan *ch);
+
+/* ------------------------------------------------------------------------ */
+/* kc_map: string-keyed hash map (not thread-safe; callers lock)              */
+
+struct kc_map;
+
+int kc_map_new(struct kc_map **ret);
+/** Frees the table only; keys and values belong to the caller. */
+struct kc_map *kc_map_free(struct kc_map *m);
+KC_DEFINE_CLEANUP_FUNC(struct kc_map, kc_map_free)
+
+/** NULL when absent. */
+void *kc_map_get(const struct kc_map *m, const char *key);
+/**
+ * Inserts or replaces. The map stores @p key by pointer: it must stay valid
+ * and unchanged while the entry exists (usually it lives inside @p value).
+ * @return 0 or -ENOMEM (map unchanged).
+ */
+int kc_map_put(struct kc_map *m, const char *key, void *value);
+/** Removes and returns the value, or NULL when absent. */
+void *kc_map_remove(struct kc_map *m, const char *key);
+size_t kc_map_size(const struct kc_map *m);
+/**
+ * Iteration in unspecified order: start with *iter = 0; returns false at the
+ * end. The map must not be modified during an iteration.
+ */
+bool kc_map_next(const struct kc_map *m, size_t *iter, const char **ret_key, void **ret_value);
+
+/* ------------------------------------------------------------------------ */
+/* kc_arena: bump allocator for results freed all at once                     */
+
+struct kc_arena;
+
+int kc_arena_new(struct kc_arena **ret);
+struct kc_arena *kc_arena_free(struct kc_arena *a);
+KC_DEFINE_CLEANUP_FUNC(struct kc_arena, kc_arena_free)
+/** Zeroed, max_align_t-aligned memory; NULL on ENOMEM. */
+void *kc_arena_alloc(struct kc_arena *a, size_t size);
+/** NULL in → NULL out; NULL on ENOMEM otherwise. */
+char *kc_arena_strdup(struct kc_arena *a, const char *s);

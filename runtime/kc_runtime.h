@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file kc_runtime.h
+ * @brief The two runtime layers, as upstream:
+ *
+ * 1. the runtime service (struct kc_runtime_service): CRI-shaped calls
+ *    (ListPodSandbox, ContainerStatus, ...). Implementations: runtime/sim
+ *    (embedded simulated runtime) and, later, runtime/cri (gRPC client);
+ * 2. the kubecontainer-level view (struct kc_pod_runtime): GetPods and
+ *    GetPodStatus, which is what PLEG consumes. The runtime manager
+ *    (upstream kubeGenericRuntimeManager) implements it on top of any
+ *    runtime service. The simulated runtime also exposes it directly, like
+ *    upstream's containertest.FakeRuntime, for PLEG-only drivers
+ *    (`cubelet pleg-replay`).
+ *
+ * All calls are safe from any thread unless stated otherwise.
+ * Errors: 0 or -errno; the optional last parameter `err` receives a code and
+ * a human-readable message when a call fails.
+ */
+#pragma once
+
+#include "kc_core.h"
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                     */
+
+/** gRPC-style status codes (the CRI client maps grpc-status onto these). */
+enum kc_runtime_code {
+        KC_RUNTIME_OK = 0,
+        KC_RUNTIME_CANCELLED = 1,
+        KC_RUNTIME_UNKNOWN = 2,
+        KC_RUNTIME_INVALID_ARGUMENT = 3,
+        KC_RUNTIME_DEADLINE_EXCEEDED = 4,
+        KC_RUNTIME_NOT_FOUND = 5,
+        KC_RUNTIME_ALREADY_EXISTS = 6,
+        KC_RUNTIME_FAILED_PRECONDITION = 9,
+        KC_RUNTIME_UNIMPLEMENTED = 12,
+        KC_RUNTIME_INTERNAL = 13,
+        KC_RUNTIME_UNAVAILABLE = 14,
+};
+
+#define KC_RUNTIME_ERROR_MAX 512
+
+struct kc_runtime_error {
+        enum kc_runtime_code code;
+        char message[KC_RUNTIME_ERROR_MAX];
+};
+
+/** Fills @p err (if non-NULL) and returns @p r (a negative errno). */
+int kc_runtime_error_set(struct kc_runtime_error *err, int r, enum kc_runtime_code code,
+                         const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* ------------------------------------------------------------------------ */
+/* States                                                                     */
+
+enum kc_container_state {
+        KC_CONTAINER_STATE_CREATED,
+        KC_CONTAINER_STATE_RUNNING,
+        KC_CONTAINER_STATE_EXITED,
+        KC_CONTAINER_STATE_UNKNOWN,
+        _KC_CONTAINER_STATE_MAX,
+        _KC_CONTAINER_STATE_INVALID = -EINVAL,
+};
+
+/** "created", "running", "exited", "unknown" (upstream kubecontainer.State). */
+const char *kc_container_state_to_string(enum kc_container_state s);
+enum kc_container_state kc_container_state_from_string(const char *s);
+
+enum kc_sandbox_state {
+        KC_SANDBOX_STATE_READY,
+        KC_SANDBOX_STATE_NOTREADY,
+        _KC_SANDBOX_STATE_MAX,
+        _KC_SANDBOX_STATE_INVALID = -EINVAL,
+};
+
+/** "SANDBOX_READY", "SANDBOX_NOTREADY" (CRI names). */
+const char *kc_sandbox_state_to_string(enum kc_sandbox_state s);
+
+/* ------------------------------------------------------------------------ */
+/* kubecontainer-level data (immutable, reference counted)                    */
+
+/** kubecontainer.Container: a container or a sandbox in a runtime pod. */
+struct kc_container {
+        const char *id;
+        const char *name;
+        const char *image;
+        uint64_t hash;
+        enum kc_container_state state;
+        int64_t created_at; /* ns since epoch */
+};
+
+/** kubecontainer.Pod. Immutable once built; share it with kc_pod_ref(). */
+struct kc_pod {
+        const char *id; /* pod UID */
+        const char *name;
+        const char *namespace;
+        int64_t created_at;
+        const struct kc_container *containers;
+        size_t n_containers;
+        const struct kc_container *sandboxes; /* represented as containers */
+        size_t n_sandboxes;
+};
+
+/**
+ * @brief Deep-copies @p tmpl (whose pointers are borrowed) into one new
+ * reference-counted allocation. NULL strings stay NULL.
+ */
+int kc_pod_new(const struct kc_pod *tmpl, struct kc_pod **ret);
+struct kc_pod *kc_pod_ref(struct kc_pod *p);
+/** Drops a reference; frees on the last one. NULL-safe; returns NULL. */
+struct kc_pod *kc_pod_unref(struct kc_pod *p);
+KC_DEFINE_CLEANUP_FUNC(struct kc_pod, kc_pod_unref)
+
+/** A list of pod references; kc_pod_list_done() drops them. */
+struct kc_pod_list {
+        struct kc_pod **pods;
+        size_t n;
+};
+void kc_pod_list_done(struct kc_pod_list *l);
+
+/** kubecontainer.Status */
+struct kc_container_status {
+        const char *id;
+        const char *name;
+        enum kc_container_state state;
+        int32_t exit_code;
+        int64_t created_at;
+        int64_t started_at;
+        int64_t finished_at;
+        int32_t restart_count; /* CRI metadata attempt */
+        uint64_t hash;
+        const char *image;
+        const char *image_ref;
+        const char *reason;
+        const char *message;
+};
+
+/** The parts of a CRI PodSandboxStatus the kubelet keeps in PodStatus. */
+struct kc_sandbox_status {
+        const char *id;
+        const char *name;
+        const char *namespace;
+        const char *uid;
+        uint32_t attempt;
+        enum kc_sandbox_state state;
+        int64_t created_at;
+        const char *ip; /* primary IP, may be NULL */
+};
+
+/** kubecontainer.PodStatus. Immutable once built; share with kc_pod_status_ref(). */
+struct kc_pod_status {
+        const char *id;
+        const char *name;
+        const char *namespace;
+        const char *const *ips;
+        size_t n_ips;
+        const struct kc_sandbox_status *sandboxes;
+        size_t n_sandboxes;
+        const struct kc_container_status *containers;
+        size_t n_containers;
+        int64_t timestamp; /* runtime-provided; 0 when unset */
+};
+
+/** Deep-copies @p tmpl (borrowed pointers) into one reference-counted allocation. */
+int kc_pod_status_new(const struct kc_pod_status *tmpl, struct kc_pod_status **ret);
+/** A status with only the pod UID set (what cache.Get returns on a miss). */
+int kc_pod_status_new_default(const char *uid, struct kc_pod_status **ret);
+struct kc_pod_status *kc_pod_status_ref(struct kc_pod_status *s);
+struct kc_pod_status *kc_pod_status_unref(struct kc_pod_status *s);
+KC_DEFINE_CLEANUP_FUNC(struct kc_pod_status, kc_pod_status_unref)
+/** Deep equality (NULL == NULL). */
+bool kc_pod_status_equal(const struct kc_pod_status *a, const struct kc_pod_status *b);
+
+/* ------------------------------------------------------------------------ */
+/* kubecontainer-level runtime interface (what PLEG uses)                     */
+
+struct kc_pod_runtime_ops {
+        /**
+         * GetPods(all): pods built from sandboxes and containers. With
+         * @p all false only running containers and ready sandboxes count.
+         */
+        int (*get_pods)(void *self, bool all, struct kc_pod_list *ret,
+                        struct kc_runtime_error *err);
+        /**
+         * GetPodStatus. Exception to the out-parameter rule, as upstream: on
+         * failure *ret may still be set to a partial status (to be unref'd by
+         * the caller), which PLEG caches together with the error.
+         */
+        int (*get_pod_status)(void *self, const char *uid, const char *name,
+                              const char *namespace, struct kc_pod_status **ret,
+                              struct kc_runtime_error *err);
+};
+
+struct kc_pod_runtime {
+        const struct kc_pod_runtime_ops *ops;
+        void *self;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Runtime service (CRI-shaped)                                               */
+
+struct kc_label {
+        const char *key;
+        const char *value;
+};
+
+struct kc_pod_sandbox_metadata {
+        const char *name;
+        const char *uid;
+        const char *namespace;
+        uint32_t attempt;
+};
+
+/** CRI PodSandbox (ListPodSandbox item) and PodSandboxStatus in one shape. */
+struct kc_pod_sandbox {
+        const char *id;
+        struct kc_pod_sandbox_metadata metadata;
+        enum kc_sandbox_state state;
+        int64_t created_at;
+        const char *ip; /* status only: network.ip */
+        const char *const *additional_ips;
+        size_t n_additional_ips;
+        const struct kc_label *labels;
+        size_t n_labels;
+        const struct kc_label *annotations;
+        size_t n_annotations;
+};
+
+struct kc_container_metadata {
+        const char *name;
+        uint32_t attempt;
+};
+
+/** CRI Container (ListContainers item) and ContainerStatus in one shape. */
+struct kc_cri_container {
+        const char *id;
+        const char *pod_sandbox_id;
+        struct kc_container_metadata metadata;
+        const char *image;
+        const char *image_ref;
+        enum kc_container_state state;
+        int64_t created_at;
+        int64_t started_at;  /* status only */
+        int64_t finished_at; /* status only */
+        int32_t exit_code;   /* status only */
+        const char *reason;  /* status only */
+        const char *message; /* status only */
+        const struct kc_label *labels;
+        size_t n_labels;
+        const struct kc_label *annotations;
+        size_t n_annotations;
+};
+
+/** Filters: NULL/-1 fields match everything; labels must all match. */
+struct kc_pod_sandbox_filter {
+        const char *id;
+        int state; /* enum kc_sandbox_state or -1 */
+        const struct kc_label *label_selector;
+        size_t n_label_selector;
+};
+
+struct kc_container_filter {
+        const char *id;
+        const char *pod_sandbox_id;
+        int state; /* enum kc_container_state or -1 */
+        const struct kc_label *label_selector;
+        size_t n_label_selector;
+};
+
+/** Results of list/status calls live in one arena; kc_runtime_result_done frees it. */
+struct kc_pod_sandbox_list {
+        struct kc_pod_sandbox *items;
+        size_t n;
+        struct kc_arena *arena;
+};
+struct kc_container_list {
+        struct kc_cri_container *items;
+        size_t n;
+        struct kc_arena *arena;
+};
+struct kc_pod_sandbox_status_result {
+        struct kc_pod_sandbox status;
+        struct kc_arena *arena;
+};
+struct kc_container_status_result {
+        struct kc_cri_container status;
+        struct kc_arena *arena;
+};
+#define kc_runtime_result_done(r) ((r)->arena = kc_arena_free((r)->arena))
+
+struct kc_runtime_condition {
+        const char *type; /* "RuntimeReady", "NetworkReady" */
+        bool status;
+        const char *reason;
+        const char *message;
+};
+
+struct kc_runtime_status_result {
+        struct kc_runtime_condition *conditions;
+        size_t n_conditions;
+        struct kc_arena *arena;
+};
+
+struct kc_version_result {
+        const char *version;
+        const char *runtime_name;
+        const char *runtime_version;
+        const char *runtime_api_version;
+        struct kc_arena *arena;
+};
+
+/** What RunPodSandbox needs (CRI PodSandboxConfig, the fields we use). */
+struct kc_pod_sandbox_config {
+        struct kc_pod_sandbox_metadata metadata;
+        const char *hostname;
+        const char *log_directory;
+        bool host_network;
+        const struct kc_label *labels;
+        size_t n_labels;
+        const struct kc_label *annotations;
+        size_t n_annotations;
+};
+
+/** What CreateContainer needs (CRI ContainerConfig, the fields we use). */
+struct kc_container_config {
+        struct kc_container_metadata metadata;
+        const char *image;
+        const char *const *command;
+        size_t n_command;
+        const char *const *args;
+        size_t n_args;
+        const char *log_path;
+        const struct kc_label *labels;
+        size_t n_labels;
+        const struct kc_label *annotations;
+        size_t n_annotations;
+};
+
+struct kc_runtime_service_ops {
+        int (*version)(void *self, struct kc_version_result *ret, struct kc_runtime_error *err);
+        int (*status)(void *self, struct kc_runtime_status_result *ret, struct kc_runtime_error *err);
+
+        int (*run_pod_sandbox)(void *self, const struct kc_pod_sandbox_config *config,
+                               char **ret_id, struct kc_runtime_error *err);
+        int (*stop_pod_sandbox)(void *self, const char *id, struct kc_runtime_error *err);
+        int (*remove_pod_sandbox)(void *self, const char *id, struct kc_runtime_error *err);
+        int (*pod_sandbox_status)(void *self, const char *id,
+                                  struct kc_pod_sandbox_status_result *ret,
+                                  struct kc_runtime_error *err);
+        int (*list_pod_sandbox)(void *self, const struct kc_pod_sandbox_filter *filter,
+                                struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err);
+
+        int (*create_container)(void *self, const char *pod_sandbox_id,
+                                const struct kc_container_config *config,
+                                const struct kc_pod_sandbox_config *sandbox_config,
+                                char **ret_id, struct kc_runtime_error *err);
+        int (*start_container)(void *self, const char *id, struct kc_runtime_error *err);
+        int (*stop_container)(void *self, const char *id, int64_t timeout_s,
+                              struct kc_runtime_error *err);
+        int (*remove_container)(void *self, const char *id, struct kc_runtime_error *err);
+        int (*list_containers)(void *self, const struct kc_container_filter *filter,
+                               struct kc_container_list *ret, struct kc_runtime_error *err);
+        int (*container_status)(void *self, const char *id,
+                                struct kc_container_status_result *ret,
+                                struct kc_runtime_error *err);
+};
+
+struct kc_runtime_service {
+        const struct kc_runtime_service_ops *ops;
+        void *self;
+};
+
+/* Labels kubelet puts on sandboxes and containers (upstream kubelet/types). */
+#define KC_LABEL_POD_NAME "io.kubernetes.pod.name"
+#define KC_LABEL_POD_NAMESPACE "io.kubernetes.pod.namespace"
+#define KC_LABEL_POD_UID "io.kubernetes.pod.uid"
+#define KC_LABEL_CONTAINER_NAME "io.kubernetes.container.name"
+#define KC_ANNOTATION_CONTAINER_HASH "io.kubernetes.container.hash"
+#define KC_ANNOTATION_CONTAINER_RESTART_COUNT "io.kubernetes.container.restartCount"
+
+/* ------------------------------------------------------------------------ */
+/* Runtime manager (kubeGenericRuntimeManager)                                */
+
+struct kc_runtime_manager;
+
+/** @p svc is borrowed and must outlive the manager. */
+int kc_runtime_manager_new(struct kc_runtime_service svc, struct kc_clock *clock,
+                           struct kc_runtime_manager **ret);
+struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m);
+KC_DEFINE_CLEANUP_FUNC(struct kc_runtime_manager, kc_runtime_manager_free)
+
+/**
+ * GetPods(all): ListPodSandbox + ListContainers, grouped by the pod-UID
+ * label, sorted by CreatedAt descending (upstream).
+ */
+int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all,
+                                struct kc_pod_list *ret, struct kc_runtime_error *err);
+/**
+ * GetPodStatus: the pod's sandboxes (newest first) with their statuses, IPs
+ * from the newest sandbox when it is READY, and the statuses of all the
+ * pod's containers (newest first).
+ */
+int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *uid,
+                                      const char *name, const char *namespace,
+                                      struct kc_pod_status **ret,
+                                      struct kc_runtime_error *err);
+/** The manager as a kc_pod_runtime (for PLEG). */
+struct kc_pod_runtime kc_runtime_manager_pod_runtime(struct kc_runtime_manager *m);
+
+/* ------------------------------------------------------------------------ */
+/* Simulated runtime (runtime/sim)                                            */
+
+struct kc_sim;
+
+int kc_sim_new(struct kc_clock *clock, struct kc_sim **ret);
+struct kc_sim *kc_sim_free(struct kc_sim *s);
+KC_DEFINE_CLEANUP_FUNC(struct kc_sim, kc_sim_free)
+
+/** The CRI-shaped face. Valid while the sim lives. */
+struct kc_runtime_service kc_sim_service(struct kc_sim *s);
+/** The kubecontainer-level face (GetPods/GetPodStatus), like upstream FakeRuntime. */
+struct kc_pod_runtime kc_sim_pod_runtime(struct kc_sim *s);
+
+/** A container or sandbox in a snapshot handed to kc_sim_set_pods(). */
+struct kc_sim_container_spec {
+        const char *id;
+        const char *name;
+        enum kc_container_state state; /* sandboxes: RUNNING means READY */
+        int32_t exit_code;
+};
+
+struct kc_sim_pod_spec {
+        const char *id;
+        const char *name;
+        const char *namespace;
+        const char *const *ips;
+        size_t n_ips;
+        const struct kc_sim_container_spec *containers;
+        size_t n_containers;
+        const struct kc_sim_container_spec *sandboxes;
+        size_t n_sandboxes;
+};
+
+/**
+ * Replaces the whole simulated state with @p pods (copied). Pods are listed
+ * by the kubecontainer face in this order.
+ */
+int kc_sim_set_pods(struct kc_sim *s, const struct kc_sim_pod_spec *pods, size_t n);
+
+/**
+ * Fault injection: the next @p times calls of operation @p op fail with
+ * @p message (code UNKNOWN). @p key narrows it to one pod UID (for
+ * GetPodStatus) or object id; NULL matches any call. Operation names are
+ * upstream's: GetPods, GetPodStatus (kubecontainer face) and the CRI method
+ * names (ListPodSandbox, ContainerStatus, ...) of the service face.
+ */
+int kc_sim_inject_fault(struct kc_sim *s, const char *op, const char *key,
+                        const char *message, unsigned times);
+
+/** Cumulative call counts per (op, key). Key is the pod UID for GetPodStatus, "" otherwise. */
+struct kc_sim_call_count {
+        const char *op;
+        const char *key;
+        uint64_t count;
+};
+/** A malloc'd snapshot (strings inside the same block), sorted by op then key. */
+int kc_sim_call_counts(struct kc_sim *s, struct kc_sim_call_count **ret, size_t *ret_n);
