@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kubelet metrics under upstream's Prometheus names
+ * (pkg/kubelet/metrics/metrics.go, subsystem "kubelet"; UPSTREAM.md §11).
+ *
+ * One table row per metric: adding a metric is a field in struct
+ * kc_kubelet_metrics plus a row here. Upstream's metrics are all ALPHA and
+ * component-base prefixes their help text with "[ALPHA] "; we keep that
+ * prefix so a scrape reads like a kubelet's.
+ */
+#include <assert.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "kc_health.h"
+
+enum kubelet_metric_kind {
+        KIND_COUNTER,
+        KIND_GAUGE,
+        KIND_GAUGE_VEC,
+        KIND_HISTOGRAM,
+};
+
+struct kubelet_metric_def {
+        enum kubelet_metric_kind kind;
+        const char *name;
+        const char *help;
+        const char *label;      /* KIND_GAUGE_VEC only */
+        const double *buckets;  /* KIND_HISTOGRAM only; NULL: default buckets */
+        size_t n_buckets;
+        size_t offset;          /* of the pointer in struct kc_kubelet_metrics */
+};
+
+#define KC_ALPHA "[ALPHA] "
+#define FIELD(f) offsetof(struct kc_kubelet_metrics, f)
+
+static const struct kubelet_metric_def kubelet_metric_defs[] = {
+        {
+                .kind = KIND_HISTOGRAM,
+                .name = "kubelet_pleg_relist_duration_seconds",
+                .help = KC_ALPHA "Time in seconds that one PLEG relist of the pods took.",
+                .offset = FIELD(pleg_relist_duration),
+        },
+        {
+                .kind = KIND_HISTOGRAM,
+                .name = "kubelet_pleg_relist_interval_seconds",
+                .help = KC_ALPHA "Time in seconds between the starts of consecutive PLEG relists.",
+                .offset = FIELD(pleg_relist_interval),
+        },
+        {
+                .kind = KIND_COUNTER,
+                .name = "kubelet_pleg_discard_events",
+                .help = KC_ALPHA "Number of PLEG events dropped because the event channel was full.",
+                .offset = FIELD(pleg_discard_events),
+        },
+        {
+                .kind = KIND_GAUGE,
+                .name = "kubelet_pleg_last_seen_seconds",
+                .help = KC_ALPHA "Unix time in seconds at which PLEG was last seen active.",
+                .offset = FIELD(pleg_last_seen),
+        },
+        {
+                .kind = KIND_GAUGE,
+                .name = "kubelet_running_pods",
+                .help = KC_ALPHA "Number of pods whose pod sandbox is running.",
+                .offset = FIELD(running_pods),
+        },
+        {
+                .kind = KIND_GAUGE_VEC,
+                .name = "kubelet_running_containers",
+                .help = KC_ALPHA "Number of containers, by container state.",
+                .label = "container_state",
+                .offset = FIELD(running_containers),
+        },
+};
+
+/* Every field of struct kc_kubelet_metrics is one metric pointer with a row. */
+static_assert(sizeof(struct kc_kubelet_metrics) == KC_ELEMENTSOF(kubelet_metric_defs) * sizeof(void *),
+              "struct kc_kubelet_metrics and kubelet_metric_defs disagree");
+
+static int register_one(struct kc_metrics_registry *r, const struct kubelet_metric_def *d,
+                        void **ret)
+{
+        int k = -EINVAL;
+
+        switch (d->kind) {
+        case KIND_COUNTER: {
+                struct kc_counter *c;
+
+                k = kc_metrics_counter_new(r, d->name, d->help, &c);
+                if (k == 0)
+                        *ret = c;
+                break;
+        }
+        case KIND_GAUGE: {
+                struct kc_gauge *g;
+
+                k = kc_metrics_gauge_new(r, d->name, d->help, &g);
+                if (k == 0)
+                        *ret = g;
+                break;
+        }
+        case KIND_GAUGE_VEC: {
+                struct kc_gauge_vec *g;
+
+                k = kc_metrics_gauge_vec_new(r, d->name, d->help, d->label, &g);
+                if (k == 0)
+                        *ret = g;
+                break;
+        }
+        case KIND_HISTOGRAM: {
+                struct kc_histogram *h;
+
+                k = kc_metrics_histogram_new(r, d->name, d->help, d->buckets, d->n_buckets, &h);
+                if (k == 0)
+                        *ret = h;
+                break;
+        }
+        }
+        return k;
+}
+
+/*
+ * On failure *ret is untouched, but the metrics registered before the
+ * failing one stay in @p r (the registry has no unregister): callers free
+ * the registry.
+ */
+int kc_kubelet_metrics_register(struct kc_metrics_registry *r, struct kc_kubelet_metrics *ret)
+{
+        struct kc_kubelet_metrics m = {};
+
+        assert(r && ret);
+        for (size_t i = 0; i < KC_ELEMENTSOF(kubelet_metric_defs); i++) {
+                const struct kubelet_metric_def *d = &kubelet_metric_defs[i];
+                void *p = NULL;
+                int k;
+
+                k = register_one(r, d, &p);
+                if (k < 0)
+                        return k;
+                /* Every field is an object pointer, so storing a void * there is fine. */
+                memcpy((char *)&m + d->offset, &p, sizeof(p));
+        }
+        *ret = m;
+        return 0;
+}
