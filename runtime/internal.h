@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file internal.h
+ * @brief runtime/ internals shared by types.c, manager.c and sim/.
+ */
+#pragma once
+
+#include <stdalign.h>
+#include <string.h>
+
+#include "kc_runtime.h"
+
+/*
+ * A two-pass packer for "one allocation" objects. The same layout code runs
+ * twice: first with base == NULL, which only measures (every reserve returns
+ * NULL and writes must be skipped), then with base pointing at a block of the
+ * measured size, which copies. Keeping one layout routine for both passes
+ * means the size and the copy can never disagree.
+ */
+struct kc__packer {
+        char *base; /* NULL while measuring */
+        size_t off;
+        bool intern_keys; /* well-known label keys point at static literals, uncopied */
+        /*
+         * Optional: the measuring pass records string lengths here and the
+         * copying pass reuses them (both passes see the strings in the same
+         * order); strings past the capacity are measured again.
+         */
+        uint32_t *lens;
+        size_t cap_lens, n_lens, i_lens;
+};
+
+static inline void *kc__pack_reserve(struct kc__packer *pk, size_t size, size_t align)
+{
+        void *p;
+
+        pk->off = (pk->off + align - 1) & ~(align - 1);
+        p = pk->base ? pk->base + pk->off : NULL;
+        pk->off += size;
+        return p;
+}
+
+#define kc__pack_array(pk, type, n)                                            \
+        ((type *)((n) > 0 ? kc__pack_reserve((pk), sizeof(type) * (n), alignof(type)) : NULL))
+
+/* NULL stays NULL. While measuring returns NULL too: only store the result. */
+static inline const char *kc__pack_str(struct kc__packer *pk, const char *s)
+{
+        size_t n;
+        char *p;
+
+        if (!s)
+                return NULL;
+        if (!pk->base) {
+                n = strlen(s) + 1;
+                if (pk->n_lens < pk->cap_lens && n <= UINT32_MAX)
+                        pk->lens[pk->n_lens++] = (uint32_t)n;
+        } else if (pk->i_lens < pk->n_lens) {
+                n = pk->lens[pk->i_lens++];
+        } else {
+                n = strlen(s) + 1;
+        }
+        p = kc__pack_reserve(pk, n, 1);
+        if (p)
+                memcpy(p, s, n);
+        return p;
+}
+
+/* The static literal equal to @p key when it is a label kubelet uses, else NULL. */
+const char *kc__label_key_intern(const char *key);
+
+/* Copies @p n labels (array and strings) into @p pk. */
+static inline const struct kc_label *kc__pack_labels(struct kc__packer *pk,
+                                                     const struct kc_label *l, size_t n)
+{
+        struct kc_label *out = kc__pack_array(pk, struct kc_label, n);
+        size_t i;
+
+        for (i = 0; i < n; i++) {
+                const char *ik = pk->intern_keys ? kc__label_key_intern(l[i].key) : NULL;
+                const char *k = ik ? ik : kc__pack_str(pk, l[i].key);
+                const char *v = kc__pack_str(pk, l[i].value);
+
+                if (out)
+                        out[i] = (struct kc_label){ k, v };
+        }
+        return out;
+}
+
+static inline const char *const *kc__pack_strv(struct kc__packer *pk, const char *const *v,
+                                               size_t n)
+{
+        const char **out = kc__pack_array(pk, const char *, n);
+        size_t i;
+
+        for (i = 0; i < n; i++) {
+                const char *s = kc__pack_str(pk, v[i]);
+
+                if (out)
+                        out[i] = s;
+        }
+        return out;
+}
+
+/* NULL-aware string equality. */
+static inline bool kc__streq(const char *a, const char *b)
+{
+        if (a == b)
+                return true;
+        if (!a || !b)
+                return false;
+        return strcmp(a, b) == 0;
+}
+
+/* The value of label @p key, or NULL. */
+static inline const char *kc__label_get(const struct kc_label *l, size_t n, const char *key)
+{
+        size_t i;
+
+        /* Interned keys (kc__label_key_intern) usually match by address. */
+        for (i = 0; i < n; i++)
+                if (l[i].key == key || (l[i].key && strcmp(l[i].key, key) == 0))
+                        return l[i].value;
+        return NULL;
+}
+
+/* True when every selector label is present in @p l with the same value. */
+static inline bool kc__labels_match(const struct kc_label *l, size_t n,
+                                    const struct kc_label *sel, size_t n_sel)
+{
+        size_t i;
+
+        for (i = 0; i < n_sel; i++)
+                if (!kc__streq(kc__label_get(l, n, sel[i].key), sel[i].value))
+                        return false;
+        return true;
+}
+
+/* io.kubernetes.container.hash is hex (upstream strconv.ParseUint(s, 16, 64)); 0 if absent/bad. */
+uint64_t kc__parse_container_hash(const char *s);
+
+/* Layout routines for CRI objects (strings, arrays; the struct itself is @p d). */
+void kc__pack_pod_sandbox(struct kc__packer *pk, const struct kc_pod_sandbox *s,
+                          struct kc_pod_sandbox *d);
+void kc__pack_cri_container(struct kc__packer *pk, const struct kc_cri_container *s,
+                            struct kc_cri_container *d);
+
+/* Packs a CRI sandbox / container (all strings and arrays) into one arena block. */
+int kc__pod_sandbox_copy(struct kc_arena *a, const struct kc_pod_sandbox *src,
+                         struct kc_pod_sandbox *ret);
+int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *src,
+                           struct kc_cri_container *ret);

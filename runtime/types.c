@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kubecontainer-level value types: errors, state names, and the immutable,
+ * reference-counted kc_pod / kc_pod_status, each packed into one allocation
+ * (GenericPLEG builds thousands of pods per relist, so one malloc per pod,
+ * not one per string).
+ */
+#include <assert.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+int kc_runtime_error_set(struct kc_runtime_error *err, int r, enum kc_runtime_code code,
+                         const char *fmt, ...)
+{
+        va_list ap;
+
+        if (err) {
+                err->code = code;
+                va_start(ap, fmt);
+                vsnprintf(err->message, sizeof(err->message), fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* States                                                                     */
+
+static const char *const container_state_table[] = {
+        [KC_CONTAINER_STATE_CREATED] = "created",
+        [KC_CONTAINER_STATE_RUNNING] = "running",
+        [KC_CONTAINER_STATE_EXITED] = "exited",
+        [KC_CONTAINER_STATE_UNKNOWN] = "unknown",
+};
+static_assert(KC_ELEMENTSOF(container_state_table) == _KC_CONTAINER_STATE_MAX,
+              "container_state_table must name every kc_container_state");
+
+static const char *const sandbox_state_table[] = {
+        [KC_SANDBOX_STATE_READY] = "SANDBOX_READY",
+        [KC_SANDBOX_STATE_NOTREADY] = "SANDBOX_NOTREADY",
+};
+static_assert(KC_ELEMENTSOF(sandbox_state_table) == _KC_SANDBOX_STATE_MAX,
+              "sandbox_state_table must name every kc_sandbox_state");
+
+const char *kc_container_state_to_string(enum kc_container_state s)
+{
+        if ((int)s < 0 || s >= _KC_CONTAINER_STATE_MAX)
+                return NULL;
+        return container_state_table[s];
+}
+
+enum kc_container_state kc_container_state_from_string(const char *s)
+{
+        size_t i;
+
+        if (!s)
+                return _KC_CONTAINER_STATE_INVALID;
+        for (i = 0; i < KC_ELEMENTSOF(container_state_table); i++)
+                if (strcmp(container_state_table[i], s) == 0)
+                        return (enum kc_container_state)i;
+        return _KC_CONTAINER_STATE_INVALID;
+}
+
+const char *kc_sandbox_state_to_string(enum kc_sandbox_state s)
+{
+        if ((int)s < 0 || s >= _KC_SANDBOX_STATE_MAX)
+                return NULL;
+        return sandbox_state_table[s];
+}
+
+uint64_t kc__parse_container_hash(const char *s)
+{
+        uint64_t v = 0;
+        int d;
+
+        if (!s || !*s)
+                return 0;
+        for (; *s; s++) {
+                if (*s >= '0' && *s <= '9')
+                        d = *s - '0';
+                else if (*s >= 'a' && *s <= 'f')
+                        d = *s - 'a' + 10;
+                else if (*s >= 'A' && *s <= 'F')
+                        d = *s - 'A' + 10;
+                else
+                        return 0;
+                if (v > UINT64_MAX >> 4)
+                        return 0; /* overflow: ParseUint fails, upstream logs and uses 0 */
+                v = v << 4 | (uint64_t)d;
+        }
+        return v;
+}
+
+const char *kc__label_key_intern(const char *key)
+{
+        static const char *const known[] = {
+                KC_LABEL_POD_UID,        KC_LABEL_POD_NAME,
+                KC_LABEL_POD_NAMESPACE,  KC_LABEL_CONTAINER_NAME,
+                KC_ANNOTATION_CONTAINER_HASH, KC_ANNOTATION_CONTAINER_RESTART_COUNT,
+        };
+        size_t i;
+
+        if (!key || strncmp(key, "io.kubernetes.", 14) != 0)
+                return NULL;
+        for (i = 0; i < KC_ELEMENTSOF(known); i++)
+                if (strcmp(key, known[i]) == 0)
+                        return known[i];
+        return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* kc_pod                                                                     */
+
+struct pod_box {
+        atomic_uint ref;
+        struct kc_pod pod;
+};
+
+static void pack_container(struct kc__packer *pk, const struct kc_container *src,
+                           struct kc_container *dst)
+{
+        const char *id = kc__pack_str(pk, src->id);
+        const char *name = kc__pack_str(pk, src->name);
+        const char *image = kc__pack_str(pk, src->image);
+
+        if (dst)
+                *dst = (struct kc_container){
+                        .id = id,
+                        .name = name,
+                        .image = image,
+                        .hash = src->hash,
+                        .state = src->state,
+                        .created_at = src->created_at,
+                };
+}
+
+static struct pod_box *pack_pod(struct kc__packer *pk, const struct kc_pod *t)
+{
+        struct pod_box *box = kc__pack_reserve(pk, sizeof(struct pod_box), alignof(struct pod_box));
+        struct kc_container *c = kc__pack_array(pk, struct kc_container, t->n_containers);
+        struct kc_container *sb = kc__pack_array(pk, struct kc_container, t->n_sandboxes);
+        const char *id, *name, *ns;
+        size_t i;
+
+        for (i = 0; i < t->n_containers; i++)
+                pack_container(pk, &t->containers[i], c ? &c[i] : NULL);
+        for (i = 0; i < t->n_sandboxes; i++)
+                pack_container(pk, &t->sandboxes[i], sb ? &sb[i] : NULL);
+        id = kc__pack_str(pk, t->id);
+        name = kc__pack_str(pk, t->name);
+        ns = kc__pack_str(pk, t->namespace);
+        if (box)
+                box->pod = (struct kc_pod){
+                        .id = id,
+                        .name = name,
+                        .namespace = ns,
+                        .created_at = t->created_at,
+                        .containers = c,
+                        .n_containers = t->n_containers,
+                        .sandboxes = sb,
+                        .n_sandboxes = t->n_sandboxes,
+                };
+        return box;
+}
+
+int kc_pod_new(const struct kc_pod *tmpl, struct kc_pod **ret)
+{
+        uint32_t lens[64];
+        struct kc__packer pk = { .lens = lens, .cap_lens = KC_ELEMENTSOF(lens) };
+        struct pod_box *box;
+
+        if (!tmpl || !ret)
+                return -EINVAL;
+        (void)pack_pod(&pk, tmpl);
+        pk.base = malloc(pk.off);
+        if (!pk.base)
+                return -ENOMEM;
+        pk.off = 0;
+        box = pack_pod(&pk, tmpl);
+        atomic_init(&box->ref, 1);
+        *ret = &box->pod;
+        return 0;
+}
+
+struct kc_pod *kc_pod_ref(struct kc_pod *p)
+{
+        struct pod_box *box;
+
+        if (!p)
+                return NULL;
+        box = (struct pod_box *)((char *)p - offsetof(struct pod_box, pod));
+        /* Taking a reference needs no ordering: the caller already holds one. */
+        atomic_fetch_add_explicit(&box->ref, 1, memory_order_relaxed);
+        return p;
+}
+
+struct kc_pod *kc_pod_unref(struct kc_pod *p)
+{
+        struct pod_box *box;
+
+        if (!p)
+                return NULL;
+        box = (struct pod_box *)((char *)p - offsetof(struct pod_box, pod));
+        /*
+         * acq_rel: the release half orders this thread's reads of the pod
+         * before its drop; the acquire half pairs with the other threads'
+         * release drops, so the thread that frees sees their accesses done.
+         * (An acquire fence after a release decrement would be cheaper, but
+         * ThreadSanitizer does not model fences.)
+         */
+        if (atomic_fetch_sub_explicit(&box->ref, 1, memory_order_acq_rel) == 1)
+                free(box);
+        return NULL;
+}
+
+void kc_pod_list_done(struct kc_pod_list *l)
+{
+        size_t i;
+
+        if (!l)
+                return;
+        for (i = 0; i < l->n; i++)
+                kc_pod_unref(l->pods[i]);
+        free(l->pods);
+        l->pods = NULL;
+        l->n = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* kc_pod_status                                                              */
+
+struct status_box {
+        atomic_uint ref;
+        struct kc_pod_status status;
+};
+
+static void pack_container_status(struct kc__packer *pk, const struct kc_container_status *s,
+                                  struct kc_container_status *d)
+{
+        const char *id = kc__pack_str(pk, s->id);
+        const char *name = kc__pack_str(pk, s->name);
+        const char *image = kc__pack_str(pk, s->image);
+        const char *image_ref = kc__pack_str(pk, s->image_ref);
+        const char *reason = kc__pack_str(pk, s->reason);
+        const char *message = kc__pack_str(pk, s->message);
+
+        if (d) {
+                *d = *s;
+                d->id = id;
+                d->name = name;
+                d->image = image;
+                d->image_ref = image_ref;
+                d->reason = reason;
+                d->message = message;
+        }
+}
+
+static void pack_sandbox_status(struct kc__packer *pk, const struct kc_sandbox_status *s,
+                                struct kc_sandbox_status *d)
+{
+        const char *id = kc__pack_str(pk, s->id);
+        const char *name = kc__pack_str(pk, s->name);
+        const char *ns = kc__pack_str(pk, s->namespace);
+        const char *uid = kc__pack_str(pk, s->uid);
+        const char *ip = kc__pack_str(pk, s->ip);
+
+        if (d) {
+                *d = *s;
+                d->id = id;
+                d->name = name;
+                d->namespace = ns;
+                d->uid = uid;
+                d->ip = ip;
+        }
+}
+
+static struct status_box *pack_status(struct kc__packer *pk, const struct kc_pod_status *t)
+{
+        struct status_box *box =
+                kc__pack_reserve(pk, sizeof(struct status_box), alignof(struct status_box));
+        struct kc_sandbox_status *sb = kc__pack_array(pk, struct kc_sandbox_status, t->n_sandboxes);
+        struct kc_container_status *c =
+                kc__pack_array(pk, struct kc_container_status, t->n_containers);
+        const char *const *ips;
+        const char *id, *name, *ns;
+        size_t i;
+
+        for (i = 0; i < t->n_sandboxes; i++)
+                pack_sandbox_status(pk, &t->sandboxes[i], sb ? &sb[i] : NULL);
+        for (i = 0; i < t->n_containers; i++)
+                pack_container_status(pk, &t->containers[i], c ? &c[i] : NULL);
+        ips = kc__pack_strv(pk, t->ips, t->n_ips);
+        id = kc__pack_str(pk, t->id);
+        name = kc__pack_str(pk, t->name);
+        ns = kc__pack_str(pk, t->namespace);
+        if (box)
+                box->status = (struct kc_pod_status){
+                        .id = id,
+                        .name = name,
+                        .namespace = ns,
+                        .ips = ips,
+                        .n_ips = t->n_ips,
+                        .sandboxes = sb,
+                        .n_sandboxes = t->n_sandboxes,
+                        .containers = c,
+                        .n_containers = t->n_containers,
+                        .timestamp = t->timestamp,
+                };
+        return box;
+}
+
+int kc_pod_status_new(const struct kc_pod_status *tmpl, struct kc_pod_status **ret)
+{
+        uint32_t lens[64];
+        struct kc__packer pk = { .lens = lens, .cap_lens = KC_ELEMENTSOF(lens) };
+        struct status_box *box;
+
+        if (!tmpl || !ret)
+                return -EINVAL;
+        (void)pack_status(&pk, tmpl);
+        pk.base = malloc(pk.off);
+        if (!pk.base)
+                return -ENOMEM;
+        pk.off = 0;
+        box = pack_status(&pk, tmpl);
+        atomic_init(&box->ref, 1);
+        *ret = &box->status;
+        return 0;
+}
+
+int kc_pod_status_new_default(const char *uid, struct kc_pod_status **ret)
+{
+        return kc_pod_status_new(&(struct kc_pod_status){ .id = uid }, ret);
+}
+
+struct kc_pod_status *kc_pod_status_ref(struct kc_pod_status *s)
+{
+        struct status_box *box;
+
+        if (!s)
+                return NULL;
+        box = (struct status_box *)((char *)s - offsetof(struct status_box, status));
+        /* Relaxed: the caller already holds a reference. */
+        atomic_fetch_add_explicit(&box->ref, 1, memory_order_relaxed);
+        return s;
+}
+
+struct kc_pod_status *kc_pod_status_unref(struct kc_pod_status *s)
+{
+        struct status_box *box;
+
+        if (!s)
+                return NULL;
+        box = (struct status_box *)((char *)s - offsetof(struct status_box, status));
+        /* acq_rel, as in kc_pod_unref(): release our reads, acquire the others'. */
+        if (atomic_fetch_sub_explicit(&box->ref, 1, memory_order_acq_rel) == 1)
+                free(box);
+        return NULL;
+}
+
+static bool container_status_equal(const struct kc_container_status *a,
+                                   const struct kc_container_status *b)
+{
+        return kc__streq(a->id, b->id) && kc__streq(a->name, b->name) && a->state == b->state &&
+               a->exit_code == b->exit_code && a->created_at == b->created_at &&
+               a->started_at == b->started_at && a->finished_at == b->finished_at &&
+               a->restart_count == b->restart_count && a->hash == b->hash &&
+               kc__streq(a->image, b->image) && kc__streq(a->image_ref, b->image_ref) &&
+               kc__streq(a->reason, b->reason) && kc__streq(a->message, b->message);
+}
+
+static bool sandbox_status_equal(const struct kc_sandbox_status *a,
+                                 const struct kc_sandbox_status *b)
+{
+        return kc__streq(a->id, b->id) && kc__streq(a->name, b->name) &&
+               kc__streq(a->namespace, b->namespace) && kc__streq(a->uid, b->uid) &&
+               a->attempt == b->attempt && a->state == b->state &&
+               a->created_at == b->created_at && kc__streq(a->ip, b->ip);
+}
+
+bool kc_pod_status_equal(const struct kc_pod_status *a, const struct kc_pod_status *b)
+{
+        size_t i;
+
+        if (a == b)
+                return true;
+        if (!a || !b)
+                return false;
+        if (!kc__streq(a->id, b->id) || !kc__streq(a->name, b->name) ||
+            !kc__streq(a->namespace, b->namespace) || a->timestamp != b->timestamp ||
+            a->n_ips != b->n_ips || a->n_sandboxes != b->n_sandboxes ||
+            a->n_containers != b->n_containers)
+                return false;
+        for (i = 0; i < a->n_ips; i++)
+                if (!kc__streq(a->ips[i], b->ips[i]))
+                        return false;
+        for (i = 0; i < a->n_sandboxes; i++)
+                if (!sandbox_status_equal(&a->sandboxes[i], &b->sandboxes[i]))
+                        return false;
+        for (i = 0; i < a->n_containers; i++)
+                if (!container_status_equal(&a->containers[i], &b->containers[i]))
+                        return false;
+        return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* CRI results: one arena block per item                                      */
+
+void kc__pack_pod_sandbox(struct kc__packer *pk, const struct kc_pod_sandbox *s,
+                          struct kc_pod_sandbox *d)
+{
+        const char *id = kc__pack_str(pk, s->id);
+        const char *name = kc__pack_str(pk, s->metadata.name);
+        const char *uid = kc__pack_str(pk, s->metadata.uid);
+        const char *ns = kc__pack_str(pk, s->metadata.namespace);
+        const char *ip = kc__pack_str(pk, s->ip);
+        const char *const *aips = kc__pack_strv(pk, s->additional_ips, s->n_additional_ips);
+        const struct kc_label *labels = kc__pack_labels(pk, s->labels, s->n_labels);
+        const struct kc_label *ann = kc__pack_labels(pk, s->annotations, s->n_annotations);
+
+        if (d) {
+                *d = *s;
+                d->id = id;
+                d->metadata.name = name;
+                d->metadata.uid = uid;
+                d->metadata.namespace = ns;
+                d->ip = ip;
+                d->additional_ips = aips;
+                d->labels = labels;
+                d->annotations = ann;
+        }
+}
+
+int kc__pod_sandbox_copy(struct kc_arena *a, const struct kc_pod_sandbox *src,
+                         struct kc_pod_sandbox *ret)
+{
+        struct kc__packer pk = { 0 };
+
+        kc__pack_pod_sandbox(&pk, src, NULL);
+        if (pk.off > 0) {
+                pk.base = kc_arena_alloc(a, pk.off);
+                if (!pk.base)
+                        return -ENOMEM;
+        } else {
+                pk.base = (char *)ret; /* nothing to copy; any non-NULL base */
+        }
+        pk.off = 0;
+        kc__pack_pod_sandbox(&pk, src, ret);
+        return 0;
+}
+
+void kc__pack_cri_container(struct kc__packer *pk, const struct kc_cri_container *s,
+                            struct kc_cri_container *d)
+{
+        const char *id = kc__pack_str(pk, s->id);
+        const char *sbid = kc__pack_str(pk, s->pod_sandbox_id);
+        const char *name = kc__pack_str(pk, s->metadata.name);
+        const char *image = kc__pack_str(pk, s->image);
+        const char *image_ref = kc__pack_str(pk, s->image_ref);
+        const char *reason = kc__pack_str(pk, s->reason);
+        const char *message = kc__pack_str(pk, s->message);
+        const struct kc_label *labels = kc__pack_labels(pk, s->labels, s->n_labels);
+        const struct kc_label *ann = kc__pack_labels(pk, s->annotations, s->n_annotations);
+
+        if (d) {
+                *d = *s;
+                d->id = id;
+                d->pod_sandbox_id = sbid;
+                d->metadata.name = name;
+                d->image = image;
+                d->image_ref = image_ref;
+                d->reason = reason;
+                d->message = message;
+                d->labels = labels;
+                d->annotations = ann;
+        }
+}
+
+int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *src,
+                           struct kc_cri_container *ret)
+{
+        struct kc__packer pk = { 0 };
+
+        kc__pack_cri_container(&pk, src, NULL);
+        if (pk.off > 0) {
+                pk.base = kc_arena_alloc(a, pk.off);
+                if (!pk.base)
+                        return -ENOMEM;
+        } else {
+                pk.base = (char *)ret;
+        }
+        pk.off = 0;
+        kc__pack_cri_container(&pk, src, ret);
+        return 0;
+}

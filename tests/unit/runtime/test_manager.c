@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The runtime manager over the simulated runtime's CRI face. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "kc_runtime.h"
+
+#define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
+
+struct fixture {
+        struct kc_clock *clock;
+        struct kc_sim *sim;
+        struct kc_runtime_service svc;
+        struct kc_runtime_manager *mgr;
+        struct kc_pod_runtime sim_pr, mgr_pr;
+};
+
+static int setup(void **state)
+{
+        struct fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        assert_int_equal(kc_fake_clock_new(&f->clock, T0), 0);
+        assert_int_equal(kc_sim_new(f->clock, &f->sim), 0);
+        f->svc = kc_sim_service(f->sim);
+        assert_int_equal(kc_runtime_manager_new(f->svc, f->clock, &f->mgr), 0);
+        f->sim_pr = kc_sim_pod_runtime(f->sim);
+        f->mgr_pr = kc_runtime_manager_pod_runtime(f->mgr);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        struct fixture *f = *state;
+
+        kc_runtime_manager_free(f->mgr);
+        kc_sim_free(f->sim);
+        kc_clock_free(f->clock);
+        free(f);
+        return 0;
+}
+
+static char *run_sandbox(struct fixture *f, const char *uid, const char *name, uint32_t attempt)
+{
+        const struct kc_label labels[] = {
+                { KC_LABEL_POD_UID, uid },
+                { KC_LABEL_POD_NAME, name },
+                { KC_LABEL_POD_NAMESPACE, "default" },
+        };
+        struct kc_pod_sandbox_config cfg = {
+                .metadata = { .name = name, .uid = uid, .namespace = "default", .attempt = attempt },
+                .labels = labels,
+                .n_labels = KC_ELEMENTSOF(labels),
+        };
+        char *id = NULL;
+
+        assert_int_equal(f->svc.ops->run_pod_sandbox(f->svc.self, &cfg, &id, NULL), 0);
+        return id;
+}
+
+static char *start_ctr(struct fixture *f, const char *sb, const char *uid, const char *pod,
+                       const char *name, const char *cmd, uint32_t attempt, bool start)
+{
+        const struct kc_label labels[] = {
+                { KC_LABEL_POD_UID, uid },
+                { KC_LABEL_POD_NAME, pod },
+                { KC_LABEL_POD_NAMESPACE, "default" },
+                { KC_LABEL_CONTAINER_NAME, name },
+        };
+        const struct kc_label ann[] = { { KC_ANNOTATION_CONTAINER_HASH, "deadbeef" } };
+        struct kc_container_config cfg = {
+                .metadata = { .name = name, .attempt = attempt },
+                .image = "busybox",
+                .command = &cmd,
+                .n_command = 1,
+                .labels = labels,
+                .n_labels = KC_ELEMENTSOF(labels),
+                .annotations = ann,
+                .n_annotations = 1,
+        };
+        char *id = NULL;
+
+        assert_int_equal(f->svc.ops->create_container(f->svc.self, sb, &cfg, NULL, &id, NULL), 0);
+        if (start)
+                assert_int_equal(f->svc.ops->start_container(f->svc.self, id, NULL), 0);
+        return id;
+}
+
+static const struct kc_pod *find_pod_hint(const struct kc_pod_list *l, const char *uid, size_t hint)
+{
+        /* Both faces usually agree on the order: try the same index first. */
+        if (hint < l->n && strcmp(l->pods[hint]->id, uid) == 0)
+                return l->pods[hint];
+        for (size_t i = 0; i < l->n; i++)
+                if (strcmp(l->pods[i]->id, uid) == 0)
+                        return l->pods[i];
+        return NULL;
+}
+
+static const struct kc_pod *find_pod(const struct kc_pod_list *l, const char *uid)
+{
+        return find_pod_hint(l, uid, SIZE_MAX);
+}
+
+static void assert_containers_equal(const struct kc_container *a, size_t na,
+                                    const struct kc_container *b, size_t nb)
+{
+        assert_int_equal(na, nb);
+        for (size_t i = 0; i < na; i++) {
+                assert_string_equal(a[i].id, b[i].id);
+                assert_int_equal(a[i].state, b[i].state);
+                if (a[i].name || b[i].name)
+                        assert_string_equal(a[i].name, b[i].name);
+                assert_int_equal(a[i].hash, b[i].hash);
+                assert_int_equal(a[i].created_at, b[i].created_at);
+        }
+}
+
+/* The manager over the sim's CRI face sees what the sim's own kubecontainer face shows. */
+static void assert_faces_agree(struct fixture *f, bool all)
+{
+        struct kc_pod_list ms = { 0 }, ss = { 0 };
+        struct kc_runtime_error err = { 0 };
+
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, all, &ms, &err), 0);
+        assert_int_equal(f->sim_pr.ops->get_pods(f->sim_pr.self, all, &ss, &err), 0);
+        assert_int_equal(ms.n, ss.n);
+        for (size_t i = 0; i < ms.n; i++) {
+                const struct kc_pod *m = ms.pods[i], *s = find_pod_hint(&ss, m->id, i);
+
+                assert_non_null(s);
+                if (i > 0)
+                        assert_true(ms.pods[i - 1]->created_at >= m->created_at);
+                assert_string_equal(m->name, s->name);
+                assert_string_equal(m->namespace, s->namespace);
+                assert_int_equal(m->created_at, s->created_at);
+                assert_containers_equal(m->containers, m->n_containers, s->containers,
+                                        s->n_containers);
+                assert_containers_equal(m->sandboxes, m->n_sandboxes, s->sandboxes,
+                                        s->n_sandboxes);
+                if (all) {
+                        struct kc_pod_status *a = NULL, *b = NULL;
+
+                        assert_int_equal(f->mgr_pr.ops->get_pod_status(f->mgr_pr.self, m->id, m->name,
+                                                                        m->namespace, &a, &err),
+                                         0);
+                        assert_int_equal(f->sim_pr.ops->get_pod_status(f->sim_pr.self, m->id, m->name,
+                                                                       m->namespace, &b, &err),
+                                         0);
+                        assert_true(kc_pod_status_equal(a, b));
+                        kc_pod_status_unref(a);
+                        kc_pod_status_unref(b);
+                }
+        }
+        kc_pod_list_done(&ms);
+        kc_pod_list_done(&ss);
+}
+
+static void test_get_pods_cri_world(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_pod_list l = { 0 };
+        char *sb[4], *c[6];
+
+        sb[0] = run_sandbox(f, "u-a", "a", 0);
+        c[0] = start_ctr(f, sb[0], "u-a", "a", "app", "top", 0, true);
+        c[1] = start_ctr(f, sb[0], "u-a", "a", "init", "true", 0, true);
+        kc_fake_clock_advance(f->clock, KC_NSEC_PER_SEC);
+        sb[1] = run_sandbox(f, "u-b", "b", 0);
+        c[2] = start_ctr(f, sb[1], "u-b", "b", "app", "sleep 10", 0, true);
+        c[3] = start_ctr(f, sb[1], "u-b", "b", "new", "top", 0, false);
+        kc_fake_clock_advance(f->clock, KC_NSEC_PER_SEC);
+        sb[2] = run_sandbox(f, "u-c", "c", 0);
+        c[4] = start_ctr(f, sb[2], "u-c", "c", "app", "top", 0, true);
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, sb[2], NULL), 0);
+        kc_fake_clock_advance(f->clock, KC_NSEC_PER_SEC);
+        sb[3] = run_sandbox(f, "u-c", "c", 1);
+        c[5] = start_ctr(f, sb[3], "u-c", "c", "app", "top", 1, true);
+
+        assert_faces_agree(f, true);
+        assert_faces_agree(f, false);
+
+        /* Newest first: c (sb[3]), b, a. */
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l, NULL), 0);
+        assert_int_equal(l.n, 3);
+        assert_string_equal(l.pods[0]->id, "u-c");
+        assert_int_equal(l.pods[0]->created_at, T0 + 3 * KC_NSEC_PER_SEC);
+        assert_int_equal(l.pods[0]->n_sandboxes, 2);
+        assert_int_equal(l.pods[0]->sandboxes[0].state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(l.pods[0]->sandboxes[1].state, KC_CONTAINER_STATE_RUNNING);
+        assert_string_equal(l.pods[1]->id, "u-b");
+        assert_string_equal(l.pods[1]->name, "b");
+        assert_string_equal(l.pods[1]->namespace, "default");
+        assert_int_equal(l.pods[1]->containers[0].hash, 0xdeadbeef);
+        assert_string_equal(l.pods[1]->containers[0].image, "busybox");
+        assert_int_equal(l.pods[1]->containers[1].state, KC_CONTAINER_STATE_CREATED);
+        assert_string_equal(l.pods[2]->id, "u-a");
+        assert_int_equal(l.pods[2]->containers[1].state, KC_CONTAINER_STATE_EXITED);
+        kc_pod_list_done(&l);
+
+        /* The sleeper exits after 10 s; both faces see it. */
+        kc_fake_clock_advance(f->clock, 10 * KC_NSEC_PER_SEC);
+        assert_faces_agree(f, true);
+        assert_faces_agree(f, false);
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, false, &l, NULL), 0);
+        /* u-b: no running container left, but its sandbox is still ready. */
+        assert_non_null(find_pod(&l, "u-b"));
+        assert_int_equal(find_pod(&l, "u-b")->n_containers, 0);
+        assert_int_equal(find_pod(&l, "u-b")->n_sandboxes, 1);
+        kc_pod_list_done(&l);
+
+        for (int i = 0; i < 4; i++)
+                free(sb[i]);
+        for (int i = 0; i < 6; i++)
+                free(c[i]);
+}
+
+static const char *const ips1[] = { "10.1.0.1", "fd00::1" };
+
+static void test_get_pods_set_pods_world(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_sim_container_spec ctrs1[] = {
+                { "c1", "app", KC_CONTAINER_STATE_RUNNING, 0 },
+                { "c2", "side", KC_CONTAINER_STATE_EXITED, 1 },
+        };
+        const struct kc_sim_container_spec sbs1[] = {
+                { "s1", "POD", KC_CONTAINER_STATE_RUNNING, 0 },
+                { "s0", "POD", KC_CONTAINER_STATE_EXITED, 0 },
+        };
+        const struct kc_sim_container_spec ctrs2[] = { { "c3", "app", KC_CONTAINER_STATE_RUNNING, 0 } };
+        const struct kc_sim_container_spec sbs2[] = { { "s2", "POD", KC_CONTAINER_STATE_RUNNING, 0 } };
+        const struct kc_sim_pod_spec pods[] = {
+                { .id = "p1", .name = "one", .namespace = "ns", .ips = ips1, .n_ips = 2,
+                  .containers = ctrs1, .n_containers = 2, .sandboxes = sbs1, .n_sandboxes = 2 },
+                { .id = "p2", .name = "two", .namespace = "ns", .containers = ctrs2,
+                  .n_containers = 1, .sandboxes = sbs2, .n_sandboxes = 1 },
+        };
+        struct kc_pod_list a = { 0 }, b = { 0 };
+
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, 2), 0);
+        assert_faces_agree(f, true);
+        assert_faces_agree(f, false);
+        /* Pods loaded with set_pods come out of the manager in the given order. */
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &a, NULL), 0);
+        assert_int_equal(f->sim_pr.ops->get_pods(f->sim_pr.self, true, &b, NULL), 0);
+        for (size_t i = 0; i < a.n; i++)
+                assert_string_equal(a.pods[i]->id, b.pods[i]->id);
+        kc_pod_list_done(&a);
+        kc_pod_list_done(&b);
+}
+
+static void test_get_pod_status_ips(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_pod_status *s = NULL;
+        struct kc_runtime_error err = { 0 };
+        char *old, *new, *c1, *c2;
+
+        old = run_sandbox(f, "u1", "p", 0);
+        c1 = start_ctr(f, old, "u1", "p", "app", "exit 2", 0, true);
+        kc_fake_clock_advance(f->clock, KC_NSEC_PER_SEC);
+        new = run_sandbox(f, "u1", "p", 1);
+        c2 = start_ctr(f, new, "u1", "p", "app", "top", 1, true);
+
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), 0);
+        assert_string_equal(s->id, "u1");
+        assert_string_equal(s->name, "p");
+        assert_string_equal(s->namespace, "default");
+        assert_int_equal(s->n_sandboxes, 2);
+        assert_string_equal(s->sandboxes[0].id, new); /* newest first */
+        assert_string_equal(s->sandboxes[1].id, old);
+        assert_int_equal(s->sandboxes[0].attempt, 1);
+        assert_int_equal(s->n_ips, 1);
+        assert_string_equal(s->ips[0], s->sandboxes[0].ip);
+        assert_string_equal(s->ips[0], "10.88.0.3");
+        assert_int_equal(s->n_containers, 2);
+        assert_string_equal(s->containers[0].id, c2); /* newest first */
+        assert_int_equal(s->containers[0].restart_count, 1);
+        assert_int_equal(s->containers[0].hash, 0xdeadbeef);
+        assert_int_equal(s->containers[0].state, KC_CONTAINER_STATE_RUNNING);
+        assert_string_equal(s->containers[1].id, c1);
+        assert_int_equal(s->containers[1].state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(s->containers[1].exit_code, 2);
+        s = kc_pod_status_unref(s);
+
+        /* The newest sandbox is not ready: no IPs, although the older one still is. */
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, new, NULL), 0);
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), 0);
+        assert_int_equal(s->n_ips, 0);
+        assert_int_equal(s->sandboxes[0].state, KC_SANDBOX_STATE_NOTREADY);
+        assert_int_equal(s->sandboxes[1].state, KC_SANDBOX_STATE_READY);
+        assert_int_equal(s->containers[0].exit_code, 137);
+        s = kc_pod_status_unref(s);
+        assert_faces_agree(f, true);
+
+        /* A pod the runtime does not know: an empty status, no error. */
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "nope", "n", "ns", &s, &err), 0);
+        assert_string_equal(s->id, "nope");
+        assert_int_equal(s->n_sandboxes + s->n_containers + s->n_ips, 0);
+        s = kc_pod_status_unref(s);
+
+        free(old);
+        free(new);
+        free(c1);
+        free(c2);
+}
+
+static void test_errors_propagate(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_pod_list l = { .pods = (void *)0x1, .n = 7 };
+        struct kc_pod_status *s = (void *)0x2;
+        struct kc_runtime_error err = { 0 };
+        char *sb, *c;
+
+        sb = run_sandbox(f, "u1", "p", 0);
+        c = start_ctr(f, sb, "u1", "p", "app", "top", 0, true);
+
+        assert_int_equal(kc_sim_inject_fault(f->sim, "ListPodSandbox", NULL, "runtime down", 2), 0);
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l, &err), -EIO);
+        assert_int_equal(err.code, KC_RUNTIME_UNKNOWN);
+        assert_string_equal(err.message, "runtime down");
+        assert_ptr_equal(l.pods, (void *)0x1);
+        assert_int_equal(l.n, 7);
+        memset(&err, 0, sizeof(err));
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), -EIO);
+        assert_string_equal(err.message, "runtime down");
+        assert_ptr_equal(s, (void *)0x2);
+
+        assert_int_equal(kc_sim_inject_fault(f->sim, "ListContainers", NULL, "list failed", 1), 0);
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l, &err), -EIO);
+        assert_string_equal(err.message, "list failed");
+        assert_ptr_equal(l.pods, (void *)0x1);
+
+        assert_int_equal(kc_sim_inject_fault(f->sim, "ContainerStatus", c, "inspect failed", 1), 0);
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), -EIO);
+        assert_int_equal(err.code, KC_RUNTIME_UNKNOWN);
+        assert_string_equal(err.message, "inspect failed");
+        assert_ptr_equal(s, (void *)0x2);
+
+        assert_int_equal(kc_sim_inject_fault(f->sim, "PodSandboxStatus", sb, "sandbox failed", 1), 0);
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), -EIO);
+        assert_string_equal(err.message, "sandbox failed");
+
+        /* All consumed: back to normal. */
+        s = NULL;
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), 0);
+        assert_int_equal(s->n_containers, 1);
+        kc_pod_status_unref(s);
+        l = (struct kc_pod_list){ 0 };
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l, &err), 0);
+        assert_int_equal(l.n, 1);
+        kc_pod_list_done(&l);
+        free(sb);
+        free(c);
+}
+
+static double ms_since(const struct timespec *t0)
+{
+        struct timespec t1;
+
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+#define N_PODS 10000
+
+/* 10,000 pods x (3 containers + 1 sandbox): the cost of one GetPods through each face. */
+static void test_get_pods_10k_speed(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_sim_pod_spec *pods = calloc(N_PODS, sizeof(*pods));
+        struct kc_sim_container_spec *ctrs = calloc(N_PODS * 4, sizeof(*ctrs));
+        char (*names)[48] = calloc(N_PODS * 6, sizeof(*names));
+        double best_mgr = 1e9, best_sim = 1e9, best_status = 1e9, ms;
+        struct timespec t0;
+
+        assert_non_null(pods);
+        assert_non_null(ctrs);
+        assert_non_null(names);
+        for (size_t i = 0; i < N_PODS; i++) {
+                char(*n)[48] = &names[i * 6];
+
+                snprintf(n[0], 48, "%08zx-1b2c-4d5e-8f90-%012zu", i * 2654435761u, i);
+                snprintf(n[1], 48, "pod-%zu", i);
+                for (size_t j = 0; j < 4; j++) {
+                        snprintf(n[2 + j], 48, "%016zx%08zx", i, j);
+                        ctrs[i * 4 + j] = (struct kc_sim_container_spec){
+                                n[2 + j], j == 3 ? "POD" : j == 0 ? "app" : j == 1 ? "side" : "log",
+                                KC_CONTAINER_STATE_RUNNING, 0
+                        };
+                }
+                pods[i] = (struct kc_sim_pod_spec){ .id = n[0], .name = n[1], .namespace = "default",
+                                                    .containers = &ctrs[i * 4], .n_containers = 3,
+                                                    .sandboxes = &ctrs[i * 4 + 3], .n_sandboxes = 1 };
+        }
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, N_PODS), 0);
+
+        for (int round = 0; round < 5; round++) {
+                struct kc_pod_list l = { 0 };
+                struct kc_pod_status *s = NULL;
+
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l, NULL), 0);
+                ms = ms_since(&t0);
+                best_mgr = ms < best_mgr ? ms : best_mgr;
+                assert_int_equal(l.n, N_PODS);
+                assert_int_equal(l.pods[N_PODS - 1]->n_containers, 3);
+                kc_pod_list_done(&l);
+
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                assert_int_equal(f->sim_pr.ops->get_pods(f->sim_pr.self, true, &l, NULL), 0);
+                ms = ms_since(&t0);
+                best_sim = ms < best_sim ? ms : best_sim;
+                kc_pod_list_done(&l);
+
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                for (size_t i = 0; i < 100; i++) {
+                        assert_int_equal(f->mgr_pr.ops->get_pod_status(f->mgr_pr.self, pods[i].id, NULL,
+                                                                       NULL, &s, NULL),
+                                         0);
+                        assert_int_equal(s->n_containers, 3);
+                        s = kc_pod_status_unref(s);
+                }
+                ms = ms_since(&t0);
+                best_status = ms < best_status ? ms : best_status;
+        }
+        assert_faces_agree(f, false);
+        print_message("10k pods x 3 containers: manager GetPods best %.3f ms, sim face GetPods "
+                      "best %.3f ms, manager GetPodStatus %.1f us/pod\n",
+                      best_mgr, best_sim, best_status * 10.0);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+        assert_true(best_mgr < 100.0);
+        assert_true(best_sim < 20.0);
+#endif
+        free(pods);
+        free(ctrs);
+        free(names);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_get_pods_cri_world, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_set_pods_world, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pod_status_ips, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_errors_propagate, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_10k_speed, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

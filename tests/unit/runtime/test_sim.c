@@ -1,0 +1,770 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The simulated runtime: kubecontainer face, kc_sim_set_pods, faults, call counts, CRI face. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include <pthread.h>
+
+#include "kc_runtime.h"
+
+#define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
+
+struct fixture {
+        struct kc_clock *clock;
+        struct kc_sim *sim;
+        struct kc_pod_runtime pr;
+        struct kc_runtime_service svc;
+};
+
+static int setup(void **state)
+{
+        struct fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        assert_int_equal(kc_fake_clock_new(&f->clock, T0), 0);
+        assert_int_equal(kc_sim_new(f->clock, &f->sim), 0);
+        f->pr = kc_sim_pod_runtime(f->sim);
+        f->svc = kc_sim_service(f->sim);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        struct fixture *f = *state;
+
+        kc_sim_free(f->sim);
+        kc_clock_free(f->clock);
+        free(f);
+        return 0;
+}
+
+/* Two pods: p1 (2 containers, a ready and a dead sandbox, IPs), p2 (1 exited container). */
+static const struct kc_sim_container_spec p1_ctrs[] = {
+        { "c1", "app", KC_CONTAINER_STATE_RUNNING, 0 },
+        { "c2", "side", KC_CONTAINER_STATE_EXITED, 3 },
+};
+static const struct kc_sim_container_spec p1_sbs[] = {
+        { "s1", "POD", KC_CONTAINER_STATE_RUNNING, 0 },
+        { "s0", "POD", KC_CONTAINER_STATE_EXITED, 0 },
+};
+static const char *const p1_ips[] = { "10.0.0.5", "fd00::5" };
+static const struct kc_sim_container_spec p2_ctrs[] = {
+        { "c3", "job", KC_CONTAINER_STATE_UNKNOWN, 0 },
+};
+static const struct kc_sim_pod_spec two_pods[] = {
+        { .id = "p1", .name = "web", .namespace = "ns", .ips = p1_ips, .n_ips = 2,
+          .containers = p1_ctrs, .n_containers = 2, .sandboxes = p1_sbs, .n_sandboxes = 2 },
+        { .id = "p2", .name = "batch", .namespace = "ns", .containers = p2_ctrs,
+          .n_containers = 1 },
+};
+
+static const char *label_get(const struct kc_label *l, size_t n, const char *key)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(l[i].key, key) == 0)
+                        return l[i].value;
+        return NULL;
+}
+
+static const struct kc_container *find_ctr(const struct kc_pod *p, const char *id)
+{
+        for (size_t i = 0; i < p->n_containers; i++)
+                if (strcmp(p->containers[i].id, id) == 0)
+                        return &p->containers[i];
+        for (size_t i = 0; i < p->n_sandboxes; i++)
+                if (strcmp(p->sandboxes[i].id, id) == 0)
+                        return &p->sandboxes[i];
+        return NULL;
+}
+
+static void test_set_pods_get_pods(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_pod_list l = { 0 };
+        struct kc_runtime_error err = { 0 };
+
+        assert_int_equal(kc_sim_set_pods(f->sim, two_pods, 2), 0);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, &err), 0);
+        assert_int_equal(l.n, 2);
+        /* Insertion order. */
+        assert_string_equal(l.pods[0]->id, "p1");
+        assert_string_equal(l.pods[0]->name, "web");
+        assert_string_equal(l.pods[0]->namespace, "ns");
+        assert_string_equal(l.pods[1]->id, "p2");
+        assert_int_equal(l.pods[0]->n_containers, 2);
+        assert_int_equal(l.pods[0]->n_sandboxes, 2);
+        assert_int_equal(find_ctr(l.pods[0], "c1")->state, KC_CONTAINER_STATE_RUNNING);
+        assert_string_equal(find_ctr(l.pods[0], "c1")->name, "app");
+        assert_int_equal(find_ctr(l.pods[0], "c2")->state, KC_CONTAINER_STATE_EXITED);
+        /* Sandbox states verbatim. */
+        assert_int_equal(find_ctr(l.pods[0], "s1")->state, KC_CONTAINER_STATE_RUNNING);
+        assert_int_equal(find_ctr(l.pods[0], "s0")->state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(find_ctr(l.pods[1], "c3")->state, KC_CONTAINER_STATE_UNKNOWN);
+        kc_pod_list_done(&l);
+
+        /* all=false: running containers and ready sandboxes only; p2 has nothing. */
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, false, &l, &err), 0);
+        assert_int_equal(l.n, 1);
+        assert_string_equal(l.pods[0]->id, "p1");
+        assert_int_equal(l.pods[0]->n_containers, 1);
+        assert_int_equal(l.pods[0]->n_sandboxes, 1);
+        assert_string_equal(l.pods[0]->sandboxes[0].id, "s1");
+        kc_pod_list_done(&l);
+
+        /* Replacing the state replaces everything. */
+        assert_int_equal(kc_sim_set_pods(f->sim, &two_pods[1], 1), 0);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, &err), 0);
+        assert_int_equal(l.n, 1);
+        assert_string_equal(l.pods[0]->id, "p2");
+        kc_pod_list_done(&l);
+
+        /* Bad input. */
+        assert_int_equal(kc_sim_set_pods(f->sim, (struct kc_sim_pod_spec[]){ two_pods[0], two_pods[0] }, 2),
+                         -EEXIST);
+        assert_int_equal(kc_sim_set_pods(f->sim, (struct kc_sim_pod_spec[]){ { .id = NULL } }, 1),
+                         -EINVAL);
+        assert_int_equal(kc_sim_set_pods(f->sim, NULL, 0), 0);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, &err), 0);
+        assert_int_equal(l.n, 0);
+        kc_pod_list_done(&l);
+}
+
+static void test_unchanged_pods_are_shared(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_pod_list a = { 0 }, b = { 0 };
+
+        assert_int_equal(kc_sim_set_pods(f->sim, two_pods, 2), 0);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &a, NULL), 0);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &b, NULL), 0);
+        assert_int_equal(a.n, b.n);
+        for (size_t i = 0; i < a.n; i++)
+                assert_ptr_equal(a.pods[i], b.pods[i]);
+        kc_pod_list_done(&a);
+        kc_pod_list_done(&b);
+}
+
+static void test_get_pod_status(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_pod_status *s = NULL;
+        struct kc_runtime_error err = { 0 };
+
+        assert_int_equal(kc_sim_set_pods(f->sim, two_pods, 2), 0);
+        assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "p1", "web", "ns", &s, &err), 0);
+        assert_string_equal(s->id, "p1");
+        assert_string_equal(s->name, "web");
+        assert_string_equal(s->namespace, "ns");
+        assert_int_equal(s->n_ips, 2);
+        assert_string_equal(s->ips[0], "10.0.0.5");
+        assert_string_equal(s->ips[1], "fd00::5");
+        assert_int_equal(s->n_sandboxes, 2);
+        assert_string_equal(s->sandboxes[0].id, "s1");
+        assert_int_equal(s->sandboxes[0].state, KC_SANDBOX_STATE_READY);
+        assert_string_equal(s->sandboxes[0].ip, "10.0.0.5");
+        assert_string_equal(s->sandboxes[1].id, "s0");
+        assert_int_equal(s->sandboxes[1].state, KC_SANDBOX_STATE_NOTREADY);
+        assert_int_equal(s->n_containers, 2);
+        assert_string_equal(s->containers[0].id, "c1");
+        assert_string_equal(s->containers[0].name, "app");
+        assert_int_equal(s->containers[0].state, KC_CONTAINER_STATE_RUNNING);
+        assert_string_equal(s->containers[1].id, "c2");
+        assert_int_equal(s->containers[1].state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(s->containers[1].exit_code, 3);
+        s = kc_pod_status_unref(s);
+
+        /* Unknown UID: success and a status with only the id. */
+        assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "nope", NULL, NULL, &s, &err), 0);
+        assert_string_equal(s->id, "nope");
+        assert_int_equal(s->n_containers + s->n_sandboxes + s->n_ips, 0);
+        s = kc_pod_status_unref(s);
+}
+
+static void test_faults(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_pod_list l = { .pods = (void *)0x1, .n = 42 };
+        struct kc_pod_status *s = NULL;
+        struct kc_runtime_error err = { 0 };
+
+        assert_int_equal(kc_sim_set_pods(f->sim, two_pods, 2), 0);
+        assert_int_equal(kc_sim_inject_fault(f->sim, "NoSuchCall", NULL, "x", 1), -EINVAL);
+        assert_int_equal(kc_sim_inject_fault(f->sim, "GetPods", NULL, "x", 0), -EINVAL);
+
+        /* GetPods fails twice, then works; *ret untouched on failure. */
+        assert_int_equal(kc_sim_inject_fault(f->sim, "GetPods", NULL, "boom", 1), 0);
+        assert_int_equal(kc_sim_inject_fault(f->sim, "GetPods", NULL, "bang", 1), 0);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, &err), -EIO);
+        assert_int_equal(err.code, KC_RUNTIME_UNKNOWN);
+        assert_string_equal(err.message, "boom");
+        assert_ptr_equal(l.pods, (void *)0x1);
+        assert_int_equal(l.n, 42);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, &err), -EIO);
+        assert_string_equal(err.message, "bang");
+        l = (struct kc_pod_list){ 0 };
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, &err), 0);
+        assert_int_equal(l.n, 2);
+        kc_pod_list_done(&l);
+
+        /* GetPodStatus narrowed to p1, 2 times: p2 is unaffected; partial status on failure. */
+        assert_int_equal(kc_sim_inject_fault(f->sim, "GetPodStatus", "p1", "inspect failed", 2), 0);
+        assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "p2", NULL, NULL, &s, &err), 0);
+        assert_int_equal(s->n_containers, 1);
+        s = kc_pod_status_unref(s);
+        for (int i = 0; i < 2; i++) {
+                memset(&err, 0, sizeof(err));
+                assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "p1", NULL, NULL, &s, &err),
+                                 -EIO);
+                assert_string_equal(err.message, "inspect failed");
+                assert_non_null(s);
+                assert_string_equal(s->id, "p1");
+                assert_int_equal(s->n_containers + s->n_sandboxes + s->n_ips, 0);
+                s = kc_pod_status_unref(s);
+        }
+        assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "p1", NULL, NULL, &s, &err), 0);
+        assert_int_equal(s->n_containers, 2);
+        s = kc_pod_status_unref(s);
+
+        /* CRI faults narrowed by object id. */
+        struct kc_container_status_result cr = { 0 };
+
+        assert_int_equal(kc_sim_inject_fault(f->sim, "ContainerStatus", "c2", "gone", 1), 0);
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, "c1", &cr, &err), 0);
+        kc_runtime_result_done(&cr);
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, "c2", &cr, &err), -EIO);
+        assert_int_equal(err.code, KC_RUNTIME_UNKNOWN);
+        assert_null(cr.arena);
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, "c2", &cr, &err), 0);
+        assert_int_equal(cr.status.exit_code, 3);
+        kc_runtime_result_done(&cr);
+}
+
+static void test_call_counts(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_sim_call_count *c = NULL;
+        struct kc_pod_status *s = NULL;
+        struct kc_pod_list l = { 0 };
+        struct kc_pod_sandbox_list sl = { 0 };
+        size_t n = 99;
+
+        assert_int_equal(kc_sim_call_counts(f->sim, &c, &n), 0);
+        assert_int_equal(n, 0);
+        free(c);
+
+        assert_int_equal(kc_sim_set_pods(f->sim, two_pods, 2), 0);
+        assert_int_equal(kc_sim_inject_fault(f->sim, "GetPods", NULL, "x", 1), 0);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, NULL), -EIO); /* counted too */
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, NULL), 0);
+        kc_pod_list_done(&l);
+        for (int i = 0; i < 3; i++) {
+                assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "p2", NULL, NULL, &s, NULL), 0);
+                s = kc_pod_status_unref(s);
+        }
+        assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "p1", NULL, NULL, &s, NULL), 0);
+        s = kc_pod_status_unref(s);
+        assert_int_equal(f->svc.ops->list_pod_sandbox(f->svc.self, NULL, &sl, NULL), 0);
+        kc_runtime_result_done(&sl);
+
+        assert_int_equal(kc_sim_call_counts(f->sim, &c, &n), 0);
+        assert_int_equal(n, 4);
+        assert_string_equal(c[0].op, "GetPodStatus");
+        assert_string_equal(c[0].key, "p1");
+        assert_int_equal(c[0].count, 1);
+        assert_string_equal(c[1].op, "GetPodStatus");
+        assert_string_equal(c[1].key, "p2");
+        assert_int_equal(c[1].count, 3);
+        assert_string_equal(c[2].op, "GetPods");
+        assert_string_equal(c[2].key, "");
+        assert_int_equal(c[2].count, 2);
+        assert_string_equal(c[3].op, "ListPodSandbox");
+        assert_string_equal(c[3].key, "");
+        assert_int_equal(c[3].count, 1);
+        free(c);
+}
+
+/* ---- CRI face ---------------------------------------------------------- */
+
+static char *run_sandbox(struct fixture *f, const char *uid, const char *name, bool host_network)
+{
+        const struct kc_label labels[] = {
+                { KC_LABEL_POD_UID, uid },
+                { KC_LABEL_POD_NAME, name },
+                { KC_LABEL_POD_NAMESPACE, "default" },
+        };
+        struct kc_pod_sandbox_config cfg = {
+                .metadata = { .name = name, .uid = uid, .namespace = "default" },
+                .host_network = host_network,
+                .labels = labels,
+                .n_labels = KC_ELEMENTSOF(labels),
+        };
+        struct kc_runtime_error err = { 0 };
+        char *id = NULL;
+
+        assert_int_equal(f->svc.ops->run_pod_sandbox(f->svc.self, &cfg, &id, &err), 0);
+        assert_non_null(id);
+        return id;
+}
+
+static char *create_ctr(struct fixture *f, const char *sb, const char *uid, const char *name,
+                        const char *const *cmd, size_t n_cmd)
+{
+        const struct kc_label labels[] = {
+                { KC_LABEL_POD_UID, uid },
+                { KC_LABEL_POD_NAME, "pod" },
+                { KC_LABEL_POD_NAMESPACE, "default" },
+                { KC_LABEL_CONTAINER_NAME, name },
+        };
+        const struct kc_label ann[] = { { KC_ANNOTATION_CONTAINER_HASH, "1a2b" } };
+        struct kc_container_config cfg = {
+                .metadata = { .name = name },
+                .image = "busybox",
+                .command = cmd,
+                .n_command = n_cmd,
+                .labels = labels,
+                .n_labels = KC_ELEMENTSOF(labels),
+                .annotations = ann,
+                .n_annotations = 1,
+        };
+        struct kc_runtime_error err = { 0 };
+        char *id = NULL;
+
+        assert_int_equal(f->svc.ops->create_container(f->svc.self, sb, &cfg, NULL, &id, &err), 0);
+        return id;
+}
+
+static struct kc_cri_container ctr_status(struct fixture *f, const char *id,
+                                          struct kc_container_status_result *res)
+{
+        struct kc_runtime_error err = { 0 };
+
+        kc_runtime_result_done(res);
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, id, res, &err), 0);
+        return res->status;
+}
+
+static void test_cri_version_status(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_version_result v = { 0 };
+        struct kc_runtime_status_result st = { 0 };
+
+        assert_int_equal(f->svc.ops->version(f->svc.self, &v, NULL), 0);
+        assert_string_equal(v.runtime_name, "cubelet-sim");
+        kc_runtime_result_done(&v);
+        assert_int_equal(f->svc.ops->status(f->svc.self, &st, NULL), 0);
+        assert_int_equal(st.n_conditions, 2);
+        assert_string_equal(st.conditions[0].type, "RuntimeReady");
+        assert_true(st.conditions[0].status);
+        assert_string_equal(st.conditions[1].type, "NetworkReady");
+        assert_true(st.conditions[1].status);
+        kc_runtime_result_done(&st);
+}
+
+static void test_cri_lifecycle(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_container_status_result cr = { 0 };
+        struct kc_pod_sandbox_status_result sr = { 0 };
+        struct kc_pod_sandbox_list sl = { 0 };
+        struct kc_container_list cl = { 0 };
+        const char *const top[] = { "top" };
+        struct kc_cri_container c;
+        char *sb, *sb2, *c1, *c2, *hn;
+
+        sb = run_sandbox(f, "u1", "pod", false);
+        assert_int_equal(strncmp(sb, "sim-", 4), 0);
+        assert_int_equal(strlen(sb), 4 + 16);
+        assert_int_equal(f->svc.ops->pod_sandbox_status(f->svc.self, sb, &sr, &err), 0);
+        assert_int_equal(sr.status.state, KC_SANDBOX_STATE_READY);
+        assert_string_equal(sr.status.ip, "10.88.0.2");
+        assert_string_equal(sr.status.metadata.uid, "u1");
+        kc_runtime_result_done(&sr);
+
+        /* Same metadata again: the name is reserved. */
+        {
+                struct kc_pod_sandbox_config cfg = {
+                        .metadata = { .name = "pod", .uid = "u1", .namespace = "default" },
+                };
+                char *dup = NULL;
+
+                assert_int_equal(f->svc.ops->run_pod_sandbox(f->svc.self, &cfg, &dup, &err), -EEXIST);
+                assert_int_equal(err.code, KC_RUNTIME_ALREADY_EXISTS);
+                assert_null(dup);
+        }
+
+        c1 = create_ctr(f, sb, "u1", "app", top, 1);
+        c2 = create_ctr(f, sb, "u1", "side", top, 1);
+        c = ctr_status(f, c1, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_CREATED);
+        assert_string_equal(c.pod_sandbox_id, sb);
+        assert_string_equal(c.image, "busybox");
+        assert_string_equal(c.metadata.name, "app");
+
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, c1, &err), 0);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, c1, &err), -EINVAL);
+        assert_int_equal(err.code, KC_RUNTIME_FAILED_PRECONDITION);
+        c = ctr_status(f, c1, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_RUNNING);
+        assert_int_equal(c.started_at, T0);
+
+        /* List filters. */
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self, NULL, &cl, &err), 0);
+        assert_int_equal(cl.n, 2);
+        kc_runtime_result_done(&cl);
+        assert_int_equal(f->svc.ops->list_containers(
+                                 f->svc.self,
+                                 &(struct kc_container_filter){ .state = KC_CONTAINER_STATE_RUNNING },
+                                 &cl, &err),
+                         0);
+        assert_int_equal(cl.n, 1);
+        assert_string_equal(cl.items[0].id, c1);
+        kc_runtime_result_done(&cl);
+        {
+                struct kc_label side = { KC_LABEL_CONTAINER_NAME, "side" };
+                struct kc_container_filter by_name = { .state = -1, .label_selector = &side,
+                                                       .n_label_selector = 1 };
+
+                assert_int_equal(f->svc.ops->list_containers(f->svc.self, &by_name, &cl, &err), 0);
+        }
+        assert_int_equal(cl.n, 1);
+        assert_string_equal(cl.items[0].id, c2);
+        kc_runtime_result_done(&cl);
+        assert_int_equal(f->svc.ops->list_containers(
+                                 f->svc.self,
+                                 &(struct kc_container_filter){
+                                         .state = -1,
+                                         .label_selector = &(struct kc_label){ KC_LABEL_POD_UID, "other" },
+                                         .n_label_selector = 1 },
+                                 &cl, &err),
+                         0);
+        assert_int_equal(cl.n, 0);
+        kc_runtime_result_done(&cl);
+
+        /* Stop: killed -> 137. A created container stays created. */
+        assert_int_equal(kc_fake_clock_advance(f->clock, KC_NSEC_PER_SEC), 0);
+        assert_int_equal(f->svc.ops->stop_container(f->svc.self, c1, 10, &err), 0);
+        c = ctr_status(f, c1, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(c.exit_code, 137);
+        assert_int_equal(c.finished_at, T0 + KC_NSEC_PER_SEC);
+        assert_int_equal(f->svc.ops->stop_container(f->svc.self, c1, 10, &err), 0);
+        c = ctr_status(f, c1, &cr);
+        assert_int_equal(c.exit_code, 137);
+        kc_runtime_result_done(&cr);
+
+        /* Second sandbox, host network: no IP. */
+        hn = run_sandbox(f, "u2", "hostpod", true);
+        assert_int_equal(f->svc.ops->pod_sandbox_status(f->svc.self, hn, &sr, &err), 0);
+        assert_null(sr.status.ip);
+        kc_runtime_result_done(&sr);
+
+        assert_int_equal(f->svc.ops->list_pod_sandbox(f->svc.self, NULL, &sl, &err), 0);
+        assert_int_equal(sl.n, 2);
+        kc_runtime_result_done(&sl);
+        assert_int_equal(f->svc.ops->list_pod_sandbox(
+                                 f->svc.self, &(struct kc_pod_sandbox_filter){ .id = hn, .state = -1 },
+                                 &sl, &err),
+                         0);
+        assert_int_equal(sl.n, 1);
+        assert_string_equal(sl.items[0].metadata.name, "hostpod");
+        kc_runtime_result_done(&sl);
+
+        /* Stop the first sandbox: NOTREADY, no IP, creating in it fails. */
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, sb, &err), 0);
+        assert_int_equal(f->svc.ops->pod_sandbox_status(f->svc.self, sb, &sr, &err), 0);
+        assert_int_equal(sr.status.state, KC_SANDBOX_STATE_NOTREADY);
+        assert_null(sr.status.ip);
+        kc_runtime_result_done(&sr);
+        assert_int_equal(f->svc.ops->list_pod_sandbox(
+                                 f->svc.self,
+                                 &(struct kc_pod_sandbox_filter){ .state = KC_SANDBOX_STATE_READY },
+                                 &sl, &err),
+                         0);
+        assert_int_equal(sl.n, 1);
+        assert_string_equal(sl.items[0].id, hn);
+        kc_runtime_result_done(&sl);
+        {
+                struct kc_container_config cfg = { .metadata = { .name = "late" } };
+                char *id = NULL;
+
+                assert_int_equal(f->svc.ops->create_container(f->svc.self, sb, &cfg, NULL, &id, &err),
+                                 -EINVAL);
+                assert_int_equal(err.code, KC_RUNTIME_FAILED_PRECONDITION);
+                assert_int_equal(f->svc.ops->create_container(f->svc.self, "sim-nope", &cfg, NULL, &id,
+                                                              &err),
+                                 -ENOENT);
+                assert_int_equal(err.code, KC_RUNTIME_NOT_FOUND);
+        }
+
+        /* A new sandbox for u1 is the newest. */
+        sb2 = run_sandbox(f, "u1", "pod2", false);
+
+        /* Remove a container; then the sandbox takes its remaining containers along. */
+        assert_int_equal(f->svc.ops->remove_container(f->svc.self, c1, &err), 0);
+        assert_int_equal(f->svc.ops->remove_container(f->svc.self, c1, &err), 0); /* idempotent */
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, c1, &cr, &err), -ENOENT);
+        assert_int_equal(err.code, KC_RUNTIME_NOT_FOUND);
+        assert_int_equal(f->svc.ops->stop_container(f->svc.self, c1, 0, &err), -ENOENT);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, c1, &err), -ENOENT);
+        assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, sb, &err), 0);
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, c2, &cr, &err), -ENOENT);
+        assert_int_equal(f->svc.ops->pod_sandbox_status(f->svc.self, sb, &sr, &err), -ENOENT);
+        assert_int_equal(err.code, KC_RUNTIME_NOT_FOUND);
+        /* Removing a missing sandbox succeeds (containerd semantics); so does stopping it. */
+        assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, sb, &err), 0);
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, sb, &err), 0);
+
+        /* The kubecontainer face sees the same world: u1 (sb2), u2 (hn). */
+        {
+                struct kc_pod_list l = { 0 };
+
+                assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, &err), 0);
+                assert_int_equal(l.n, 2);
+                assert_string_equal(l.pods[0]->id, "u1");
+                assert_int_equal(l.pods[0]->n_sandboxes, 1);
+                assert_string_equal(l.pods[0]->sandboxes[0].id, sb2);
+                assert_int_equal(l.pods[0]->n_containers, 0);
+                assert_string_equal(l.pods[1]->id, "u2");
+                assert_string_equal(l.pods[1]->name, "hostpod");
+                kc_pod_list_done(&l);
+        }
+        assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, sb2, &err), 0);
+        assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, hn, &err), 0);
+        {
+                struct kc_pod_list l = { 0 };
+
+                assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, &err), 0);
+                assert_int_equal(l.n, 0);
+                kc_pod_list_done(&l);
+        }
+        free(sb);
+        free(sb2);
+        free(hn);
+        free(c1);
+        free(c2);
+}
+
+static void test_busybox_commands(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_container_status_result cr = { 0 };
+        const char *const sleep5[] = { "sleep", "5" };
+        const char *const exit3[] = { "sh", "-c", "exit 3" };
+        const char *const exit4[] = { "exit", "4" };
+        const char *const fals[] = { "false" };
+        const char *const tru[] = { "/bin/true" };
+        const char *const forever[] = { "nginx", "-g", "daemon off;" };
+        struct kc_cri_container c;
+        char *sb, *s5, *e3, *e4, *fa, *tr, *fo;
+
+        sb = run_sandbox(f, "u1", "pod", false);
+        s5 = create_ctr(f, sb, "u1", "sleeper", sleep5, 2);
+        e3 = create_ctr(f, sb, "u1", "exit3", exit3, 3);
+        e4 = create_ctr(f, sb, "u1", "exit4", exit4, 2);
+        fa = create_ctr(f, sb, "u1", "false", fals, 1);
+        tr = create_ctr(f, sb, "u1", "true", tru, 1);
+        fo = create_ctr(f, sb, "u1", "forever", forever, 3);
+        for (const char *const *id = (const char *const[]){ s5, e3, e4, fa, tr, fo, NULL }; *id; id++)
+                assert_int_equal(f->svc.ops->start_container(f->svc.self, *id, &err), 0);
+
+        c = ctr_status(f, e3, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(c.exit_code, 3);
+        assert_string_equal(c.reason, "Error");
+        c = ctr_status(f, e4, &cr);
+        assert_int_equal(c.exit_code, 4);
+        c = ctr_status(f, fa, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(c.exit_code, 1);
+        c = ctr_status(f, tr, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(c.exit_code, 0);
+        assert_string_equal(c.reason, "Completed");
+
+        assert_int_equal(kc_fake_clock_advance(f->clock, 4999 * KC_NSEC_PER_MSEC), 0);
+        c = ctr_status(f, s5, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_RUNNING);
+        assert_int_equal(kc_fake_clock_advance(f->clock, KC_NSEC_PER_MSEC), 0);
+        c = ctr_status(f, s5, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(c.exit_code, 0);
+        assert_int_equal(c.finished_at, T0 + 5 * KC_NSEC_PER_SEC);
+
+        /* The kubecontainer face sees the exit too (lazily advanced by any call). */
+        {
+                struct kc_pod_status *s = NULL;
+                bool seen = false;
+
+                assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "u1", NULL, NULL, &s, &err), 0);
+                for (size_t i = 0; i < s->n_containers; i++)
+                        if (strcmp(s->containers[i].id, s5) == 0) {
+                                assert_int_equal(s->containers[i].state, KC_CONTAINER_STATE_EXITED);
+                                seen = true;
+                        }
+                assert_true(seen);
+                kc_pod_status_unref(s);
+        }
+
+        /* A stop after a natural exit keeps the exit code; the long runner is killed. */
+        assert_int_equal(f->svc.ops->stop_container(f->svc.self, s5, 2, &err), 0);
+        c = ctr_status(f, s5, &cr);
+        assert_int_equal(c.exit_code, 0);
+        assert_int_equal(kc_fake_clock_advance(f->clock, 3600 * KC_NSEC_PER_SEC), 0);
+        c = ctr_status(f, fo, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_RUNNING);
+        assert_int_equal(f->svc.ops->stop_container(f->svc.self, fo, 2, &err), 0);
+        c = ctr_status(f, fo, &cr);
+        assert_int_equal(c.exit_code, 137);
+        kc_runtime_result_done(&cr);
+
+        free(sb);
+        free(s5);
+        free(e3);
+        free(e4);
+        free(fa);
+        free(tr);
+        free(fo);
+}
+
+static void test_set_pods_through_cri(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_pod_sandbox_status_result sr = { 0 };
+        struct kc_pod_sandbox_list sl = { 0 };
+        struct kc_container_list cl = { 0 };
+
+        assert_int_equal(kc_sim_set_pods(f->sim, two_pods, 2), 0);
+        /* Every sandbox of p1 reports the pod-level IPs. */
+        assert_int_equal(f->svc.ops->pod_sandbox_status(f->svc.self, "s0", &sr, &err), 0);
+        assert_int_equal(sr.status.state, KC_SANDBOX_STATE_NOTREADY);
+        assert_string_equal(sr.status.ip, "10.0.0.5");
+        assert_int_equal(sr.status.n_additional_ips, 1);
+        assert_string_equal(sr.status.additional_ips[0], "fd00::5");
+        assert_string_equal(label_get(sr.status.labels, sr.status.n_labels, KC_LABEL_POD_NAME),
+                            "web");
+        kc_runtime_result_done(&sr);
+
+        assert_int_equal(f->svc.ops->list_pod_sandbox(
+                                 f->svc.self,
+                                 &(struct kc_pod_sandbox_filter){
+                                         .state = -1,
+                                         .label_selector = &(struct kc_label){ KC_LABEL_POD_UID, "p1" },
+                                         .n_label_selector = 1 },
+                                 &sl, &err),
+                         0);
+        assert_int_equal(sl.n, 2);
+        kc_runtime_result_done(&sl);
+        assert_int_equal(f->svc.ops->list_containers(
+                                 f->svc.self,
+                                 &(struct kc_container_filter){
+                                         .state = -1,
+                                         .label_selector = &(struct kc_label){ KC_LABEL_POD_UID, "p1" },
+                                         .n_label_selector = 1 },
+                                 &cl, &err),
+                         0);
+        assert_int_equal(cl.n, 2);
+        assert_string_equal(cl.items[0].pod_sandbox_id, "s1");
+        kc_runtime_result_done(&cl);
+
+        /* Stopping a set_pods container through the CRI shows in the kubecontainer face. */
+        assert_int_equal(f->svc.ops->stop_container(f->svc.self, "c1", 0, &err), 0);
+        {
+                struct kc_pod_list l = { 0 };
+
+                assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, &err), 0);
+                assert_int_equal(find_ctr(l.pods[0], "c1")->state, KC_CONTAINER_STATE_EXITED);
+                kc_pod_list_done(&l);
+        }
+}
+
+/* Concurrent use of both faces: ASan/TSan find races and leaks; the sim must stay coherent. */
+struct worker {
+        struct fixture *f;
+        int kind;
+        int errors;
+};
+
+static void *worker_main(void *arg)
+{
+        struct worker *w = arg;
+        struct fixture *f = w->f;
+
+        for (int i = 0; i < 300; i++) {
+                struct kc_pod_list l = { 0 };
+                struct kc_pod_status *s = NULL;
+                struct kc_container_list cl = { 0 };
+                struct kc_sim_call_count *c = NULL;
+                size_t n = 0;
+
+                switch (w->kind) {
+                case 0:
+                        if (kc_sim_set_pods(f->sim, two_pods, (size_t)(i % 3)) < 0)
+                                w->errors++;
+                        break;
+                case 1:
+                        if (f->pr.ops->get_pods(f->pr.self, i % 2, &l, NULL) < 0)
+                                w->errors++;
+                        kc_pod_list_done(&l);
+                        break;
+                case 2:
+                        if (f->pr.ops->get_pod_status(f->pr.self, i % 2 ? "p1" : "p2", NULL, NULL, &s,
+                                                      NULL) < 0)
+                                w->errors++;
+                        kc_pod_status_unref(s);
+                        break;
+                default:
+                        if (f->svc.ops->list_containers(f->svc.self, NULL, &cl, NULL) < 0 ||
+                            kc_sim_call_counts(f->sim, &c, &n) < 0)
+                                w->errors++;
+                        kc_runtime_result_done(&cl);
+                        free(c);
+                        if (i % 50 == 0)
+                                kc_sim_inject_fault(f->sim, "GetPodStatus", "p1", "x", 1);
+                        break;
+                }
+        }
+        return NULL;
+}
+
+static void test_threads(void **state)
+{
+        struct fixture *f = *state;
+        struct worker w[4];
+        pthread_t t[4];
+
+        for (int i = 0; i < 4; i++) {
+                w[i] = (struct worker){ .f = f, .kind = i };
+                assert_int_equal(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+        }
+        for (int i = 0; i < 4; i++) {
+                assert_int_equal(pthread_join(t[i], NULL), 0);
+                assert_int_equal(w[i].errors, 0);
+        }
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_set_pods_get_pods, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unchanged_pods_are_shared, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pod_status, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_call_counts, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cri_version_status, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cri_lifecycle, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_busybox_commands, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_set_pods_through_cri, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
