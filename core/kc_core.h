@@ -181,9 +181,13 @@ void kc_log_internal(enum kc_log_severity sev, const char *file, int line,
  * (MPSC) plus an eventfd that wakes a sleeping consumer. @p capacity is the
  * number of usable slots ("capacity 1000" holds exactly 1000 items).
  *
- * Producers never block: kc_chan_push_mp() reports a full channel and the
- * caller applies its documented policy. Wakeups are coalesced: the eventfd is
- * written only when the consumer may be asleep.
+ * Producers never wait for space or for the consumer: kc_chan_push_mp()
+ * reports a full channel and the caller applies its documented policy. The
+ * consumer side is lock-free. Producers serialise among themselves on a
+ * short mutex around the enqueue, because ck_ring's multi-producer enqueue
+ * spin-waits for earlier producers to publish (see core/chan.c for the
+ * measurements). Wakeups are coalesced: the eventfd is written only when
+ * the consumer may be asleep.
  *
  * @p free_item (may be NULL) releases items still queued at kc_chan_free().
  */

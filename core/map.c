@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * kc_map: string keys (stored by pointer) to void *, open addressing with
+ * linear probing and backward-shift deletion (no tombstones, so lookups
+ * never slow down after many removals).
+ *
+ * Each slot caches the key's full 64-bit hash: probes compare hashes before
+ * strcmp(), and growing never rehashes a string. The table is a power of two
+ * and grows at 3/4 full, so probe sequences stay short.
+ *
+ * ck_hs was considered: it stores one pointer per entry, so a key/value pair
+ * would need a separate allocation per entry (the key is not always inside
+ * the value) plus a ck_malloc adaptor, for a map that is single-threaded
+ * anyway. A flat table is smaller and faster here.
+ *
+ * The hash reads the key eight bytes at a time (pod UIDs are 36 bytes) and
+ * finishes with a 64-bit avalanche, so the low bits used for the index
+ * depend on every input byte.
+ */
+#include <string.h>
+
+#include "kc_core.h"
+
+#define KC_MAP_MIN_SLOTS 16u
+
+struct kc_map_slot {
+        const char *key; /* NULL: empty */
+        void *value;
+        uint64_t hash;
+};
+
+struct kc_map {
+        struct kc_map_slot *slots;
+        size_t mask; /* number of slots - 1 */
+        size_t size;
+};
+
+static inline uint64_t rotl64(uint64_t x, int r)
+{
+        return (x << r) | (x >> (64 - r));
+}
+
+/* The final mixer: every input bit flips each output bit with p ~ 1/2. */
+static inline uint64_t avalanche64(uint64_t h)
+{
+        h ^= h >> 33;
+        h *= UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 33;
+        h *= UINT64_C(0xc4ceb9fe1a85ec53);
+        h ^= h >> 33;
+        return h;
+}
+
+static uint64_t hash_key(const char *key)
+{
+        const uint64_t k1 = UINT64_C(0x9e3779b97f4a7c15);
+        const uint64_t k2 = UINT64_C(0xbf58476d1ce4e5b9);
+        size_t len = strlen(key);
+        uint64_t h = len * k1, w;
+
+        for (; len >= 8; len -= 8, key += 8) {
+                memcpy(&w, key, 8);
+                h = rotl64(h ^ (w * k2), 29) * k1;
+        }
+        if (len > 0) {
+                w = 0;
+                memcpy(&w, key, len);
+                h = rotl64(h ^ (w * k2), 29) * k1;
+        }
+        return avalanche64(h);
+}
+
+static size_t find_slot(const struct kc_map *m, const char *key, uint64_t hash, bool *found)
+{
+        size_t i = hash & m->mask;
+
+        for (;; i = (i + 1) & m->mask) {
+                const struct kc_map_slot *s = &m->slots[i];
+
+                if (!s->key) {
+                        *found = false;
+                        return i;
+                }
+                if (s->hash == hash && (s->key == key || strcmp(s->key, key) == 0)) {
+                        *found = true;
+                        return i;
+                }
+        }
+}
+
+int kc_map_new(struct kc_map **ret)
+{
+        _cleanup_free_ struct kc_map *m = NULL;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->slots = calloc(KC_MAP_MIN_SLOTS, sizeof(*m->slots));
+        if (!m->slots)
+                return -ENOMEM;
+        m->mask = KC_MAP_MIN_SLOTS - 1;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+struct kc_map *kc_map_free(struct kc_map *m)
+{
+        if (!m)
+                return NULL;
+        free(m->slots);
+        free(m);
+        return NULL;
+}
+
+static int map_grow(struct kc_map *m)
+{
+        size_t nslots = (m->mask + 1) * 2;
+        struct kc_map_slot *slots;
+
+        if (nslots > SIZE_MAX / sizeof(*slots))
+                return -ENOMEM;
+        slots = calloc(nslots, sizeof(*slots));
+        if (!slots)
+                return -ENOMEM;
+        for (size_t i = 0; i <= m->mask; i++) {
+                const struct kc_map_slot *s = &m->slots[i];
+                size_t j;
+
+                if (!s->key)
+                        continue;
+                for (j = s->hash & (nslots - 1); slots[j].key; j = (j + 1) & (nslots - 1))
+                        ;
+                slots[j] = *s;
+        }
+        free(m->slots);
+        m->slots = slots;
+        m->mask = nslots - 1;
+        return 0;
+}
+
+void *kc_map_get(const struct kc_map *m, const char *key)
+{
+        bool found;
+        size_t i;
+
+        i = find_slot(m, key, hash_key(key), &found);
+        return found ? m->slots[i].value : NULL;
+}
+
+int kc_map_put(struct kc_map *m, const char *key, void *value)
+{
+        uint64_t hash = hash_key(key);
+        bool found;
+        size_t i;
+        int r;
+
+        i = find_slot(m, key, hash, &found);
+        if (found) {
+                /* The new key pointer replaces the old: the old may go away. */
+                m->slots[i].key = key;
+                m->slots[i].value = value;
+                return 0;
+        }
+        /* Keep the load factor at most 3/4. */
+        if ((m->size + 1) * 4 > (m->mask + 1) * 3) {
+                r = map_grow(m);
+                if (r < 0)
+                        return r;
+                i = find_slot(m, key, hash, &found);
+        }
+        m->slots[i] = (struct kc_map_slot){ .key = key, .value = value, .hash = hash };
+        m->size++;
+        return 0;
+}
+
+void *kc_map_remove(struct kc_map *m, const char *key)
+{
+        bool found;
+        size_t hole, j;
+        void *value;
+
+        hole = find_slot(m, key, hash_key(key), &found);
+        if (!found)
+                return NULL;
+        value = m->slots[hole].value;
+
+        /*
+         * Backward shift: walk the run after the hole; an entry whose home
+         * slot is not cyclically in (hole, j] may move back into the hole,
+         * which then moves to j. The run ends at the first empty slot.
+         */
+        for (j = (hole + 1) & m->mask; m->slots[j].key; j = (j + 1) & m->mask) {
+                size_t home = m->slots[j].hash & m->mask;
+
+                if (((j - home) & m->mask) >= ((j - hole) & m->mask)) {
+                        m->slots[hole] = m->slots[j];
+                        hole = j;
+                }
+        }
+        m->slots[hole] = (struct kc_map_slot){ 0 };
+        m->size--;
+        return value;
+}
+
+size_t kc_map_size(const struct kc_map *m)
+{
+        return m->size;
+}
+
+bool kc_map_next(const struct kc_map *m, size_t *iter, const char **ret_key, void **ret_value)
+{
+        for (size_t i = *iter; i <= m->mask; i++) {
+                if (!m->slots[i].key)
+                        continue;
+                *iter = i + 1;
+                if (ret_key)
+                        *ret_key = m->slots[i].key;
+                if (ret_value)
+                        *ret_value = m->slots[i].value;
+                return true;
+        }
+        *iter = m->mask + 1;
+        return false;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <setjmp.h>
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kc_core.h"
+
+static void test_arena_alignment_and_zero(void **state)
+{
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        size_t sizes[] = { 0, 1, 3, 7, 16, 17, 100, 4095, 4096, 4097, 16384, 100000, 5 };
+
+        (void)state;
+        assert_int_equal(kc_arena_new(&a), 0);
+        for (int round = 0; round < 200; round++) {
+                for (size_t i = 0; i < KC_ELEMENTSOF(sizes); i++) {
+                        unsigned char *p = kc_arena_alloc(a, sizes[i]);
+
+                        assert_non_null(p);
+                        assert_int_equal((uintptr_t)p % alignof(max_align_t), 0);
+                        for (size_t j = 0; j < sizes[i]; j++)
+                                assert_int_equal(p[j], 0);
+                        /* Dirty it so overlap with a later block would show. */
+                        memset(p, 0xa5, sizes[i]);
+                }
+        }
+}
+
+static void test_arena_distinct_blocks(void **state)
+{
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        uint32_t *blocks[5000];
+
+        (void)state;
+        assert_int_equal(kc_arena_new(&a), 0);
+        for (uint32_t i = 0; i < KC_ELEMENTSOF(blocks); i++) {
+                blocks[i] = kc_arena_alloc(a, (i % 7 == 0) ? 8000 : sizeof(uint32_t) * 3);
+                assert_non_null(blocks[i]);
+                blocks[i][0] = i;
+                blocks[i][2] = ~i;
+        }
+        for (uint32_t i = 0; i < KC_ELEMENTSOF(blocks); i++) {
+                assert_int_equal(blocks[i][0], i);
+                assert_int_equal(blocks[i][1], 0);
+                assert_int_equal(blocks[i][2], ~i);
+        }
+}
+
+static void test_arena_strdup(void **state)
+{
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        char big[40000];
+        char *s;
+
+        (void)state;
+        assert_int_equal(kc_arena_new(&a), 0);
+        assert_null(kc_arena_strdup(a, NULL));
+        s = kc_arena_strdup(a, "");
+        assert_non_null(s);
+        assert_string_equal(s, "");
+        s = kc_arena_strdup(a, "pod-uid-1234");
+        assert_string_equal(s, "pod-uid-1234");
+        memset(big, 'q', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        s = kc_arena_strdup(a, big);
+        assert_non_null(s);
+        assert_ptr_not_equal(s, big);
+        assert_string_equal(s, big);
+        assert_null(kc_arena_free(NULL));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_arena_alignment_and_zero),
+                cmocka_unit_test(test_arena_distinct_blocks),
+                cmocka_unit_test(test_arena_strdup),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
