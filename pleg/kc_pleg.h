@@ -65,6 +65,7 @@ void kc_pod_cache_set_newer_wins(struct kc_pod_cache *c, bool on);
  * and *ret_err NULL. Otherwise *ret_status is a new reference (may be NULL
  * when NULL was cached) and *ret_err a malloc'd copy of the cached error
  * text or NULL.
+ * @return 1 when an entry was found, 0 on a miss, -ENOMEM.
  */
 int kc_pod_cache_get(struct kc_pod_cache *c, const char *uid,
                      struct kc_pod_status **ret_status, char **ret_err);
@@ -135,6 +136,15 @@ struct kc_generic_pleg_config {
         struct kc_kubelet_metrics *metrics; /* borrowed; may be NULL */
         int64_t relist_period_ns;
         int64_t relist_threshold_ns;
+        /*
+         * The EventedPLEG feature gate (UPSTREAM §3.5 step 6, §4.2). NULL
+         * means the gate is off. Otherwise it is asked, on every cache
+         * write, whether EventedPLEG is in use: then the runtime-provided
+         * status timestamp orders cache writes (the kubelet clock when it is
+         * zero), and a write refused by the newer-wins cache skips the pod.
+         */
+        bool (*evented_in_use)(void *userdata);
+        void *evented_userdata;
 };
 
 int kc_generic_pleg_new(const struct kc_generic_pleg_config *cfg, struct kc_generic_pleg **ret);

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* PodLifecycleEvent (upstream pkg/kubelet/pleg/pleg.go). */
+#include <assert.h>
+#include <string.h>
+
+#include "kc_pleg.h"
+
+static const char *const event_type_names[_KC_PLEG_EVENT_TYPE_MAX] = {
+        [KC_PLEG_CONTAINER_STARTED] = "ContainerStarted",
+        [KC_PLEG_CONTAINER_DIED] = "ContainerDied",
+        [KC_PLEG_CONTAINER_REMOVED] = "ContainerRemoved",
+        [KC_PLEG_POD_SYNC] = "PodSync",
+        [KC_PLEG_CONTAINER_CHANGED] = "ContainerChanged",
+};
+static_assert(KC_ELEMENTSOF(event_type_names) == _KC_PLEG_EVENT_TYPE_MAX,
+              "every PLEG event type has a name");
+
+const char *kc_pleg_event_type_to_string(enum kc_pleg_event_type t)
+{
+        if ((unsigned)t >= _KC_PLEG_EVENT_TYPE_MAX)
+                return NULL;
+        return event_type_names[t];
+}
+
+struct kc_pleg_event *kc_pleg_event_new(const char *pod_id, enum kc_pleg_event_type type,
+                                        const char *data)
+{
+        struct kc_pleg_event *e;
+        size_t id_len, data_len;
+
+        assert(pod_id);
+        if (!data)
+                data = "";
+        id_len = strlen(pod_id) + 1;
+        data_len = strlen(data) + 1;
+        /* One block: the header, the pod ID, then the data string. */
+        e = malloc(sizeof(*e) + id_len + data_len);
+        if (!e)
+                return NULL;
+        e->type = type;
+        memcpy(e->pod_id, pod_id, id_len);
+        memcpy(e->pod_id + id_len, data, data_len);
+        e->data = e->pod_id + id_len;
+        return e;
+}
+
+void kc_pleg_event_free(struct kc_pleg_event *e)
+{
+        free(e);
+}
+
+void kc_pleg_event_free_item(void *e)
+{
+        kc_pleg_event_free(e);
+}

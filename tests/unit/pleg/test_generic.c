@@ -1,0 +1,795 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * GenericPLEG relist scenarios (UPSTREAM.md §3), each citing the feature ids
+ * of ../shared/spec/FEATURES.md it covers: F-PLEG-01 … F-PLEG-23 (F-PLEG-03
+ * to 06 are also covered table by table in test_events.c).
+ *
+ * PLEG runs against the simulated runtime's kubecontainer face, wrapped by a
+ * probe runtime that can make listing take (fake) time, stamp statuses with
+ * a runtime timestamp and check invariants while PLEG is inside a call.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+#include "kc_pleg.h"
+
+#define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
+#define SEC KC_NSEC_PER_SEC
+
+/* ------------------------------------------------------------------------ */
+/* The probe runtime                                                          */
+
+struct probe {
+        struct kc_pod_runtime inner;
+        struct kc_clock *clock;
+        struct kc_pod_cache *cache;
+        int64_t list_cost;   /* fake time spent inside GetPods */
+        int64_t status_ts;   /* when non-zero, stamped on statuses */
+        bool last_all;
+        atomic_int in_flight;
+        atomic_int max_in_flight;
+        bool real_delay;     /* sleep 1 ms for real inside GetPods */
+        /* F-PLEG-14: while PLEG inspects pods, the global cache time must not
+         * have moved to this relist's timestamp yet. */
+        int64_t forbid_global_ready_at;
+        int global_violations;
+};
+
+static int probe_get_pods(void *self, bool all, struct kc_pod_list *ret,
+                          struct kc_runtime_error *err)
+{
+        struct probe *p = self;
+        int n, m, r;
+
+        n = atomic_fetch_add(&p->in_flight, 1) + 1;
+        m = atomic_load(&p->max_in_flight);
+        while (n > m && !atomic_compare_exchange_weak(&p->max_in_flight, &m, n))
+                ;
+        p->last_all = all;
+        if (p->real_delay) {
+                struct timespec ts = { 0, 1000 * 1000 };
+
+                nanosleep(&ts, NULL);
+        }
+        r = p->inner.ops->get_pods(p->inner.self, all, ret, err);
+        if (p->list_cost)
+                kc_fake_clock_advance(p->clock, p->list_cost);
+        atomic_fetch_sub(&p->in_flight, 1);
+        return r;
+}
+
+static int probe_get_pod_status(void *self, const char *uid, const char *name, const char *ns,
+                                struct kc_pod_status **ret, struct kc_runtime_error *err)
+{
+        struct probe *p = self;
+        struct kc_pod_status *s = NULL, *stamped = NULL;
+        int r;
+
+        if (p->forbid_global_ready_at) {
+                struct kc_pod_status *d = NULL;
+                char *e = NULL;
+
+                /* "no-such-pod" has no entry: only the global time can make it ready. */
+                if (kc_pod_cache_try_get_newer_than(p->cache, "no-such-pod",
+                                                    p->forbid_global_ready_at - 1, &d, &e) == 0)
+                        p->global_violations++;
+                kc_pod_status_unref(d);
+                free(e);
+        }
+        r = p->inner.ops->get_pod_status(p->inner.self, uid, name, ns, &s, err);
+        if (r >= 0 && p->status_ts) {
+                struct kc_pod_status tmpl = *s;
+
+                tmpl.timestamp = p->status_ts;
+                assert_int_equal(kc_pod_status_new(&tmpl, &stamped), 0);
+                kc_pod_status_unref(s);
+                s = stamped;
+        }
+        if (s)
+                *ret = s;
+        return r;
+}
+
+static const struct kc_pod_runtime_ops probe_ops = {
+        .get_pods = probe_get_pods,
+        .get_pod_status = probe_get_pod_status,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Fixture                                                                    */
+
+struct env {
+        struct kc_clock *clock;
+        struct kc_sim *sim;
+        struct probe probe;
+        struct kc_chan *events;
+        struct kc_pod_cache *cache;
+        struct kc_metrics_registry *reg;
+        struct kc_kubelet_metrics metrics;
+        struct kc_generic_pleg *pleg;
+        bool evented;
+};
+
+static bool evented_in_use(void *userdata)
+{
+        return ((struct env *)userdata)->evented;
+}
+
+static struct env *env_new_full(unsigned capacity, bool gate)
+{
+        struct kc_generic_pleg_config cfg;
+        struct env *e = calloc(1, sizeof(*e));
+
+        assert_non_null(e);
+        assert_int_equal(kc_fake_clock_new(&e->clock, T0), 0);
+        assert_int_equal(kc_sim_new(e->clock, &e->sim), 0);
+        assert_int_equal(kc_chan_new(&e->events, capacity, kc_pleg_event_free_item), 0);
+        assert_int_equal(kc_pod_cache_new(&e->cache), 0);
+        assert_int_equal(kc_metrics_registry_new(&e->reg), 0);
+        assert_int_equal(kc_kubelet_metrics_register(e->reg, &e->metrics), 0);
+        e->probe.inner = kc_sim_pod_runtime(e->sim);
+        e->probe.clock = e->clock;
+        e->probe.cache = e->cache;
+        cfg = (struct kc_generic_pleg_config){
+                .runtime = { &probe_ops, &e->probe },
+                .events = e->events,
+                .cache = e->cache,
+                .clock = e->clock,
+                .metrics = &e->metrics,
+                .relist_period_ns = SEC,
+                .relist_threshold_ns = 3 * 60 * SEC,
+                .evented_in_use = gate ? evented_in_use : NULL,
+                .evented_userdata = e,
+        };
+        assert_int_equal(kc_generic_pleg_new(&cfg, &e->pleg), 0);
+        return e;
+}
+
+static struct env *env_new(void)
+{
+        return env_new_full(100, false);
+}
+
+static void env_free(struct env *e)
+{
+        kc_generic_pleg_free(e->pleg);
+        kc_metrics_registry_free(e->reg);
+        kc_pod_cache_free(e->cache);
+        kc_chan_free(e->events);
+        kc_sim_free(e->sim);
+        kc_clock_free(e->clock);
+        free(e);
+}
+
+/*
+ * Sets the runtime from a compact description, one string per pod:
+ *   "uid c1:running c2:exited/3 | s1:running @10.0.0.1"
+ * containers before "|", sandboxes after it, "/N" an exit code, "@ip" IPs.
+ */
+static void set_runtime(struct env *e, size_t n, const char *const *pods)
+{
+        struct kc_sim_pod_spec specs[8] = { 0 };
+        struct kc_sim_container_spec ctrs[8][8] = { 0 }, sbs[8][8] = { 0 };
+        const char *ips[8][4] = { 0 };
+        char buf[8][256];
+        size_t i;
+
+        assert_true(n <= 8);
+        for (i = 0; i < n; i++) {
+                bool sandboxes = false;
+                char *save = NULL, *tok;
+
+                snprintf(buf[i], sizeof(buf[i]), "%s", pods[i]);
+                specs[i].id = strtok_r(buf[i], " ", &save);
+                specs[i].containers = ctrs[i];
+                specs[i].sandboxes = sbs[i];
+                specs[i].ips = ips[i];
+                while ((tok = strtok_r(NULL, " ", &save))) {
+                        struct kc_sim_container_spec *c;
+                        char *colon, *slash;
+
+                        if (strcmp(tok, "|") == 0) {
+                                sandboxes = true;
+                                continue;
+                        }
+                        if (tok[0] == '@') {
+                                ips[i][specs[i].n_ips++] = tok + 1;
+                                continue;
+                        }
+                        c = sandboxes ? &sbs[i][specs[i].n_sandboxes++]
+                                      : &ctrs[i][specs[i].n_containers++];
+                        colon = strchr(tok, ':');
+                        assert_non_null(colon);
+                        *colon = '\0';
+                        slash = strchr(colon + 1, '/');
+                        if (slash) {
+                                *slash = '\0';
+                                c->exit_code = atoi(slash + 1);
+                        }
+                        c->id = tok;
+                        c->name = tok;
+                        c->state = kc_container_state_from_string(colon + 1);
+                        assert_true(c->state >= 0);
+                }
+        }
+        assert_int_equal(kc_sim_set_pods(e->sim, specs, n), 0);
+}
+#define RUNTIME(e, ...)                                                                    \
+        set_runtime(e, KC_ELEMENTSOF(((const char *const[]){ __VA_ARGS__ })),             \
+                    (const char *const[]){ __VA_ARGS__ })
+
+/* Drains the channel into "uid Type data" lines joined by ';'. */
+static char *drain(struct env *e)
+{
+        static char out[4096];
+        size_t len = 0;
+        void *item;
+
+        out[0] = '\0';
+        while (kc_chan_pop_sc(e->events, &item, 0) == 0) {
+                struct kc_pleg_event *ev = item;
+
+                len += snprintf(out + len, sizeof(out) - len, "%s%s %s %s", len ? ";" : "",
+                                ev->pod_id, kc_pleg_event_type_to_string(ev->type), ev->data);
+                kc_pleg_event_free(ev);
+        }
+        return out;
+}
+
+static uint64_t calls(struct env *e, const char *op, const char *key)
+{
+        struct kc_sim_call_count *c = NULL;
+        uint64_t v = 0;
+        size_t n = 0, i;
+
+        assert_int_equal(kc_sim_call_counts(e->sim, &c, &n), 0);
+        for (i = 0; i < n; i++)
+                if (strcmp(c[i].op, op) == 0 && strcmp(c[i].key, key) == 0)
+                        v = c[i].count;
+        free(c);
+        return v;
+}
+
+static bool cache_ready(struct env *e, const char *uid, int64_t min)
+{
+        struct kc_pod_status *s = NULL;
+        char *err = NULL;
+        int r = kc_pod_cache_try_get_newer_than(e->cache, uid, min, &s, &err);
+
+        kc_pod_status_unref(s);
+        free(err);
+        return r == 0;
+}
+
+static void nap_ms(long ms)
+{
+        struct timespec ts = { 0, ms * 1000 * 1000 };
+
+        nanosleep(&ts, NULL);
+}
+
+/* Waits (at most 5 s) for the relist thread to have listed @want times. */
+static void wait_for_lists(struct env *e, uint64_t want)
+{
+        int i;
+
+        for (i = 0; i < 5000 && calls(e, "GetPods", "") < want; i++)
+                nap_ms(1);
+        assert_int_equal(calls(e, "GetPods", ""), want);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests                                                                      */
+
+/* F-PLEG-02: GetPods is asked for all pods, exited containers included. */
+static void test_lists_all(void **state)
+{
+        struct env *e = env_new();
+
+        (void)state;
+        RUNTIME(e, "p1 c1:exited | s1:exited");
+        assert_int_equal(kc_generic_pleg_relist(e->pleg), 0);
+        assert_true(e->probe.last_all);
+        assert_string_equal(drain(e), "p1 ContainerDied c1;p1 ContainerDied s1");
+        env_free(e);
+}
+
+/* F-PLEG-07, F-PLEG-08: only pods with changes are inspected; records advance. */
+static void test_inspects_only_changed_pods(void **state)
+{
+        struct env *e = env_new();
+
+        (void)state;
+        RUNTIME(e, "p1 c1:running", "p2 c2:running");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerStarted c1;p2 ContainerStarted c2");
+        assert_int_equal(calls(e, "GetPodStatus", "p1"), 1);
+        assert_int_equal(calls(e, "GetPodStatus", "p2"), 1);
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "");
+        assert_int_equal(calls(e, "GetPodStatus", "p1"), 1);
+        RUNTIME(e, "p1 c1:exited/2", "p2 c2:running");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerDied c1");
+        assert_int_equal(calls(e, "GetPodStatus", "p1"), 2);
+        assert_int_equal(calls(e, "GetPodStatus", "p2"), 1);
+        env_free(e);
+}
+
+/* F-PLEG-09: a pod gone from the listing loses its cache entry (and record). */
+static void test_pod_gone_deletes_cache_entry(void **state)
+{
+        struct env *e = env_new();
+        struct kc_pod_status *s = NULL;
+        char *err = NULL;
+
+        (void)state;
+        RUNTIME(e, "p1 c1:running");
+        kc_generic_pleg_relist(e->pleg);
+        assert_int_equal(kc_pod_cache_get(e->cache, "p1", &s, &err), 1);
+        kc_pod_status_unref(s);
+        set_runtime(e, 0, NULL);
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerStarted c1;p1 ContainerDied c1;"
+                                      "p1 ContainerRemoved c1");
+        assert_int_equal(kc_pod_cache_get(e->cache, "p1", &s, &err), 0);
+        kc_pod_status_unref(s);
+        /* No status call for a vanished pod. */
+        assert_int_equal(calls(e, "GetPodStatus", "p1"), 1);
+        /* The record is gone: the pod coming back is new again. */
+        RUNTIME(e, "p1 c1:running");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerStarted c1");
+        env_free(e);
+}
+
+/* F-PLEG-10, F-PLEG-11, F-PLEG-07: a failed inspection caches the error,
+ * sends nothing, keeps the old record and retries next relist. */
+static void test_inspection_failure_defers_events(void **state)
+{
+        struct env *e = env_new();
+        struct kc_pod_status *s = NULL;
+        char *err = NULL;
+
+        (void)state;
+        RUNTIME(e, "p1 c1:running");
+        assert_int_equal(kc_sim_inject_fault(e->sim, "GetPodStatus", "p1", "unable to get status", 1), 0);
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "");
+        assert_int_equal(kc_pod_cache_get(e->cache, "p1", &s, &err), 1);
+        assert_non_null(s);
+        assert_string_equal(s->id, "p1");
+        assert_int_equal(s->n_containers, 0);
+        assert_string_equal(err, "unable to get status");
+        kc_pod_status_unref(s);
+        free(err);
+        /* Next relist: nothing changed in the runtime, but the pod is reinspected
+         * and the deferred event is computed against the old record again. */
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerStarted c1");
+        assert_int_equal(calls(e, "GetPodStatus", "p1"), 2);
+        assert_int_equal(kc_pod_cache_get(e->cache, "p1", &s, &err), 1);
+        assert_null(err);
+        assert_int_equal(s->n_containers, 1);
+        kc_pod_status_unref(s);
+        /* Reinspection is done: a third relist inspects nothing. */
+        kc_generic_pleg_relist(e->pleg);
+        assert_int_equal(calls(e, "GetPodStatus", "p1"), 2);
+        env_free(e);
+}
+
+/* F-PLEG-12: ContainerChanged refreshes the cache but is never delivered. */
+static void test_changed_refreshes_but_is_not_sent(void **state)
+{
+        struct env *e = env_new();
+
+        (void)state;
+        RUNTIME(e, "p1 c1:running");
+        kc_generic_pleg_relist(e->pleg);
+        drain(e);
+        RUNTIME(e, "p1 c1:created");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "");
+        assert_int_equal(calls(e, "GetPodStatus", "p1"), 2);
+        RUNTIME(e, "p1 c1:running");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerStarted c1");
+        env_free(e);
+}
+
+/* F-PLEG-13: a full channel never blocks: events are dropped and counted;
+ * cubelet then owes the pod a PodSync (docs/deviations.md). */
+static void test_channel_full(void **state)
+{
+        struct env *e = env_new_full(2, false);
+
+        (void)state;
+        RUNTIME(e, "p1 a:running b:running", "p2 c:running");
+        assert_int_equal(kc_generic_pleg_relist(e->pleg), 0);
+        assert_int_equal(kc_chan_len(e->events), 2);
+        assert_true(kc_counter_value(e->metrics.pleg_discard_events) == 1.0);
+        assert_string_equal(drain(e), "p1 ContainerStarted a;p1 ContainerStarted b");
+        /* The lost pod is resynced once there is room, exactly once. */
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p2 PodSync ");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "");
+        assert_true(kc_counter_value(e->metrics.pleg_discard_events) == 1.0);
+        env_free(e);
+}
+
+/* F-PLEG-13: while the channel stays full the PodSync stays owed. */
+static void test_resync_waits_for_room(void **state)
+{
+        struct env *e = env_new_full(1, false);
+
+        (void)state;
+        RUNTIME(e, "p1 a:running", "p2 b:running");
+        kc_generic_pleg_relist(e->pleg); /* p2's event dropped */
+        kc_generic_pleg_relist(e->pleg); /* still full: PodSync dropped silently, kept owed */
+        assert_true(kc_counter_value(e->metrics.pleg_discard_events) == 1.0);
+        assert_string_equal(drain(e), "p1 ContainerStarted a");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p2 PodSync ");
+        env_free(e);
+}
+
+/* F-PLEG-14: the global cache time is the pre-listing timestamp, set only
+ * after every per-pod write. */
+static void test_update_time_after_pod_writes(void **state)
+{
+        struct env *e = env_new();
+        int64_t before;
+
+        (void)state;
+        e->probe.list_cost = 2 * SEC;
+        RUNTIME(e, "p1 c1:running", "p2 c2:running");
+        kc_generic_pleg_relist(e->pleg);
+        RUNTIME(e, "p1 c1:exited", "p2 c2:exited");
+        before = kc_clock_now(e->clock);
+        e->probe.forbid_global_ready_at = before;
+        kc_generic_pleg_relist(e->pleg);
+        assert_int_equal(calls(e, "GetPodStatus", "p2"), 2);
+        assert_int_equal(e->probe.global_violations, 0);
+        /* Global time == the timestamp taken before GetPods, not after. */
+        assert_true(cache_ready(e, "no-such-pod", before - 1));
+        assert_false(cache_ready(e, "no-such-pod", before));
+        /* The per-pod entries carry the time of their own inspection. */
+        assert_true(cache_ready(e, "p1", before + SEC));
+        env_free(e);
+}
+
+/* F-PLEG-15: a listing failure changes nothing: relist time, global cache
+ * time and the reinspection set stay as they were. */
+static void test_list_failure_changes_nothing(void **state)
+{
+        struct env *e = env_new();
+        char *err = NULL;
+
+        (void)state;
+        RUNTIME(e, "p1 c1:running");
+        kc_sim_inject_fault(e->sim, "GetPodStatus", "p1", "inspect failed", 1);
+        kc_generic_pleg_relist(e->pleg); /* p1 now owes a reinspection */
+        kc_fake_clock_advance(e->clock, 100 * SEC);
+        kc_sim_inject_fault(e->sim, "GetPods", NULL, "runtime down", 1);
+        assert_true(kc_generic_pleg_relist(e->pleg) < 0);
+        assert_false(cache_ready(e, "no-such-pod", T0));
+        kc_fake_clock_advance(e->clock, 81 * SEC);
+        assert_false(kc_generic_pleg_healthy(e->pleg, &err)); /* 181 s since T0 */
+        assert_string_equal(err, "pleg was last seen active 3m1s ago; threshold is 3m0s");
+        free(err);
+        /* The reinspection survived the failed relist. */
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerStarted c1");
+        assert_int_equal(calls(e, "GetPodStatus", "p1"), 2);
+        env_free(e);
+}
+
+/* F-PLEG-16: exact health messages, strictly greater than the threshold. */
+static void test_health(void **state)
+{
+        struct env *e = env_new();
+        char *err = NULL;
+
+        (void)state;
+        assert_false(kc_generic_pleg_healthy(e->pleg, &err));
+        assert_string_equal(err, "pleg has yet to be successful");
+        free(err);
+        kc_generic_pleg_relist(e->pleg);
+        kc_fake_clock_advance(e->clock, 3 * 60 * SEC);
+        assert_true(kc_generic_pleg_healthy(e->pleg, &err)); /* equal is healthy */
+        assert_null(err);
+        kc_fake_clock_advance(e->clock, 1);
+        assert_false(kc_generic_pleg_healthy(e->pleg, &err));
+        assert_string_equal(err, "pleg was last seen active 3m0.000000001s ago; threshold is 3m0s");
+        free(err);
+        kc_generic_pleg_update(e->pleg, SEC, 10 * 60 * SEC);
+        assert_true(kc_generic_pleg_healthy(e->pleg, NULL));
+        env_free(e);
+}
+
+/* F-PLEG-01, F-PLEG-17: the first relist is immediate, the next one comes a
+ * period after the previous one returned (sliding); start and stop are
+ * idempotent and restartable. */
+static void test_periodic_sliding(void **state)
+{
+        struct env *e = env_new();
+
+        (void)state;
+        e->probe.list_cost = SEC / 2;
+        RUNTIME(e, "p1 c1:running");
+        assert_int_equal(kc_generic_pleg_start(e->pleg), 0);
+        assert_int_equal(kc_generic_pleg_start(e->pleg), 0);
+        /* Wait for the first relist to be done (its event arrives). */
+        {
+                void *item = NULL;
+
+                assert_int_equal(kc_chan_pop_sc(e->events, &item, 5000), 0);
+                kc_pleg_event_free(item);
+        }
+        /* Relist 1 ran from T0 to T0+0.5s. At T0+1.1s (past T0+1s, before
+         * T0+1.5s) a fixed-rate timer would have fired; a sliding one not. */
+        nap_ms(20);
+        kc_fake_clock_advance(e->clock, SEC * 6 / 10);
+        nap_ms(50);
+        assert_int_equal(calls(e, "GetPods", ""), 1);
+        kc_fake_clock_advance(e->clock, SEC * 4 / 10);
+        wait_for_lists(e, 2);
+        kc_generic_pleg_stop(e->pleg);
+        kc_generic_pleg_stop(e->pleg);
+        kc_fake_clock_advance(e->clock, 10 * SEC);
+        nap_ms(20);
+        assert_int_equal(calls(e, "GetPods", ""), 2);
+        /* A restart relists at once. */
+        assert_int_equal(kc_generic_pleg_start(e->pleg), 0);
+        wait_for_lists(e, 3);
+        kc_generic_pleg_stop(e->pleg);
+        assert_ptr_equal(kc_generic_pleg_watch(e->pleg), e->events);
+        env_free(e);
+}
+
+struct relister {
+        struct env *e;
+        int n;
+};
+
+static void *relist_thread(void *arg)
+{
+        struct relister *r = arg;
+        int i;
+
+        for (i = 0; i < r->n; i++)
+                kc_generic_pleg_relist(r->e->pleg);
+        return NULL;
+}
+
+/* F-PLEG-18: relists forced from several threads are serialised. */
+static void test_relists_serialised(void **state)
+{
+        struct env *e = env_new_full(1000, false);
+        struct relister r = { e, 30 };
+        pthread_t t[3];
+        int i;
+
+        (void)state;
+        e->probe.real_delay = true;
+        RUNTIME(e, "p1 c1:running");
+        for (i = 0; i < 3; i++)
+                assert_int_equal(pthread_create(&t[i], NULL, relist_thread, &r), 0);
+        for (i = 0; i < 3; i++)
+                pthread_join(t[i], NULL);
+        assert_int_equal(atomic_load(&e->probe.max_in_flight), 1);
+        assert_int_equal(calls(e, "GetPods", ""), 90);
+        /* The single start event was sent once, not once per thread. */
+        assert_string_equal(drain(e), "p1 ContainerStarted c1");
+        env_free(e);
+}
+
+static char *cached_ips(struct env *e, const char *uid)
+{
+        static char out[128];
+        struct kc_pod_status *s = NULL;
+        char *err = NULL;
+        size_t i, len = 0;
+
+        assert_true(kc_pod_cache_get(e->cache, uid, &s, &err) >= 0);
+        out[0] = '\0';
+        for (i = 0; s && i < s->n_ips; i++)
+                len += snprintf(out + len, sizeof(out) - len, "%s%s", i ? "," : "", s->ips[i]);
+        kc_pod_status_unref(s);
+        free(err);
+        return out;
+}
+
+/* F-PLEG-19: a status without IPs keeps the cached IPs unless a sandbox is READY. */
+static void test_ip_preservation(void **state)
+{
+        struct env *e = env_new();
+
+        (void)state;
+        RUNTIME(e, "p1 c1:running @10.0.0.1 @fd00::1", "p2 c2:running | s2:running @10.0.0.2");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(cached_ips(e, "p1"), "10.0.0.1,fd00::1");
+        assert_string_equal(cached_ips(e, "p2"), "10.0.0.2");
+        /* Both lose their IPs; p1 has no sandbox at all, p2's sandbox is still READY. */
+        RUNTIME(e, "p1 c1:exited", "p2 c2:exited | s2:running");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerStarted c1;p2 ContainerStarted c2;"
+                                      "p2 ContainerStarted s2;p1 ContainerDied c1;"
+                                      "p2 ContainerDied c2");
+        assert_string_equal(cached_ips(e, "p1"), "10.0.0.1,fd00::1");
+        assert_string_equal(cached_ips(e, "p2"), "");
+        /* New IPs always win. */
+        RUNTIME(e, "p1 c1:running @10.0.0.9");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(cached_ips(e, "p1"), "10.0.0.9");
+        /* A failed inspection caches no IPs (the error entry has none to keep). */
+        RUNTIME(e, "p1 c1:exited");
+        kc_sim_inject_fault(e->sim, "GetPodStatus", "p1", "boom", 1);
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(cached_ips(e, "p1"), "");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(cached_ips(e, "p1"), "");
+        env_free(e);
+}
+
+/* F-PLEG-20: a delivered ContainerDied logs the container's exit code. */
+static void test_died_logs_exit_code(void **state)
+{
+        struct env *e = env_new();
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        (void)state;
+        assert_non_null(f);
+        kc_log_set_output(f);
+        kc_log_set_verbosity(2);
+        RUNTIME(e, "p1 c1:exited/42");
+        kc_generic_pleg_relist(e->pleg);
+        kc_log_set_verbosity(0);
+        kc_log_set_output(NULL);
+        fclose(f);
+        assert_non_null(strstr(text, "containerID=\"c1\" exitCode=42"));
+        free(text);
+        assert_string_equal(drain(e), "p1 ContainerDied c1");
+        env_free(e);
+}
+
+static double state_gauge(struct env *e, const char *label)
+{
+        double v = -1;
+
+        if (kc_gauge_vec_value(e->metrics.running_containers, label, &v) < 0)
+                return -1;
+        return v;
+}
+
+/* F-PLEG-21: running gauges; states absent this round keep their value. */
+static void test_running_gauges(void **state)
+{
+        struct env *e = env_new();
+
+        (void)state;
+        RUNTIME(e, "p1 a:running b:exited | s1:running s0:exited", "p2 c:running | s2:exited",
+                "p3 d:created");
+        kc_generic_pleg_relist(e->pleg);
+        assert_true(kc_gauge_value(e->metrics.running_pods) == 1.0);
+        assert_true(state_gauge(e, "running") == 2.0);
+        assert_true(state_gauge(e, "exited") == 1.0);
+        assert_true(state_gauge(e, "created") == 1.0);
+        assert_true(state_gauge(e, "unknown") == -1);
+        RUNTIME(e, "p1 a:running");
+        kc_generic_pleg_relist(e->pleg);
+        assert_true(kc_gauge_value(e->metrics.running_pods) == 0.0);
+        assert_true(state_gauge(e, "running") == 1.0);
+        assert_true(state_gauge(e, "exited") == 1.0); /* stale, as upstream */
+        env_free(e);
+}
+
+/* F-PLEG-22: relist duration on every relist (failures too), interval from
+ * the second successful one, last-seen set by Healthy(). */
+static void test_relist_histograms(void **state)
+{
+        struct env *e = env_new();
+
+        (void)state;
+        e->probe.list_cost = SEC / 4;
+        kc_generic_pleg_relist(e->pleg);
+        assert_int_equal(kc_histogram_count(e->metrics.pleg_relist_duration), 1);
+        assert_true(kc_histogram_sum(e->metrics.pleg_relist_duration) == 0.25);
+        assert_int_equal(kc_histogram_count(e->metrics.pleg_relist_interval), 0);
+        kc_fake_clock_advance(e->clock, SEC);
+        kc_generic_pleg_relist(e->pleg);
+        assert_int_equal(kc_histogram_count(e->metrics.pleg_relist_interval), 1);
+        assert_true(kc_histogram_sum(e->metrics.pleg_relist_interval) == 1.25);
+        kc_sim_inject_fault(e->sim, "GetPods", NULL, "down", 1);
+        kc_generic_pleg_relist(e->pleg);
+        assert_int_equal(kc_histogram_count(e->metrics.pleg_relist_duration), 3);
+        assert_true(kc_gauge_value(e->metrics.pleg_last_seen) == 0.0);
+        assert_true(kc_generic_pleg_healthy(e->pleg, NULL));
+        /* Relist 2 started at T0 + 1.25 s. */
+        assert_true(kc_gauge_value(e->metrics.pleg_last_seen) == 1700000001.25);
+        env_free(e);
+}
+
+/* F-PLEG-23: with the gate on and EventedPLEG in use, the runtime's status
+ * timestamp orders cache writes; a write refused by newer-wins skips the pod
+ * (no events, record kept) until it is accepted. */
+static void test_evented_timestamps(void **state)
+{
+        struct env *e = env_new_full(100, true);
+
+        (void)state;
+        kc_pod_cache_set_newer_wins(e->cache, true);
+        e->evented = true;
+        e->probe.status_ts = T0 + 500 * SEC;
+        RUNTIME(e, "p1 c1:running");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerStarted c1");
+        assert_true(cache_ready(e, "p1", T0 + 499 * SEC));
+        assert_false(cache_ready(e, "p1", T0 + 500 * SEC));
+        /* The runtime now reports an older timestamp: refused, events held back. */
+        e->probe.status_ts = T0 + 100 * SEC;
+        RUNTIME(e, "p1 c1:exited");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "");
+        e->probe.status_ts = T0 + 600 * SEC;
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerDied c1");
+        /* Not in use (fallen back): the kubelet clock (T0) is older than the
+         * runtime-stamped entry, so newer-wins still refuses the write. */
+        e->evented = false;
+        RUNTIME(e, "p1 c1:running");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "");
+        env_free(e);
+}
+
+/* F-PLEG-23: a zero runtime timestamp falls back to the kubelet clock. */
+static void test_evented_zero_timestamp(void **state)
+{
+        struct env *e = env_new_full(100, true);
+
+        (void)state;
+        e->evented = true;
+        RUNTIME(e, "p1 c1:running");
+        kc_fake_clock_advance(e->clock, 7 * SEC);
+        kc_generic_pleg_relist(e->pleg);
+        assert_true(cache_ready(e, "p1", T0 + 7 * SEC - 1));
+        assert_false(cache_ready(e, "p1", T0 + 7 * SEC));
+        env_free(e);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_lists_all),
+                cmocka_unit_test(test_inspects_only_changed_pods),
+                cmocka_unit_test(test_pod_gone_deletes_cache_entry),
+                cmocka_unit_test(test_inspection_failure_defers_events),
+                cmocka_unit_test(test_changed_refreshes_but_is_not_sent),
+                cmocka_unit_test(test_channel_full),
+                cmocka_unit_test(test_resync_waits_for_room),
+                cmocka_unit_test(test_update_time_after_pod_writes),
+                cmocka_unit_test(test_list_failure_changes_nothing),
+                cmocka_unit_test(test_health),
+                cmocka_unit_test(test_periodic_sliding),
+                cmocka_unit_test(test_relists_serialised),
+                cmocka_unit_test(test_ip_preservation),
+                cmocka_unit_test(test_died_logs_exit_code),
+                cmocka_unit_test(test_running_gauges),
+                cmocka_unit_test(test_relist_histograms),
+                cmocka_unit_test(test_evented_timestamps),
+                cmocka_unit_test(test_evented_zero_timestamp),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
