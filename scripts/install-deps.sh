@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package cubelet's build and tests need.
+# Idempotent: runs `apt-get update` (once) only when something is missing.
+set -euo pipefail
+
+packages=(
+        # toolchain
+        gcc make cmake pkg-config diffutils
+        # sanitizer runtimes (ASan, UBSan, TSan) for gcc 12
+        libasan8 libubsan1 libtsan2
+        # libraries (docs/architecture.md says why each is here)
+        libck-dev        # Concurrency Kit: ck_ring behind kc_chan, ck_pr atomics
+        libjansson-dev   # JSON: pleg-replay scripts and output
+        libcmocka-dev    # unit tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+        if ! dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed; then
+                missing+=("$p")
+        fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+        exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+        echo "install-deps: missing packages: ${missing[*]} (run as root to install them)" >&2
+        exit 1
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The README's second command (and what .ci/run calls): install what is
+# needed, then build and run the whole test suite three times:
+#   1. a normal build: unit, scenario and stress tests; benchmarks compile;
+#   2. AddressSanitizer + UBSan: unit and scenario tests;
+#   3. ThreadSanitizer: the concurrency stress tests and the threaded unit tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+jobs=$(nproc)
+export KC_TEST_TIMEOUT_MULTIPLIER=${KC_TEST_TIMEOUT_MULTIPLIER:-1}
+
+run() {
+        local dir=$1 labels=$2
+        shift 2
+        echo "==> $dir: configure $*"
+        cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+        echo "==> $dir: build"
+        cmake --build "$dir" -j"$jobs" >/dev/null
+        echo "==> $dir: ctest -L '$labels'"
+        ctest --test-dir "$dir" -L "$labels" --output-on-failure -j"$jobs"
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+
+run build 'unit|scenario|stress'
+run build-asan 'unit|scenario' -DKC_ASAN=ON -DKC_UBSAN=ON -DKC_BUILD_BENCH=OFF
+run build-tsan 'stress|tsan' -DKC_TSAN=ON -DKC_BUILD_BENCH=OFF
+echo "==> all test builds passed"
