@@ -165,10 +165,12 @@ void kc_log_internal(enum kc_log_severity sev, const char *file, int line,
                 if (kc_log_get_verbosity() >= (level))                         \
                         kc_log_info(__VA_ARGS__);                              \
         } while (0)
-/** Logs at error level and evaluates to -abs(r). */
+/** Logs at error level with errno set from @p r (so %m names it) and
+ * evaluates to -abs(r). */
 #define kc_log_errno(r, ...)                                                   \
         ({                                                                     \
                 int _kc_r = (r);                                               \
+                errno = _kc_r < 0 ? -_kc_r : _kc_r;                            \
                 kc_log_error(__VA_ARGS__);                                     \
                 _kc_r < 0 ? _kc_r : -_kc_r;                                    \
         })

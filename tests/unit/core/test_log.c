@@ -114,10 +114,12 @@ static void test_log_errno_and_long(void **state)
         assert_int_equal(errno, ENOENT); /* logging keeps errno */
         kc_log_info("%s", big);
         l2 = __LINE__ - 1;
-        r = kc_log_errno(-EIO, "failed");
+        r = kc_log_errno(-EIO, "failed: %m");
         assert_int_equal(r, -EIO);
         assert_int_equal(kc_log_errno(EIO, "failed"), -EIO);
         capture_end(&c);
+        /* kc_log_errno sets errno from r, so %m names the error returned. */
+        assert_non_null(strstr(c.buf, "] failed: Input/output error\n"));
 
         char *line1 = c.buf, *line2;
 
