@@ -150,3 +150,7 @@ int kc__pod_sandbox_copy(struct kc_arena *a, const struct kc_pod_sandbox *src,
                          struct kc_pod_sandbox *ret);
 int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *src,
                            struct kc_cri_container *ret);
+
+/* Tests: how many pods the runtime manager's GetPods(@all) reuse cache holds. */
+struct kc_runtime_manager;
+size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all);

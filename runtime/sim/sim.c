@@ -142,6 +142,7 @@ struct sim_pod {
 struct sim_state {
         struct sim_pod *first, *last;
         size_t n_pods;
+        size_t n_sandboxes, n_containers; /* in all pods: bound a listing's size */
         struct kc_map *pods;       /* uid -> sim_pod */
         struct kc_map *sandboxes;  /* id -> sim_sandbox */
         struct kc_map *containers; /* id -> sim_container */
@@ -303,6 +304,8 @@ static void state_remove_pod(struct sim_state *st, struct sim_pod *p)
         else
                 st->last = p->prev;
         st->n_pods--;
+        st->n_sandboxes -= p->n_sandboxes;
+        st->n_containers -= p->n_containers;
         pod_free(p);
 }
 
@@ -479,6 +482,7 @@ static int state_add_sandbox(struct sim_state *st, struct sim_pod *p, struct sim
                 p->sb_first = sb;
         p->sb_last = sb;
         p->n_sandboxes++;
+        st->n_sandboxes++;
         pod_touch(p);
         return 0;
 }
@@ -499,6 +503,7 @@ static int state_add_container(struct sim_state *st, struct sim_pod *p, struct s
                 p->c_first = c;
         p->c_last = c;
         p->n_containers++;
+        st->n_containers++;
         pod_touch(p);
         return 0;
 }
@@ -518,6 +523,7 @@ static void state_remove_container(struct sim_state *st, struct sim_container *c
         else
                 p->c_last = c->prev;
         p->n_containers--;
+        st->n_containers--;
         pod_touch(p);
         free(c);
 }
@@ -544,6 +550,7 @@ static void state_remove_sandbox(struct sim_state *st, struct sim_sandbox *sb)
         else
                 p->sb_last = sb->prev;
         p->n_sandboxes--;
+        st->n_sandboxes--;
         pod_touch(p);
         free(sb);
         /* A pod created through the CRI face exists while it has objects. */
@@ -1676,6 +1683,20 @@ static int sim_pod_sandbox_status(void *self, const char *id,
         return 0;
 }
 
+/*
+ * Listing walks objects that are cold by now; fetch the next one (struct and
+ * blob, a few hundred bytes in one allocation) while copying this one.
+ */
+#define PREFETCH_OBJ_BYTES 512
+
+static inline void prefetch_next(const void *next)
+{
+        size_t k;
+
+        for (k = 0; next && k < PREFETCH_OBJ_BYTES; k += 64)
+                __builtin_prefetch((const char *)next + k);
+}
+
 static bool sandbox_matches(const struct sim_sandbox *sb, const struct kc_pod_sandbox_filter *f)
 {
         if (!f)
@@ -1709,7 +1730,7 @@ static int sim_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *
         struct sim_sandbox *sb;
         bool narrowed = false;
         size_t n = 0, cap;
-        int pass, r;
+        int r;
 
         r = enter_locked(s, OP_LIST_POD_SANDBOX, filter ? filter->id : NULL, err);
         if (r < 0)
@@ -1726,27 +1747,30 @@ static int sim_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *
                                     &narrowed);
         }
         first = narrowed ? only : s->st.first;
-        /* Pass 0 counts, pass 1 copies. */
-        for (pass = 0, cap = 0; pass < 2; pass++) {
+        /* One pass: room for every candidate, then copy the matches. */
+        cap = narrowed ? (only ? only->n_sandboxes : 0) : s->st.n_sandboxes;
+        if (cap > 0) {
                 struct sim_pod *p;
 
-                n = 0;
+                items = kc_arena_alloc(a, cap * sizeof(*items));
+                if (!items)
+                        return oom(err);
                 for (p = first; p; p = narrowed ? NULL : p->next)
                         for (sb = p->sb_first; sb; sb = sb->next) {
+                                prefetch_next(sb->next ? sb->next
+                                                      : p->next ? p->next->sb_first
+                                                                : NULL);
                                 if (!sandbox_matches(sb, filter))
                                         continue;
-                                if (pass == 1 && blob_copy_sandbox(a, sb, &items[n]) < 0)
+                                if (n == cap) /* the counts are maintained with the lists */
+                                        return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
+                                                                    "sim: object count out of sync");
+                                if (blob_copy_sandbox(a, sb, &items[n]) < 0)
                                         return oom(err);
                                 n++;
                         }
-                if (pass == 0) {
-                        cap = n;
-                        if (cap == 0)
-                                break;
-                        items = kc_arena_alloc(a, cap * sizeof(*items));
-                        if (!items)
-                                return oom(err);
-                }
+                if (n == 0)
+                        items = NULL;
         }
         *ret = (struct kc_pod_sandbox_list){ .items = items, .n = n, .arena = TAKE_PTR(a) };
         return 0;
@@ -1914,8 +1938,8 @@ static int sim_list_containers(void *self, const struct kc_container_filter *fil
         struct sim_container *c;
         struct sim_sandbox *sb;
         bool narrowed = false;
-        size_t n = 0;
-        int pass, r;
+        size_t n = 0, cap;
+        int r;
 
         r = enter_locked(s, OP_LIST_CONTAINERS, filter ? filter->id : NULL, err);
         if (r < 0)
@@ -1936,25 +1960,30 @@ static int sim_list_containers(void *self, const struct kc_container_filter *fil
                                     &narrowed);
         }
         first = narrowed ? only : s->st.first;
-        for (pass = 0; pass < 2; pass++) {
+        /* One pass: room for every candidate, then copy the matches. */
+        cap = narrowed ? (only ? only->n_containers : 0) : s->st.n_containers;
+        if (cap > 0) {
                 struct sim_pod *p;
 
-                n = 0;
+                items = kc_arena_alloc(a, cap * sizeof(*items));
+                if (!items)
+                        return oom(err);
                 for (p = first; p; p = narrowed ? NULL : p->next)
                         for (c = p->c_first; c; c = c->next) {
+                                prefetch_next(c->next ? c->next
+                                                     : p->next ? p->next->c_first
+                                                               : NULL);
                                 if (!container_matches(c, filter))
                                         continue;
-                                if (pass == 1 && blob_copy_container(a, c, &items[n]) < 0)
+                                if (n == cap) /* the counts are maintained with the lists */
+                                        return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
+                                                                    "sim: object count out of sync");
+                                if (blob_copy_container(a, c, &items[n]) < 0)
                                         return oom(err);
                                 n++;
                         }
-                if (pass == 0) {
-                        if (n == 0)
-                                break;
-                        items = kc_arena_alloc(a, n * sizeof(*items));
-                        if (!items)
-                                return oom(err);
-                }
+                if (n == 0)
+                        items = NULL;
         }
         *ret = (struct kc_container_list){ .items = items, .n = n, .arena = TAKE_PTR(a) };
         return 0;

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
+#include <pthread.h>
 
+#include "internal.h"
 #include "kc_runtime.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
@@ -363,6 +365,357 @@ static void test_errors_propagate(void **state)
         free(c);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The GetPods reuse cache                                                    */
+
+static const struct kc_pod *find_or_null(const struct kc_pod_list *l, const char *uid)
+{
+        return find_pod(l, uid);
+}
+
+/* Unchanged pods come back as the same objects; any difference rebuilds just that pod. */
+static void test_get_pods_reuse(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_sim_container_spec c1[] = {
+                { "c1", "app", KC_CONTAINER_STATE_RUNNING, 0 },
+                { "c2", "side", KC_CONTAINER_STATE_RUNNING, 0 },
+        };
+        struct kc_sim_container_spec c2[] = { { "c3", "app", KC_CONTAINER_STATE_RUNNING, 0 } };
+        struct kc_sim_container_spec c3[] = { { "c4", "app", KC_CONTAINER_STATE_EXITED, 1 } };
+        struct kc_sim_container_spec s1[] = { { "s1", "POD", KC_CONTAINER_STATE_RUNNING, 0 } };
+        struct kc_sim_container_spec s2[] = { { "s2", "POD", KC_CONTAINER_STATE_RUNNING, 0 } };
+        struct kc_sim_container_spec s3[] = { { "s3", "POD", KC_CONTAINER_STATE_RUNNING, 0 } };
+        struct kc_sim_pod_spec pods[] = {
+                { .id = "p1", .name = "one", .namespace = "ns", .containers = c1,
+                  .n_containers = 2, .sandboxes = s1, .n_sandboxes = 1 },
+                { .id = "p2", .name = "two", .namespace = "ns", .containers = c2,
+                  .n_containers = 1, .sandboxes = s2, .n_sandboxes = 1 },
+                { .id = "p3", .name = "three", .namespace = "ns", .containers = c3,
+                  .n_containers = 1, .sandboxes = s3, .n_sandboxes = 1 },
+        };
+        struct kc_pod_list a = { 0 }, b = { 0 }, r = { 0 };
+
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, 3), 0);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &a, NULL), 0);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &b, NULL), 0);
+        assert_int_equal(a.n, 3);
+        assert_int_equal(b.n, 3);
+        for (size_t i = 0; i < 3; i++)
+                assert_ptr_equal(a.pods[i], b.pods[i]);
+        assert_int_equal(kc__runtime_manager_cached_pods(f->mgr, true), 3);
+        assert_int_equal(kc__runtime_manager_cached_pods(f->mgr, false), 0);
+
+        /* The running-only view has its own cache and does not disturb the other. */
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, false, &r, NULL), 0);
+        assert_int_equal(r.n, 3);
+        assert_int_equal(find_pod(&r, "p3")->n_containers, 0);
+        assert_ptr_not_equal(find_pod(&r, "p3"), find_pod(&a, "p3"));
+        assert_int_equal(kc__runtime_manager_cached_pods(f->mgr, false), 3);
+        kc_pod_list_done(&r);
+        kc_pod_list_done(&b);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &b, NULL), 0);
+        for (size_t i = 0; i < 3; i++)
+                assert_ptr_equal(a.pods[i], b.pods[i]);
+        kc_pod_list_done(&b);
+
+        /* One container changes state: only its pod is rebuilt. */
+        c1[1].state = KC_CONTAINER_STATE_EXITED;
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, 3), 0);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &b, NULL), 0);
+        assert_int_equal(b.n, 3);
+        assert_ptr_not_equal(find_pod(&b, "p1"), find_pod(&a, "p1"));
+        assert_int_equal(find_pod(&b, "p1")->containers[1].state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(find_pod(&a, "p1")->containers[1].state, KC_CONTAINER_STATE_RUNNING);
+        assert_ptr_equal(find_pod(&b, "p2"), find_pod(&a, "p2"));
+        assert_ptr_equal(find_pod(&b, "p3"), find_pod(&a, "p3"));
+        assert_faces_agree(f, true);
+        assert_faces_agree(f, false);
+        kc_pod_list_done(&b);
+
+        /* A renamed pod, a replaced container: rebuilt. */
+        pods[1].name = "two-b";
+        c3[0].id = "c4b";
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, 3), 0);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &b, NULL), 0);
+        assert_string_equal(find_pod(&b, "p2")->name, "two-b");
+        assert_ptr_not_equal(find_pod(&b, "p2"), find_pod(&a, "p2"));
+        assert_string_equal(find_pod(&b, "p3")->containers[0].id, "c4b");
+        assert_ptr_not_equal(find_pod(&b, "p3"), find_pod(&a, "p3"));
+        assert_faces_agree(f, true);
+        kc_pod_list_done(&b);
+
+        /* A pod leaves the listing: the cache lets go of it; the caller's reference stays good. */
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, 2), 0);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &b, NULL), 0);
+        assert_int_equal(b.n, 2);
+        assert_null(find_or_null(&b, "p3"));
+        assert_int_equal(kc__runtime_manager_cached_pods(f->mgr, true), 2);
+        assert_string_equal(find_pod(&a, "p3")->containers[0].id, "c4");
+        kc_pod_list_done(&b);
+
+        /* ...and comes back as a new object with the new content. */
+        c3[0].state = KC_CONTAINER_STATE_RUNNING;
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, 3), 0);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &b, NULL), 0);
+        assert_int_equal(b.n, 3);
+        assert_int_equal(find_pod(&b, "p3")->containers[0].state, KC_CONTAINER_STATE_RUNNING);
+        assert_faces_agree(f, true);
+        assert_faces_agree(f, false);
+        kc_pod_list_done(&b);
+        kc_pod_list_done(&a);
+
+        /* Nothing listed: nothing cached. */
+        assert_int_equal(kc_sim_set_pods(f->sim, NULL, 0), 0);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &b, NULL), 0);
+        assert_int_equal(b.n, 0);
+        assert_int_equal(kc__runtime_manager_cached_pods(f->mgr, true), 0);
+        kc_pod_list_done(&b);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, false, &b, NULL), 0);
+        assert_int_equal(kc__runtime_manager_cached_pods(f->mgr, false), 0);
+        kc_pod_list_done(&b);
+}
+
+/* Through the CRI face: state changes, new attempts and removals are all seen. */
+static void test_get_pods_reuse_cri(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_pod_list a = { 0 }, b = { 0 };
+        char *sb0, *sb1, *c0, *c1, *c2;
+
+        sb0 = run_sandbox(f, "u-a", "a", 0);
+        c0 = start_ctr(f, sb0, "u-a", "a", "app", "top", 0, true);
+        c1 = start_ctr(f, sb0, "u-a", "a", "side", "sleep 5", 0, true);
+        kc_fake_clock_advance(f->clock, KC_NSEC_PER_SEC);
+        sb1 = run_sandbox(f, "u-b", "b", 0);
+        c2 = start_ctr(f, sb1, "u-b", "b", "app", "top", 0, true);
+
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &a, NULL), 0);
+        /* The sleeper exits on its own (the lazy clock): u-a changes, u-b does not. */
+        kc_fake_clock_advance(f->clock, 5 * KC_NSEC_PER_SEC);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &b, NULL), 0);
+        assert_ptr_not_equal(find_pod(&b, "u-a"), find_pod(&a, "u-a"));
+        assert_int_equal(find_pod(&b, "u-a")->containers[1].state, KC_CONTAINER_STATE_EXITED);
+        assert_ptr_equal(find_pod(&b, "u-b"), find_pod(&a, "u-b"));
+        assert_faces_agree(f, true);
+        kc_pod_list_done(&a);
+        a = b;
+
+        /* A removed container. */
+        assert_int_equal(f->svc.ops->remove_container(f->svc.self, c1, NULL), 0);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &b, NULL), 0);
+        assert_int_equal(find_pod(&b, "u-a")->n_containers, 1);
+        assert_ptr_equal(find_pod(&b, "u-b"), find_pod(&a, "u-b"));
+        assert_faces_agree(f, true);
+        kc_pod_list_done(&a);
+        a = b;
+
+        /* A stopped sandbox: the pod's sandbox entry changes state. */
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, sb1, NULL), 0);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &b, NULL), 0);
+        assert_int_equal(find_pod(&b, "u-b")->sandboxes[0].state, KC_CONTAINER_STATE_EXITED);
+        assert_ptr_not_equal(find_pod(&b, "u-b"), find_pod(&a, "u-b"));
+        assert_faces_agree(f, true);
+        assert_faces_agree(f, false);
+        kc_pod_list_done(&a);
+        kc_pod_list_done(&b);
+
+        /* Removed entirely. */
+        assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, sb1, NULL), 0);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &b, NULL), 0);
+        assert_int_equal(b.n, 1);
+        assert_int_equal(kc__runtime_manager_cached_pods(f->mgr, true), 1);
+        kc_pod_list_done(&b);
+        free(sb0);
+        free(sb1);
+        free(c0);
+        free(c1);
+        free(c2);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+        /* splitmix64: deterministic, good enough to shuffle a world. */
+        uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+
+        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+        return z ^ (z >> 31);
+}
+
+#define CHURN_UNIVERSE 1500
+#define CHURN_ROUNDS 12
+
+/*
+ * Random subsets of a pod universe with random container states, round after
+ * round: the table grows, loses pods by the hundred and shrinks, and every
+ * pod whose spec did not change must still come back as the same object.
+ */
+static void test_get_pods_reuse_churn(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_sim_pod_spec *specs = calloc(CHURN_UNIVERSE, sizeof(*specs));
+        struct kc_sim_pod_spec *cur = calloc(CHURN_UNIVERSE, sizeof(*cur));
+        struct kc_sim_container_spec *ctrs = calloc(CHURN_UNIVERSE * 3, sizeof(*ctrs));
+        char (*names)[32] = calloc(CHURN_UNIVERSE * 4, sizeof(*names));
+        bool *present = calloc(CHURN_UNIVERSE, sizeof(*present));
+        bool *changed = calloc(CHURN_UNIVERSE, sizeof(*changed));
+        struct kc_pod_list prev = { 0 }, l = { 0 };
+        uint64_t seed = 42;
+
+        assert_non_null(specs);
+        assert_non_null(cur);
+        assert_non_null(ctrs);
+        assert_non_null(names);
+        assert_non_null(present);
+        assert_non_null(changed);
+        for (size_t i = 0; i < CHURN_UNIVERSE; i++) {
+                snprintf(names[i * 4], 32, "uid-%zu", i);
+                snprintf(names[i * 4 + 1], 32, "sb-%zu", i);
+                snprintf(names[i * 4 + 2], 32, "ca-%zu", i);
+                snprintf(names[i * 4 + 3], 32, "cb-%zu", i);
+                ctrs[i * 3] = (struct kc_sim_container_spec){ names[i * 4 + 1], "POD",
+                                                              KC_CONTAINER_STATE_RUNNING, 0 };
+                ctrs[i * 3 + 1] = (struct kc_sim_container_spec){ names[i * 4 + 2], "a",
+                                                                  KC_CONTAINER_STATE_RUNNING, 0 };
+                ctrs[i * 3 + 2] = (struct kc_sim_container_spec){ names[i * 4 + 3], "b",
+                                                                  KC_CONTAINER_STATE_RUNNING, 0 };
+                specs[i] = (struct kc_sim_pod_spec){ .id = names[i * 4], .name = names[i * 4],
+                                                     .namespace = "ns",
+                                                     .sandboxes = &ctrs[i * 3], .n_sandboxes = 1,
+                                                     .containers = &ctrs[i * 3 + 1],
+                                                     .n_containers = 2 };
+        }
+
+        for (int round = 0; round < CHURN_ROUNDS; round++) {
+                /* Rounds 0-3 grow the world, 4-7 keep about half, 8+ keep a handful. */
+                unsigned keep = round < 4 ? 95 : round < 8 ? 50 : 3;
+                size_t n = 0;
+
+                for (size_t i = 0; i < CHURN_UNIVERSE; i++) {
+                        bool was = present[i];
+
+                        present[i] = rng_next(&seed) % 100 < keep;
+                        changed[i] = !was;
+                        if (present[i] && rng_next(&seed) % 10 == 0) {
+                                struct kc_sim_container_spec *c = &ctrs[i * 3 + 1 + rng_next(&seed) % 2];
+
+                                c->state = c->state == KC_CONTAINER_STATE_RUNNING
+                                                   ? KC_CONTAINER_STATE_EXITED
+                                                   : KC_CONTAINER_STATE_RUNNING;
+                                changed[i] = true;
+                        }
+                        if (present[i])
+                                cur[n++] = specs[i];
+                }
+                assert_int_equal(kc_sim_set_pods(f->sim, cur, n), 0);
+                assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &l, NULL), 0);
+                assert_int_equal(l.n, n);
+                assert_int_equal(kc__runtime_manager_cached_pods(f->mgr, true), n);
+                for (size_t i = 0; i < CHURN_UNIVERSE; i++) {
+                        const struct kc_pod *p = find_or_null(&l, specs[i].id);
+                        const struct kc_pod *q = find_or_null(&prev, specs[i].id);
+
+                        assert_true((p != NULL) == present[i]);
+                        if (p && q && !changed[i])
+                                assert_ptr_equal(p, q);
+                        if (p && changed[i])
+                                assert_ptr_not_equal(p, q);
+                }
+                if (round % 4 == 3)
+                        assert_faces_agree(f, true);
+                kc_pod_list_done(&prev);
+                prev = l;
+                l = (struct kc_pod_list){ 0 };
+        }
+        assert_faces_agree(f, false);
+        kc_pod_list_done(&prev);
+        free(specs);
+        free(cur);
+        free(ctrs);
+        free(names);
+        free(present);
+        free(changed);
+}
+
+struct reader {
+        struct kc_runtime_manager *mgr;
+        int failures;
+        int torn; /* pods listed while the world changed between the two list calls */
+};
+
+static void *reader_main(void *arg)
+{
+        struct reader *rd = arg;
+
+        for (int i = 0; i < 200; i++) {
+                struct kc_pod_list l = { 0 };
+
+                if (kc_runtime_manager_get_pods(rd->mgr, i % 3 != 0, &l, NULL) < 0) {
+                        rd->failures++;
+                        continue;
+                }
+                /*
+                 * The two list calls are not atomic together (nor are they
+                 * upstream): a pod set between them may show containers but
+                 * no sandbox, and then sorts with CreatedAt 0.
+                 */
+                for (size_t k = 0; k < l.n; k++) {
+                        const struct kc_pod *p = l.pods[k];
+
+                        if (p->n_sandboxes > 1 || !p->id || (p->n_sandboxes == 0 && p->created_at) ||
+                            (k > 0 && l.pods[k - 1]->created_at < p->created_at))
+                                rd->failures++;
+                        if (p->n_sandboxes == 0)
+                                rd->torn++;
+                }
+                kc_pod_list_done(&l);
+        }
+        return NULL;
+}
+
+/* Several threads share one manager (and its cache) while the world changes. */
+static void test_get_pods_concurrent(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_sim_container_spec ctrs[64], sbs[32];
+        struct kc_sim_pod_spec pods[32];
+        char names[32][3][16];
+        struct reader rd[3];
+        pthread_t th[3];
+
+        for (int i = 0; i < 32; i++) {
+                snprintf(names[i][0], 16, "u%d", i);
+                snprintf(names[i][1], 16, "s%d", i);
+                snprintf(names[i][2], 16, "c%d", i);
+                sbs[i] = (struct kc_sim_container_spec){ names[i][1], "POD",
+                                                         KC_CONTAINER_STATE_RUNNING, 0 };
+                ctrs[i] = (struct kc_sim_container_spec){ names[i][2], "app",
+                                                          KC_CONTAINER_STATE_RUNNING, 0 };
+                pods[i] = (struct kc_sim_pod_spec){ .id = names[i][0], .name = names[i][0],
+                                                    .namespace = "ns", .sandboxes = &sbs[i],
+                                                    .n_sandboxes = 1, .containers = &ctrs[i],
+                                                    .n_containers = 1 };
+        }
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, 32), 0);
+        for (int t = 0; t < 3; t++) {
+                rd[t] = (struct reader){ .mgr = f->mgr };
+                assert_int_equal(pthread_create(&th[t], NULL, reader_main, &rd[t]), 0);
+        }
+        for (int i = 0; i < 200; i++) {
+                ctrs[i % 32].state = ctrs[i % 32].state == KC_CONTAINER_STATE_RUNNING
+                                             ? KC_CONTAINER_STATE_EXITED
+                                             : KC_CONTAINER_STATE_RUNNING;
+                assert_int_equal(kc_sim_set_pods(f->sim, pods, (size_t)(16 + i % 17)), 0);
+        }
+        for (int t = 0; t < 3; t++) {
+                assert_int_equal(pthread_join(th[t], NULL), 0);
+                assert_int_equal(rd[t].failures, 0);
+        }
+        assert_faces_agree(f, true);
+        assert_faces_agree(f, false);
+}
+
 static double ms_since(const struct timespec *t0)
 {
         struct timespec t1;
@@ -453,6 +806,10 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_get_pods_set_pods_world, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pod_status_ips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_errors_propagate, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_reuse, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_reuse_cri, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_reuse_churn, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_concurrent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_10k_speed, setup, teardown),
         };
 
