@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * kc_arena: a bump allocator. Memory comes from zeroed 16 KiB chunks; a
- * request larger than a quarter chunk gets a chunk of its own (linked behind
- * the current one, so the current chunk keeps its free space). Every block
- * is aligned to alignof(max_align_t). Everything is freed at once.
+ * kc_arena: a bump allocator. Chunks start small (512 bytes) and double up
+ * to 16 KiB, so an arena holding one small result (a status call) costs one
+ * small allocation, and a list of thousands of items a handful of large
+ * ones. A request larger than a quarter of the largest chunk gets a chunk of
+ * its own (linked behind the current one, so the current chunk keeps its
+ * free space). Chunks come from malloc and each block is zeroed when it is
+ * handed out, so only memory in use is ever written. Every block is aligned
+ * to alignof(max_align_t). Everything is freed at once.
  */
 #include <stdalign.h>
 #include <string.h>
 
 #include "kc_core.h"
 
+#define KC_ARENA_FIRST_CHUNK 512u
 #define KC_ARENA_CHUNK (16u * 1024u)
 #define KC_ARENA_ALIGN alignof(max_align_t)
 
@@ -22,6 +27,7 @@ struct kc_arena_chunk {
 
 struct kc_arena {
         struct kc_arena_chunk *head; /* the chunk being filled first */
+        size_t next_chunk;           /* size of the next regular chunk */
 };
 
 int kc_arena_new(struct kc_arena **ret)
@@ -31,6 +37,7 @@ int kc_arena_new(struct kc_arena **ret)
         a = calloc(1, sizeof(*a));
         if (!a)
                 return -ENOMEM;
+        a->next_chunk = KC_ARENA_FIRST_CHUNK;
         *ret = a;
         return 0;
 }
@@ -55,15 +62,18 @@ static struct kc_arena_chunk *chunk_new(size_t size)
 
         if (size > SIZE_MAX - sizeof(*c))
                 return NULL;
-        /* calloc: the memory handed out is zeroed, as documented. */
-        c = calloc(1, sizeof(*c) + size);
+        /* Not zeroed here: arena_alloc() zeroes each block it hands out. */
+        c = malloc(sizeof(*c) + size);
         if (!c)
                 return NULL;
+        c->next = NULL;
         c->size = size;
+        c->used = 0;
         return c;
 }
 
-void *kc_arena_alloc(struct kc_arena *a, size_t size)
+/* A block of @size bytes, not zeroed. */
+static void *arena_alloc(struct kc_arena *a, size_t size)
 {
         struct kc_arena_chunk *c;
         void *p;
@@ -89,14 +99,29 @@ void *kc_arena_alloc(struct kc_arena *a, size_t size)
 
         c = a->head;
         if (!c || c->size - c->used < size) {
-                c = chunk_new(KC_ARENA_CHUNK);
+                size_t chunk = a->next_chunk;
+
+                while (chunk < size)
+                        chunk *= 2;
+                c = chunk_new(chunk);
                 if (!c)
                         return NULL;
                 c->next = a->head;
                 a->head = c;
+                if (chunk < KC_ARENA_CHUNK)
+                        a->next_chunk = chunk * 2;
         }
         p = c->data + c->used;
         c->used += size;
+        return p;
+}
+
+void *kc_arena_alloc(struct kc_arena *a, size_t size)
+{
+        void *p = arena_alloc(a, size);
+
+        if (p)
+                memset(p, 0, size);
         return p;
 }
 
@@ -108,7 +133,7 @@ char *kc_arena_strdup(struct kc_arena *a, const char *s)
         if (!s)
                 return NULL;
         len = strlen(s);
-        p = kc_arena_alloc(a, len + 1);
+        p = arena_alloc(a, len + 1); /* fully overwritten: no zeroing */
         if (p)
                 memcpy(p, s, len + 1);
         return p;
