@@ -158,6 +158,12 @@ int kc__pleg_compute_events(const struct kc_pod *old, const struct kc_pod *cur,
         };
         size_t n = 0, l, i, k;
 
+        /* Pods are immutable: the same snapshot twice has nothing to report.
+         * (The runtimes hand out the same object for a pod that did not change.) */
+        if (old == cur) {
+                *ret_n = 0;
+                return 0;
+        }
         for (l = 0; l < 4; l++)
                 for (i = 0; i < counts[l]; i++) {
                         const char *id = lists[l][i].id;
