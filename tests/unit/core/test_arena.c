@@ -73,12 +73,50 @@ static void test_arena_strdup(void **state)
         assert_null(kc_arena_free(NULL));
 }
 
+/* Full-size chunks are recycled between arenas, and a block cut from a
+ * recycled (dirty) chunk is still zeroed. */
+static void test_arena_recycled_chunks_are_zeroed(void **state)
+{
+        enum { N = 4000 };
+        struct kc_arena *a = NULL, *b = NULL;
+        unsigned char *blocks[N];
+        size_t i, j, reused = 0;
+
+        (void)state;
+        assert_int_equal(kc_arena_new(&a), 0);
+        /* Enough 100-byte blocks to fill many full-size chunks; dirty them. */
+        for (i = 0; i < N; i++) {
+                blocks[i] = kc_arena_alloc(a, 100);
+                assert_non_null(blocks[i]);
+                memset(blocks[i], 0xff, 100);
+        }
+        kc_arena_free(a);
+
+        assert_int_equal(kc_arena_new(&b), 0);
+        for (i = 0; i < N; i++) {
+                unsigned char *p = kc_arena_alloc(b, 100);
+
+                assert_non_null(p);
+                for (j = 0; j < 100; j++)
+                        assert_int_equal(p[j], 0);
+                /* Addresses only: the old blocks are never dereferenced. */
+                for (j = 0; j < N && !reused; j++)
+                        if ((uintptr_t)blocks[j] == (uintptr_t)p)
+                                reused++;
+        }
+        /* The second arena got at least one block at an address of the first:
+         * its chunks came from the cache, not from fresh memory. */
+        assert_true(reused > 0);
+        kc_arena_free(b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_arena_alignment_and_zero),
                 cmocka_unit_test(test_arena_distinct_blocks),
                 cmocka_unit_test(test_arena_strdup),
+                cmocka_unit_test(test_arena_recycled_chunks_are_zeroed),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
