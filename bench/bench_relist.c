@@ -7,7 +7,8 @@
  * Also reports the same through the sim's kubecontainer face, which
  * isolates PLEG's own cost from the manager's listing and grouping.
  *
- * Usage: bench_relist [--quick] [--pods N ...]
+ * Usage: bench_relist [--quick] [--rounds N] [--pods N ...] [--no-churn]
+ * (--no-churn skips the changed relists, for profiling the no-change path).
  * It prints figures; it never fails on them (targets live in docs/benchmarks.md).
  */
 #include <stdio.h>
@@ -122,6 +123,8 @@ static size_t drain(struct kc_chan *ch)
         return n;
 }
 
+static bool no_churn;
+
 static int run(size_t n_pods, bool via_manager, unsigned rounds, struct result *res)
 {
         struct kc_clock *clock = NULL;
@@ -178,6 +181,8 @@ static int run(size_t n_pods, bool via_manager, unsigned rounds, struct result *
                         goto out;
                 }
 
+                if (no_churn)
+                        continue;
                 world_churn(&w, i);
                 if ((r = kc_sim_set_pods(sim, w.pods, w.n_pods)) < 0)
                         goto out;
@@ -222,12 +227,14 @@ int main(int argc, char **argv)
                         custom = true;
                         if (n_sizes < KC_ELEMENTSOF(sizes))
                                 sizes[n_sizes++] = strtoul(argv[++a], NULL, 10);
+                } else if (strcmp(argv[a], "--no-churn") == 0) {
+                        no_churn = true;
                 } else if (strcmp(argv[a], "--rounds") == 0 && a + 1 < argc) {
                         rounds = (unsigned)strtoul(argv[++a], NULL, 10);
                         if (rounds == 0)
                                 rounds = 1;
                 } else {
-                        fprintf(stderr, "usage: bench_relist [--quick] [--rounds N] [--pods N ...]\n");
+                        fprintf(stderr, "usage: bench_relist [--quick] [--rounds N] [--pods N ...] [--no-churn]\n");
                         return 2;
                 }
         }
