@@ -250,6 +250,10 @@ int kc_map_put(struct kc_map *m, const char *key, void *value);
 /** Removes and returns the value, or NULL when absent. */
 void *kc_map_remove(struct kc_map *m, const char *key);
 size_t kc_map_size(const struct kc_map *m);
+/** Makes room for @p n entries without further growth. -ENOMEM (map unchanged). */
+int kc_map_reserve(struct kc_map *m, size_t n);
+/** Removes every entry and keeps the table's capacity. */
+void kc_map_clear(struct kc_map *m);
 /**
  * Iteration in unspecified order: start with *iter = 0; returns false at the
  * end. The map must not be modified during an iteration.

@@ -112,9 +112,9 @@ struct kc_map *kc_map_free(struct kc_map *m)
         return NULL;
 }
 
-static int map_grow(struct kc_map *m)
+/* Rehashes into @nslots slots (a power of two above the size). */
+static int map_resize(struct kc_map *m, size_t nslots)
 {
-        size_t nslots = (m->mask + 1) * 2;
         struct kc_map_slot *slots;
 
         if (nslots > SIZE_MAX / sizeof(*slots))
@@ -136,6 +136,32 @@ static int map_grow(struct kc_map *m)
         m->slots = slots;
         m->mask = nslots - 1;
         return 0;
+}
+
+static int map_grow(struct kc_map *m)
+{
+        return map_resize(m, (m->mask + 1) * 2);
+}
+
+int kc_map_reserve(struct kc_map *m, size_t n)
+{
+        size_t nslots = m->mask + 1;
+
+        /* The same load factor as kc_map_put: at most 3/4. */
+        while (n * 4 > nslots * 3) {
+                if (nslots > SIZE_MAX / 2)
+                        return -ENOMEM;
+                nslots *= 2;
+        }
+        return nslots == m->mask + 1 ? 0 : map_resize(m, nslots);
+}
+
+void kc_map_clear(struct kc_map *m)
+{
+        if (m->size == 0)
+                return;
+        memset(m->slots, 0, (m->mask + 1) * sizeof(*m->slots));
+        m->size = 0;
 }
 
 void *kc_map_get(const struct kc_map *m, const char *key)

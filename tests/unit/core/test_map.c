@@ -111,6 +111,36 @@ static void test_map_basic(void **state)
         assert_null(kc_map_free(NULL));
 }
 
+/* kc_map_reserve grows once up front; kc_map_clear empties but keeps working. */
+static void test_map_reserve_and_clear(void **state)
+{
+        _cleanup_(kc_map_freep) struct kc_map *m = NULL;
+        static char keys[5000][16];
+        size_t i, iter = 0;
+
+        (void)state;
+        assert_int_equal(kc_map_new(&m), 0);
+        assert_int_equal(kc_map_put(m, "before", (void *)7), 0);
+        assert_int_equal(kc_map_reserve(m, 5000), 0);
+        assert_ptr_equal(kc_map_get(m, "before"), (void *)7); /* survives the rehash */
+        for (i = 0; i < 5000; i++) {
+                snprintf(keys[i], sizeof(keys[i]), "k%zu", i);
+                assert_int_equal(kc_map_put(m, keys[i], (void *)(i + 1)), 0);
+        }
+        assert_int_equal(kc_map_size(m), 5001);
+        assert_int_equal(kc_map_reserve(m, 10), 0); /* never shrinks, never fails */
+        for (i = 0; i < 5000; i++)
+                assert_ptr_equal(kc_map_get(m, keys[i]), (void *)(i + 1));
+        kc_map_clear(m);
+        assert_int_equal(kc_map_size(m), 0);
+        assert_null(kc_map_get(m, "k42"));
+        assert_null(kc_map_get(m, "before"));
+        assert_false(kc_map_next(m, &iter, NULL, NULL));
+        assert_int_equal(kc_map_put(m, keys[42], (void *)42), 0);
+        assert_ptr_equal(kc_map_get(m, "k42"), (void *)42);
+        assert_int_equal(kc_map_size(m), 1);
+}
+
 static void test_map_100k_against_reference(void **state)
 {
         _cleanup_(kc_map_freep) struct kc_map *m = NULL;
@@ -217,6 +247,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_map_basic),
+                cmocka_unit_test(test_map_reserve_and_clear),
                 cmocka_unit_test_setup(test_map_100k_against_reference, setup),
                 cmocka_unit_test_setup(test_map_10k_lookups_fast, setup),
         };
