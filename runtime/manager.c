@@ -16,52 +16,17 @@
 
 /*
  * The pod reuse cache: UID -> the kc_pod this manager returned last for it,
- * one table per value of GetPods' `all`. kc_pod objects are immutable, so
+ * one map per value of GetPods' `all`. kc_pod objects are immutable, so
  * when a pod's freshly listed sandboxes and containers (and the fields taken
  * from them) equal the cached pod's, returning another reference to the
  * cached pod is indistinguishable from building a new one. Every listing is
  * still read in full and compared field by field: nothing is assumed about
  * the service returning the same memory twice (a CRI client never does).
  *
- * Open addressing with linear probing; a slot's key is its pod's id. A slot
- * remembers the last call (epoch) that listed its UID; after a call, slots
- * it did not list are dropped and their pods unref'd.
+ * Each call builds the next cache in a second map (holding one reference per
+ * pod it returned) and swaps it in at the end, so pods the listing no longer
+ * has are dropped without any bookkeeping. Map keys are the pods' own ids.
  */
-struct pc_slot {
-        const char *uid;    /* NULL: empty. Points into pod. */
-        uint64_t hash;
-        struct kc_pod *pod;
-        uint32_t epoch;     /* the last call that listed this UID */
-};
-
-struct pod_cache {
-        struct pc_slot *slots; /* NULL until the first call */
-        size_t mask;           /* number of slots - 1 */
-        size_t size;
-        uint32_t epoch;
-};
-
-/*
- * The per-call grouping table: pod UID (pointing into the listing) -> group.
- * Sized from the previous call's pod count and cleared at the start of each
- * call; small slots, so it stays in cache while the listing streams by.
- */
-struct group_slot {
-        const char *uid; /* NULL: empty */
-        uint32_t hash_hi; /* the upper half of the hash (the lower picks the slot) */
-        uint32_t group;
-};
-
-struct group_table {
-        struct group_slot *slots;
-        size_t mask;
-};
-
-/* An item's pod UID (or "") and its hash. */
-struct item_key {
-        const char *uid;
-        uint64_t hash;
-};
 
 /* One pod being assembled: counts first, then slots in the shared arrays. */
 struct group {
@@ -69,7 +34,6 @@ struct group {
         const char *name;
         const char *namespace;
         int64_t created_at;
-        uint64_t hash;
         uint32_t n_sandboxes, n_containers;
         uint32_t sb_off, c_off; /* where its entries start in sb_perm / c_perm */
         bool has_sandbox;
@@ -86,14 +50,12 @@ struct kc_runtime_manager {
 
         /* GetPods state, reused across calls. get_pods may run on several threads. */
         pthread_mutex_t lock;
-        struct pod_cache cache[2]; /* [all] */
-        struct group_table gt;
+        struct kc_map *cache[2];    /* [all]: pod UID -> struct kc_pod (one reference) */
+        struct kc_map *next_cache;  /* being built by the current call; empty between calls */
+        struct kc_map *group_index; /* per call: pod UID -> group index + 1 */
         struct group *groups;
         size_t cap_groups;
-        size_t n_groups_hint; /* the previous call's pod count: sizes the grouping table */
-        struct item_key *keys; /* sandboxes, then containers */
-        size_t cap_keys;
-        uint32_t *item_group; /* item (same numbering) -> group */
+        uint32_t *item_group; /* item (sandboxes, then containers) -> group */
         size_t cap_item_group;
         uint32_t *sb_perm, *c_perm; /* items laid out group by group, in listing order */
         size_t cap_sb_perm, cap_c_perm;
@@ -103,14 +65,17 @@ struct kc_runtime_manager {
         size_t cap_tmp;
 };
 
-static void pod_cache_done(struct pod_cache *t)
+/* Drops every pod reference @m holds and empties it. */
+static void pod_map_clear(struct kc_map *m)
 {
-        size_t i;
+        size_t it = 0;
+        void *p;
 
-        for (i = 0; t->slots && i <= t->mask; i++)
-                kc_pod_unref(t->slots[i].pod);
-        free(t->slots);
-        *t = (struct pod_cache){ 0 };
+        if (!m)
+                return;
+        while (kc_map_next(m, &it, NULL, &p))
+                kc_pod_unref(p);
+        kc_map_clear(m);
 }
 
 int kc_runtime_manager_new(struct kc_runtime_service svc, struct kc_clock *clock,
@@ -126,19 +91,28 @@ int kc_runtime_manager_new(struct kc_runtime_service svc, struct kc_clock *clock
         m->svc = svc;
         m->clock = clock;
         pthread_mutex_init(&m->lock, NULL);
+        if (kc_map_new(&m->cache[0]) < 0 || kc_map_new(&m->cache[1]) < 0 ||
+            kc_map_new(&m->next_cache) < 0 || kc_map_new(&m->group_index) < 0) {
+                kc_runtime_manager_free(m);
+                return -ENOMEM;
+        }
         *ret = m;
         return 0;
 }
 
 struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m)
 {
+        size_t i;
+
         if (!m)
                 return NULL;
-        pod_cache_done(&m->cache[0]);
-        pod_cache_done(&m->cache[1]);
-        free(m->gt.slots);
+        for (i = 0; i < 2; i++) {
+                pod_map_clear(m->cache[i]);
+                kc_map_free(m->cache[i]);
+        }
+        kc_map_free(m->next_cache);
+        kc_map_free(m->group_index);
         free(m->groups);
-        free(m->keys);
         free(m->item_group);
         free(m->sb_perm);
         free(m->c_perm);
@@ -186,140 +160,6 @@ static int scratch_reserve(void **p, size_t *cap, size_t n, size_t elem)
 }
 #define SCRATCH(m, field, n) scratch_reserve((void **)&(m)->field, &(m)->cap_##field, (n), sizeof(*(m)->field))
 
-static inline uint64_t rotl64(uint64_t x, int r)
-{
-        return (x << r) | (x >> (64 - r));
-}
-
-/* Eight bytes at a time with a final avalanche (pod UIDs are 36 bytes). */
-static uint64_t uid_hash(const char *key)
-{
-        const uint64_t k1 = UINT64_C(0x9e3779b97f4a7c15);
-        const uint64_t k2 = UINT64_C(0xbf58476d1ce4e5b9);
-        size_t len = strlen(key);
-        uint64_t h = len * k1, w;
-
-        for (; len >= 8; len -= 8, key += 8) {
-                memcpy(&w, key, 8);
-                h = rotl64(h ^ (w * k2), 29) * k1;
-        }
-        if (len > 0) {
-                w = 0;
-                memcpy(&w, key, len);
-                h = rotl64(h ^ (w * k2), 29) * k1;
-        }
-        h ^= h >> 33;
-        h *= UINT64_C(0xff51afd7ed558ccd);
-        h ^= h >> 33;
-        h *= UINT64_C(0xc4ceb9fe1a85ec53);
-        h ^= h >> 33;
-        return h;
-}
-
-/* The slot holding @uid, or the empty slot where it would go. */
-static size_t pc_find(const struct pod_cache *t, const char *uid, uint64_t hash, bool *found)
-{
-        size_t i = hash & t->mask;
-
-        for (;; i = (i + 1) & t->mask) {
-                const struct pc_slot *s = &t->slots[i];
-
-                if (!s->uid) {
-                        *found = false;
-                        return i;
-                }
-                if (s->hash == hash && (s->uid == uid || strcmp(s->uid, uid) == 0)) {
-                        *found = true;
-                        return i;
-                }
-        }
-}
-
-/* Rehashes into @nslots slots (a power of two above the size). */
-static int pc_resize(struct pod_cache *t, size_t nslots)
-{
-        struct pc_slot *slots = calloc(nslots, sizeof(*slots));
-        size_t i, j;
-
-        if (!slots)
-                return -ENOMEM;
-        for (i = 0; t->slots && i <= t->mask; i++) {
-                if (!t->slots[i].uid)
-                        continue;
-                for (j = t->slots[i].hash & (nslots - 1); slots[j].uid; j = (j + 1) & (nslots - 1))
-                        ;
-                slots[j] = t->slots[i];
-        }
-        free(t->slots);
-        t->slots = slots;
-        t->mask = nslots - 1;
-        return 0;
-}
-
-/* Room for one more entry at a load factor of at most 3/4. */
-static int pc_reserve_one(struct pod_cache *t)
-{
-        size_t nslots = t->slots ? t->mask + 1 : 0;
-
-        if (t->slots && (t->size + 1) * 4 <= nslots * 3)
-                return 0;
-        if (nslots > SIZE_MAX / 2 / sizeof(struct pc_slot))
-                return -ENOMEM;
-        return pc_resize(t, nslots ? nslots * 2 : 64);
-}
-
-/* Backward-shift deletion: no tombstones, probe chains stay exact. */
-static void pc_delete_at(struct pod_cache *t, size_t i)
-{
-        size_t j = i, k;
-
-        for (;;) {
-                j = (j + 1) & t->mask;
-                if (!t->slots[j].uid)
-                        break;
-                k = t->slots[j].hash & t->mask; /* where the entry at j would like to be */
-                /* It may fill the hole at i unless its home lies cyclically in (i, j]. */
-                if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
-                        t->slots[i] = t->slots[j];
-                        i = j;
-                }
-        }
-        t->slots[i] = (struct pc_slot){ 0 };
-        t->size--;
-}
-
-/* Drops the entries call @epoch did not list. */
-static void pc_sweep(struct pod_cache *t, uint32_t epoch)
-{
-        size_t start, n, i;
-
-        if (!t->slots)
-                return;
-        /*
-         * Start right after an empty slot (the load factor guarantees one):
-         * no probe chain then wraps past the starting point, so deletions
-         * only ever move entries into the current or later positions and
-         * each entry is examined once.
-         */
-        for (start = 0; t->slots[start].uid; start++)
-                ;
-        for (n = 0; n <= t->mask; n++) {
-                i = (start + 1 + n) & t->mask;
-                while (t->slots[i].uid && t->slots[i].epoch != epoch) {
-                        kc_pod_unref(t->slots[i].pod);
-                        pc_delete_at(t, i);
-                }
-        }
-        /* Most pods gone: give the table back (best effort; it still works if this fails). */
-        if (t->mask + 1 > 64 && t->size * 8 < t->mask + 1) {
-                size_t nslots = 64;
-
-                while (nslots < t->size * 4)
-                        nslots *= 2;
-                (void)pc_resize(t, nslots);
-        }
-}
-
 static const char *sandbox_pod_uid(const struct kc_pod_sandbox *s)
 {
         const char *uid = kc__label_get(s->labels, s->n_labels, KC_LABEL_POD_UID);
@@ -327,86 +167,24 @@ static const char *sandbox_pod_uid(const struct kc_pod_sandbox *s)
         return uid ? uid : s->metadata.uid;
 }
 
-/* An empty grouping table with room for @n_expected groups at a load of at most 3/4. */
-static int gt_prepare(struct group_table *gt, size_t n_expected)
-{
-        size_t nslots = 64;
-
-        while (nslots * 3 < n_expected * 4 && nslots < SIZE_MAX / 8 / sizeof(struct group_slot))
-                nslots *= 2;
-        if (!gt->slots || gt->mask + 1 < nslots || gt->mask + 1 > 8 * nslots) {
-                struct group_slot *slots = calloc(nslots, sizeof(*slots));
-
-                if (!slots)
-                        return -ENOMEM;
-                free(gt->slots);
-                gt->slots = slots;
-                gt->mask = nslots - 1;
-        } else {
-                memset(gt->slots, 0, (gt->mask + 1) * sizeof(*gt->slots));
-        }
-        return 0;
-}
-
-static void gt_insert(struct group_table *gt, const char *uid, uint64_t hash, uint32_t group)
-{
-        size_t i;
-
-        for (i = hash & gt->mask; gt->slots[i].uid; i = (i + 1) & gt->mask)
-                ;
-        gt->slots[i] = (struct group_slot){ uid, (uint32_t)(hash >> 32), group };
-}
-
-/* Doubles the table and re-enters this call's groups. */
-static int gt_grow(struct kc_runtime_manager *m, uint32_t n_groups)
-{
-        struct group_table *gt = &m->gt;
-        size_t nslots = (gt->mask + 1) * 2;
-        struct group_slot *slots;
-        uint32_t i;
-
-        if (nslots > SIZE_MAX / sizeof(*slots))
-                return -ENOMEM;
-        slots = calloc(nslots, sizeof(*slots));
-        if (!slots)
-                return -ENOMEM;
-        free(gt->slots);
-        gt->slots = slots;
-        gt->mask = nslots - 1;
-        for (i = 0; i < n_groups; i++)
-                gt_insert(gt, m->groups[i].uid, m->groups[i].hash, i);
-        return 0;
-}
-
 /* The group of the items with pod UID @uid, new when this call had not seen it. */
 static int group_get(struct kc_runtime_manager *m, uint32_t *n_groups, const char *uid,
-                     uint64_t hash, const struct kc_label *labels, size_t n_labels,
-                     uint32_t *ret)
+                     const struct kc_label *labels, size_t n_labels, uint32_t *ret)
 {
-        struct group_table *gt = &m->gt;
-        uint32_t hash_hi = (uint32_t)(hash >> 32);
-        size_t i;
+        uintptr_t v = (uintptr_t)kc_map_get(m->group_index, uid);
         int r;
 
-        for (i = hash & gt->mask; gt->slots[i].uid; i = (i + 1) & gt->mask) {
-                const struct group_slot *s = &gt->slots[i];
-
-                if (s->hash_hi == hash_hi && (s->uid == uid || strcmp(s->uid, uid) == 0)) {
-                        *ret = s->group;
-                        return 0;
-                }
+        if (v) {
+                *ret = (uint32_t)(v - 1);
+                return 0;
         }
-        if ((size_t)(*n_groups + 1) * 4 > (gt->mask + 1) * 3) {
-                r = gt_grow(m, *n_groups);
-                if (r < 0)
-                        return r;
-        }
-        gt_insert(gt, uid, hash, *n_groups);
+        r = kc_map_put(m->group_index, uid, (void *)(uintptr_t)(*n_groups + 1));
+        if (r < 0)
+                return r;
         m->groups[*n_groups] = (struct group){
                 .uid = uid,
                 .name = kc__label_get(labels, n_labels, KC_LABEL_POD_NAME),
                 .namespace = kc__label_get(labels, n_labels, KC_LABEL_POD_NAMESPACE),
-                .hash = hash,
         };
         *ret = (*n_groups)++;
         return 0;
@@ -504,12 +282,6 @@ static int pod_build(struct kc_runtime_manager *m, const struct group *g,
                 ret);
 }
 
-/* Prefetch distances: in items for grouping, in pods for the build loop. */
-#define PREFETCH_GROUP 16
-#define PREFETCH_SLOT 16
-#define PREFETCH_POD 8
-#define PREFETCH_POD_BYTES 512
-
 static int sort_key_cmp(const void *a, const void *b)
 {
         const struct sort_key *x = a, *y = b;
@@ -525,8 +297,9 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
                            const struct kc_container_list *cl, struct kc_pod_list *ret)
 {
         _cleanup_(kc_pod_list_done) struct kc_pod_list out = { 0 };
-        struct pod_cache *t = &m->cache[all];
-        uint32_t n_groups = 0, gi, off;
+        const char *uid, *prev_uid = NULL;
+        uint32_t n_groups = 0, gi = 0, off;
+        struct kc_map *swap;
         bool sorted = true;
         struct group *g;
         size_t i, n_items;
@@ -535,57 +308,35 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
         if (sbl->n > UINT32_MAX / 2 || cl->n > UINT32_MAX / 2)
                 return -ENOMEM;
         n_items = sbl->n + cl->n;
-        if (SCRATCH(m, groups, n_items) < 0 || SCRATCH(m, keys, n_items) < 0 ||
-            SCRATCH(m, item_group, n_items) < 0 || SCRATCH(m, sb_perm, sbl->n) < 0 ||
-            SCRATCH(m, c_perm, cl->n) < 0)
+        if (SCRATCH(m, groups, n_items) < 0 || SCRATCH(m, item_group, n_items) < 0 ||
+            SCRATCH(m, sb_perm, sbl->n) < 0 || SCRATCH(m, c_perm, cl->n) < 0)
                 return -ENOMEM;
-        if (gt_prepare(&m->gt, m->n_groups_hint) < 0)
-                return -ENOMEM;
-        if (++t->epoch == 0) {
-                /* Wrapped: forget the old epochs so none can match by accident. */
-                for (i = 0; t->slots && i <= t->mask; i++)
-                        t->slots[i].epoch = 0;
-                t->epoch = 1;
-        }
-
-        /* Pass 1: each item's pod UID and its hash, sandboxes first (as upstream). */
-        for (i = 0; i < sbl->n; i++) {
-                const char *uid = sandbox_pod_uid(&sbl->items[i]);
-
-                m->keys[i].uid = uid ? uid : "";
-                m->keys[i].hash = uid_hash(m->keys[i].uid);
-        }
-        for (i = 0; i < cl->n; i++) {
-                const struct kc_cri_container *c = &cl->items[i];
-                const char *uid = kc__label_get(c->labels, c->n_labels, KC_LABEL_POD_UID);
-
-                m->keys[sbl->n + i].uid = uid ? uid : "";
-                m->keys[sbl->n + i].hash = uid_hash(m->keys[sbl->n + i].uid);
-        }
 
         /*
-         * Pass 2: group by UID and count. The table is looked up a few items
-         * ahead of use (a prefetch). Runtimes tend to list a pod's objects
-         * together: an item with the same UID as the one before skips it.
+         * Pass 1: group by pod UID (sandboxes first, as upstream) and count.
+         * Runtimes list a pod's objects together, so an item with the same
+         * UID as the one before skips the lookup.
          */
         for (i = 0; i < n_items; i++) {
-                const struct item_key *k = &m->keys[i];
+                const struct kc_label *labels;
+                size_t n_labels;
 
-                if (i + PREFETCH_GROUP < n_items)
-                        __builtin_prefetch(&m->gt.slots[m->keys[i + PREFETCH_GROUP].hash & m->gt.mask]);
-                if (i > 0 && k->hash == k[-1].hash &&
-                    (k->uid == k[-1].uid || strcmp(k->uid, k[-1].uid) == 0)) {
-                        gi = m->item_group[i - 1];
-                } else if (i < sbl->n) {
-                        r = group_get(m, &n_groups, k->uid, k->hash, sbl->items[i].labels,
-                                      sbl->items[i].n_labels, &gi);
-                        if (r < 0)
-                                goto fail;
+                if (i < sbl->n) {
+                        labels = sbl->items[i].labels;
+                        n_labels = sbl->items[i].n_labels;
+                        uid = sandbox_pod_uid(&sbl->items[i]);
                 } else {
-                        r = group_get(m, &n_groups, k->uid, k->hash, cl->items[i - sbl->n].labels,
-                                      cl->items[i - sbl->n].n_labels, &gi);
+                        labels = cl->items[i - sbl->n].labels;
+                        n_labels = cl->items[i - sbl->n].n_labels;
+                        uid = kc__label_get(labels, n_labels, KC_LABEL_POD_UID);
+                }
+                if (!uid)
+                        uid = "";
+                if (!prev_uid || strcmp(uid, prev_uid) != 0) {
+                        r = group_get(m, &n_groups, uid, labels, n_labels, &gi);
                         if (r < 0)
                                 goto fail;
+                        prev_uid = uid;
                 }
                 m->item_group[i] = gi;
                 g = &m->groups[gi];
@@ -601,7 +352,7 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
                 }
         }
 
-        /* Pass 3: lay each pod's entries out contiguously, in listing order. */
+        /* Pass 2: lay each pod's entries out contiguously, in listing order. */
         for (gi = 0, off = 0; gi < n_groups; gi++) {
                 m->groups[gi].sb_off = off;
                 off += m->groups[gi].n_sandboxes;
@@ -621,11 +372,12 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
                 m->c_perm[g->c_off + g->n_containers++] = (uint32_t)i;
         }
 
+        /* The grouping keys point into this listing: forget them now. */
+        kc_map_clear(m->group_index);
+
         /* CreatedAt descending, ties in order of appearance. Often already so. */
-        if (SCRATCH(m, order, n_groups) < 0) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (SCRATCH(m, order, n_groups) < 0)
+                return -ENOMEM;
         for (gi = 0; gi < n_groups; gi++) {
                 m->order[gi] = (struct sort_key){ m->groups[gi].created_at, gi };
                 if (gi > 0 && m->order[gi].created_at > m->order[gi - 1].created_at)
@@ -634,6 +386,7 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
         if (!sorted)
                 qsort(m->order, n_groups, sizeof(*m->order), sort_key_cmp);
 
+        /* Pass 3: reuse or build each pod; the next cache holds one reference each. */
         if (n_groups > 0) {
                 out.pods = malloc(n_groups * sizeof(*out.pods));
                 if (!out.pods) {
@@ -641,59 +394,39 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
                         goto fail;
                 }
         }
+        r = kc_map_reserve(m->next_cache, n_groups);
+        if (r < 0)
+                goto fail;
         for (i = 0; i < n_groups; i++) {
-                struct pc_slot *s;
-                bool found;
-                size_t k;
+                struct kc_pod *p;
 
-                /*
-                 * The cached pods are cold (the rest of the relist ran since):
-                 * fetch a later pod's probe slot, then the pod it most likely
-                 * holds, ahead of use. Hints only; the lookup below decides.
-                 */
-                if (t->slots && i + PREFETCH_SLOT < n_groups)
-                        __builtin_prefetch(
-                                &t->slots[m->groups[m->order[i + PREFETCH_SLOT].idx].hash & t->mask]);
-                if (t->slots && i + PREFETCH_POD < n_groups) {
-                        const struct kc_pod *p =
-                                t->slots[m->groups[m->order[i + PREFETCH_POD].idx].hash & t->mask].pod;
-
-                        /* A pod of a few containers is a few hundred bytes (kc_pod_new). */
-                        for (k = 0; p && k < PREFETCH_POD_BYTES; k += 64)
-                                __builtin_prefetch((const char *)p + k);
-                }
                 g = &m->groups[m->order[i].idx];
-                r = pc_reserve_one(t);
-                if (r < 0)
-                        goto fail;
-                k = pc_find(t, g->uid, g->hash, &found);
-                s = &t->slots[k];
-                if (!found || !pod_unchanged(s->pod, g, sbl, m->sb_perm, cl, m->c_perm)) {
-                        struct kc_pod *p;
-
+                p = kc_map_get(m->cache[all], g->uid);
+                if (p && pod_unchanged(p, g, sbl, m->sb_perm, cl, m->c_perm)) {
+                        kc_pod_ref(p);
+                } else {
                         r = pod_build(m, g, sbl, cl, &p);
                         if (r < 0)
                                 goto fail;
-                        if (found)
-                                kc_pod_unref(s->pod);
-                        else
-                                t->size++;
-                        /* The key is the pod's own copy of the UID. */
-                        *s = (struct pc_slot){ .uid = p->id, .hash = g->hash, .pod = p };
                 }
-                s->epoch = t->epoch;
-                out.pods[out.n++] = kc_pod_ref(s->pod);
+                /* Keyed by the pod's own copy of the UID; cannot fail after the reserve. */
+                (void)kc_map_put(m->next_cache, p->id, p);
+                out.pods[out.n++] = kc_pod_ref(p);
         }
-        m->n_groups_hint = n_groups;
 
-        /* Forget the pods this listing no longer has. */
-        if (t->size > n_groups)
-                pc_sweep(t, t->epoch);
+        /* The old cache's references go; pods this listing lacks go with them. */
+        pod_map_clear(m->cache[all]);
+        swap = m->cache[all];
+        m->cache[all] = m->next_cache;
+        m->next_cache = swap;
+        (void)kc_map_reserve(m->group_index, n_groups); /* best effort: sizes the next call */
         *ret = out;
         out = (struct kc_pod_list){ 0 };
         return 0;
 fail:
-        /* The cache is consistent (every entry owns its pod); the next call sweeps it. */
+        /* Leave the cache as it was; undo the partial next one. */
+        kc_map_clear(m->group_index);
+        pod_map_clear(m->next_cache);
         return r;
 }
 
@@ -702,7 +435,7 @@ size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all)
         size_t n;
 
         pthread_mutex_lock(&m->lock);
-        n = m->cache[all].size;
+        n = kc_map_size(m->cache[all]);
         pthread_mutex_unlock(&m->lock);
         return n;
 }
