@@ -68,7 +68,8 @@ static int world_init(struct world *w, size_t n_pods)
                 s += stride;
                 p->namespace = "default";
                 snprintf(s, stride, "sandbox-%08zu", i);
-                w->sandboxes[i] = (struct kc_sim_container_spec){ s, "POD", KC_CONTAINER_STATE_RUNNING, 0 };
+                w->sandboxes[i] =
+                        (struct kc_sim_container_spec){ s, "POD", KC_CONTAINER_STATE_RUNNING, 0 };
                 s += stride;
                 p->sandboxes = &w->sandboxes[i];
                 p->n_sandboxes = 1;
@@ -76,10 +77,12 @@ static int world_init(struct world *w, size_t n_pods)
                 p->n_containers = CONTAINERS_PER_POD;
                 for (j = 0; j < CONTAINERS_PER_POD; j++) {
                         snprintf(s, stride, "ctr-%08zu-%zu", i, j);
-                        w->ctrs[i * CONTAINERS_PER_POD + j] = (struct kc_sim_container_spec){
-                                s, j == 0 ? "app" : j == 1 ? "sidecar" : "logger",
-                                KC_CONTAINER_STATE_RUNNING, 0
-                        };
+                        w->ctrs[i * CONTAINERS_PER_POD + j] =
+                                (struct kc_sim_container_spec){ s,
+                                                                j == 0   ? "app"
+                                                                : j == 1 ? "sidecar"
+                                                                         : "logger",
+                                                                KC_CONTAINER_STATE_RUNNING, 0 };
                         s += stride;
                 }
         }
@@ -152,7 +155,8 @@ static int run(size_t n_pods, bool via_manager, unsigned rounds, struct result *
         if (via_manager && (r = kc_runtime_manager_new(kc_sim_service(sim), clock, &mgr)) < 0)
                 goto out;
         cfg = (struct kc_generic_pleg_config){
-                .runtime = via_manager ? kc_runtime_manager_pod_runtime(mgr) : kc_sim_pod_runtime(sim),
+                .runtime =
+                        via_manager ? kc_runtime_manager_pod_runtime(mgr) : kc_sim_pod_runtime(sim),
                 .events = events,
                 .cache = cache,
                 .clock = clock,
@@ -234,7 +238,8 @@ int main(int argc, char **argv)
                         if (rounds == 0)
                                 rounds = 1;
                 } else {
-                        fprintf(stderr, "usage: bench_relist [--quick] [--rounds N] [--pods N ...] [--no-churn]\n");
+                        fprintf(stderr, "usage: bench_relist [--quick] [--rounds N] [--pods N ...] "
+                                        "[--no-churn]\n");
                         return 2;
                 }
         }
@@ -256,8 +261,8 @@ int main(int argc, char **argv)
                                 return 1;
                         }
                         printf("%-8zu %-12s %14.3f %16.3f %14zu %14ld\n", sizes[i],
-                               via ? "manager+sim" : "sim-direct", res.nochange_ms,
-                               res.changed_ms, res.events_per_changed, peak_rss_kib());
+                               via ? "manager+sim" : "sim-direct", res.nochange_ms, res.changed_ms,
+                               res.events_per_changed, peak_rss_kib());
                         fflush(stdout);
                 }
         }

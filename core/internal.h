@@ -19,13 +19,13 @@ size_t kc__fake_clock_sleepers(struct kc_clock *c);
  * used for invariants whose violation would corrupt memory, such as "an
  * admitted kc_chan push always finds a free ring slot".
  */
-#define kc__assert_se(expr)                                                    \
-        do {                                                                   \
-                if (__builtin_expect(!(expr), 0)) {                            \
-                        fprintf(stderr, "%s:%d: %s: assertion '%s' failed\n",  \
-                                __FILE__, __LINE__, __func__, #expr);          \
-                        abort();                                               \
-                }                                                              \
+#define kc__assert_se(expr)                                                                        \
+        do {                                                                                       \
+                if (__builtin_expect(!(expr), 0)) {                                                \
+                        fprintf(stderr, "%s:%d: %s: assertion '%s' failed\n", __FILE__, __LINE__,  \
+                                __func__, #expr);                                                  \
+                        abort();                                                                   \
+                }                                                                                  \
         } while (0)
 
 /*

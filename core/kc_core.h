@@ -42,24 +42,24 @@ static inline void kc_closep(int *fd)
 #define _cleanup_close_ _cleanup_(kc_closep)
 
 /* Defines `static inline void <func>p(type **p)` calling `func(*p)`. */
-#define KC_DEFINE_CLEANUP_FUNC(type, func)                                     \
-        static inline void func##p(type **p)                                   \
-        {                                                                      \
-                if (*p)                                                        \
-                        (void)func(*p);                                        \
+#define KC_DEFINE_CLEANUP_FUNC(type, func)                                                         \
+        static inline void func##p(type **p)                                                       \
+        {                                                                                          \
+                if (*p)                                                                            \
+                        (void)func(*p);                                                            \
         }
 
-#define TAKE_PTR(p)                                                            \
-        ({                                                                     \
-                __typeof__(p) _kc_p = (p);                                     \
-                (p) = NULL;                                                    \
-                _kc_p;                                                         \
+#define TAKE_PTR(p)                                                                                \
+        ({                                                                                         \
+                __typeof__(p) _kc_p = (p);                                                         \
+                (p) = NULL;                                                                        \
+                _kc_p;                                                                             \
         })
-#define TAKE_FD(fd)                                                            \
-        ({                                                                     \
-                int _kc_fd = (fd);                                             \
-                (fd) = -1;                                                     \
-                _kc_fd;                                                        \
+#define TAKE_FD(fd)                                                                                \
+        ({                                                                                         \
+                int _kc_fd = (fd);                                                                 \
+                (fd) = -1;                                                                         \
+                _kc_fd;                                                                            \
         })
 
 /* Turns a libc call that returns -1/errno into 0/-errno. */
@@ -154,25 +154,25 @@ int kc_log_get_verbosity(void);
 /** Where log lines go (default stderr). NULL restores stderr. */
 void kc_log_set_output(FILE *f);
 
-void kc_log_internal(enum kc_log_severity sev, const char *file, int line,
-                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void kc_log_internal(enum kc_log_severity sev, const char *file, int line, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
 
 #define kc_log_info(...) kc_log_internal(KC_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__)
 #define kc_log_warn(...) kc_log_internal(KC_LOG_WARNING, __FILE__, __LINE__, __VA_ARGS__)
 #define kc_log_error(...) kc_log_internal(KC_LOG_ERROR, __FILE__, __LINE__, __VA_ARGS__)
-#define kc_log_v(level, ...)                                                   \
-        do {                                                                   \
-                if (kc_log_get_verbosity() >= (level))                         \
-                        kc_log_info(__VA_ARGS__);                              \
+#define kc_log_v(level, ...)                                                                       \
+        do {                                                                                       \
+                if (kc_log_get_verbosity() >= (level))                                             \
+                        kc_log_info(__VA_ARGS__);                                                  \
         } while (0)
 /** Logs at error level with errno set from @p r (so %m names it) and
  * evaluates to -abs(r). */
-#define kc_log_errno(r, ...)                                                   \
-        ({                                                                     \
-                int _kc_r = (r);                                               \
-                errno = _kc_r < 0 ? -_kc_r : _kc_r;                            \
-                kc_log_error(__VA_ARGS__);                                     \
-                _kc_r < 0 ? _kc_r : -_kc_r;                                    \
+#define kc_log_errno(r, ...)                                                                       \
+        ({                                                                                         \
+                int _kc_r = (r);                                                                   \
+                errno = _kc_r < 0 ? -_kc_r : _kc_r;                                                \
+                kc_log_error(__VA_ARGS__);                                                         \
+                _kc_r < 0 ? _kc_r : -_kc_r;                                                        \
         })
 
 /* ------------------------------------------------------------------------ */

@@ -33,8 +33,7 @@ static const char severity_char[_KC_LOG_SEVERITY_MAX] = {
         [KC_LOG_ERROR] = 'E',
         [KC_LOG_FATAL] = 'F',
 };
-_Static_assert(KC_ELEMENTSOF(severity_char) == _KC_LOG_SEVERITY_MAX,
-               "one letter per severity");
+_Static_assert(KC_ELEMENTSOF(severity_char) == _KC_LOG_SEVERITY_MAX, "one letter per severity");
 
 void kc_log_set_verbosity(int v)
 {
@@ -62,8 +61,7 @@ static const char *basename_of(const char *path)
         return slash ? slash + 1 : path;
 }
 
-void kc_log_internal(enum kc_log_severity sev, const char *file, int line,
-                     const char *fmt, ...)
+void kc_log_internal(enum kc_log_severity sev, const char *file, int line, const char *fmt, ...)
 {
         /* Messages may use %m: keep the caller's errno for vsnprintf. */
         int saved_errno = errno;
@@ -84,9 +82,8 @@ void kc_log_internal(enum kc_log_severity sev, const char *file, int line,
                 memset(&tm, 0, sizeof(tm));
 
         hlen = snprintf(small, sizeof(small), "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] ",
-                        severity_char[sev], tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                        tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000, (int)gettid(),
-                        basename_of(file), line);
+                        severity_char[sev], tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                        tm.tm_sec, ts.tv_nsec / 1000, (int)gettid(), basename_of(file), line);
         if (hlen < 0)
                 return;
         if ((size_t)hlen >= sizeof(small) - 2)

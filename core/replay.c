@@ -56,7 +56,7 @@ static int check_keys(struct replay *rp, json_t *obj, const char *what, const ch
         const char *key;
         json_t *v;
 
-        json_object_foreach(obj, key, v) {
+        json_object_foreach (obj, key, v) {
                 const char *const *a;
 
                 for (a = allowed; *a; a++)
@@ -106,8 +106,7 @@ static int op_config(struct replay *rp, json_t *o)
         }
         v = json_object_get(o, "relist_threshold_s");
         if (v) {
-                if (!json_is_number(v) || !(json_number_value(v) > 0) ||
-                    json_number_value(v) > 1e9)
+                if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 1e9)
                         return fail(rp, "op \"config\": field \"relist_threshold_s\" must be a "
                                         "positive number of seconds");
                 rp->relist_threshold = llround(json_number_value(v) * (double)KC_NSEC_PER_SEC);
@@ -132,8 +131,9 @@ static int parse_ctr(struct replay *rp, json_t *c, const char *what,
                 return -EINVAL;
         s = kc_container_state_from_string(state);
         if (s < 0)
-                return fail(rp, "%s: unknown state \"%s\" (want created, running, exited or "
-                                "unknown)",
+                return fail(rp,
+                            "%s: unknown state \"%s\" (want created, running, exited or "
+                            "unknown)",
                             what, state);
         ret->state = s;
         v = json_object_get(c, "exit_code");
@@ -164,7 +164,7 @@ static int parse_ctrs(struct replay *rp, json_t *pod, size_t i, const char *key,
         *ret = calloc(json_array_size(arr) + 1, sizeof(**ret));
         if (!*ret)
                 return -ENOMEM;
-        json_array_foreach(arr, j, c) {
+        json_array_foreach (arr, j, c) {
                 snprintf(what, sizeof(what), "pods[%zu].%s[%zu]", i, key, j);
                 if (parse_ctr(rp, c, what, &(*ret)[j]) < 0)
                         return -EINVAL;
@@ -190,7 +190,7 @@ static void free_specs(struct kc_sim_pod_spec *specs, size_t n)
 static int op_runtime(struct replay *rp, json_t *o)
 {
         static const char *const keys[] = { "op", "pods", NULL };
-        static const char *const pod_keys[] = { "id",   "name",       "namespace", "ips",
+        static const char *const pod_keys[] = { "id",         "name",      "namespace", "ips",
                                                 "containers", "sandboxes", NULL };
         json_t *pods = json_object_get(o, "pods"), *pod;
         struct kc_sim_pod_spec *specs = NULL;
@@ -207,7 +207,7 @@ static int op_runtime(struct replay *rp, json_t *o)
         if (!specs)
                 return -ENOMEM;
         r = 0;
-        json_array_foreach(pods, i, pod) {
+        json_array_foreach (pods, i, pod) {
                 struct kc_sim_pod_spec *s = &specs[i];
                 struct kc_sim_container_spec *ctrs = NULL, *sbs = NULL;
                 json_t *ips, *ip;
@@ -241,7 +241,7 @@ static int op_runtime(struct replay *rp, json_t *o)
                                 break;
                         }
                         s->ips = v;
-                        json_array_foreach(ips, k, ip) {
+                        json_array_foreach (ips, k, ip) {
                                 if (!json_is_string(ip)) {
                                         r = fail(rp, "%s.ips[%zu] must be a string", what, k);
                                         break;
@@ -311,7 +311,8 @@ static int op_advance(struct replay *rp, json_t *o)
         if (check_keys(rp, o, "op \"advance\"", keys) < 0)
                 return -EINVAL;
         if (!!s == !!ns)
-                return fail(rp, "op \"advance\": exactly one of \"seconds\" and \"ns\" is required");
+                return fail(rp,
+                            "op \"advance\": exactly one of \"seconds\" and \"ns\" is required");
         if (s) {
                 if (!json_is_number(s) || !(json_number_value(s) >= 0) ||
                     json_number_value(s) > 1e9)
@@ -350,20 +351,20 @@ static json_t *status_to_json(const struct kc_pod_status *s)
         for (i = 0; i < s->n_containers; i++) {
                 const struct kc_container_status *c = &s->containers[i];
 
-                json_array_append_new(
-                        ctrs, json_pack("{s:s, s:s, s:s, s:i}", "id", c->id ? c->id : "",
-                                        "name", c->name ? c->name : "", "state",
-                                        kc_container_state_to_string(c->state), "exit_code",
-                                        (int)c->exit_code));
+                json_array_append_new(ctrs,
+                                      json_pack("{s:s, s:s, s:s, s:i}", "id", c->id ? c->id : "",
+                                                "name", c->name ? c->name : "", "state",
+                                                kc_container_state_to_string(c->state), "exit_code",
+                                                (int)c->exit_code));
         }
         sbs = json_array();
         for (i = 0; i < s->n_sandboxes; i++)
-                json_array_append_new(
-                        sbs, json_pack("{s:s, s:s}", "id",
-                                       s->sandboxes[i].id ? s->sandboxes[i].id : "", "state",
-                                       s->sandboxes[i].state == KC_SANDBOX_STATE_READY
-                                               ? "READY"
-                                               : "NOTREADY"));
+                json_array_append_new(sbs, json_pack("{s:s, s:s}", "id",
+                                                     s->sandboxes[i].id ? s->sandboxes[i].id : "",
+                                                     "state",
+                                                     s->sandboxes[i].state == KC_SANDBOX_STATE_READY
+                                                             ? "READY"
+                                                             : "NOTREADY"));
         o = json_object();
         json_object_set_new(o, "id", json_string(s->id ? s->id : ""));
         json_object_set_new(o, "ips", ips);
@@ -381,8 +382,8 @@ static int op_events(struct replay *rp, json_t *out)
                 struct kc_pleg_event *e = item;
 
                 json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "pod", e->pod_id, "type",
-                                                     kc_pleg_event_type_to_string(e->type),
-                                                     "data", e->data));
+                                                     kc_pleg_event_type_to_string(e->type), "data",
+                                                     e->data));
                 kc_pleg_event_free(e);
         }
         return json_object_set_new(out, "events", arr) < 0 ? -ENOMEM : 0;
@@ -583,8 +584,8 @@ static int replay_line(struct replay *rp, const char *text)
         out = json_pack("{s:I, s:s}", "line", (json_int_t)rp->line, "op", op);
         if (!out)
                 return -ENOMEM;
-        if (strcmp(op, "events") == 0 || strcmp(op, "healthy") == 0 ||
-            strcmp(op, "metrics") == 0 || strcmp(op, "calls") == 0) {
+        if (strcmp(op, "events") == 0 || strcmp(op, "healthy") == 0 || strcmp(op, "metrics") == 0 ||
+            strcmp(op, "calls") == 0) {
                 static const char *const keys[] = { "op", NULL };
                 char what[32];
 

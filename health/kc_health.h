@@ -30,18 +30,16 @@ KC_DEFINE_CLEANUP_FUNC(struct kc_metrics_registry, kc_metrics_registry_free)
  * Prometheus metric name and not yet registered: -EEXIST / -EINVAL).
  * @p name and @p help are copied. *ret is owned by the registry.
  */
-int kc_metrics_counter_new(struct kc_metrics_registry *r, const char *name,
-                           const char *help, struct kc_counter **ret);
-int kc_metrics_gauge_new(struct kc_metrics_registry *r, const char *name,
-                         const char *help, struct kc_gauge **ret);
+int kc_metrics_counter_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                           struct kc_counter **ret);
+int kc_metrics_gauge_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                         struct kc_gauge **ret);
 /** A gauge with one label dimension, e.g. container_state. */
-int kc_metrics_gauge_vec_new(struct kc_metrics_registry *r, const char *name,
-                             const char *help, const char *label_name,
-                             struct kc_gauge_vec **ret);
+int kc_metrics_gauge_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                             const char *label_name, struct kc_gauge_vec **ret);
 /** @p buckets NULL means kc_metrics_default_buckets. Upper bounds, ascending. */
-int kc_metrics_histogram_new(struct kc_metrics_registry *r, const char *name,
-                             const char *help, const double *buckets,
-                             size_t n_buckets, struct kc_histogram **ret);
+int kc_metrics_histogram_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                             const double *buckets, size_t n_buckets, struct kc_histogram **ret);
 
 /** Any thread. @p v must be >= 0 for counters. */
 void kc_counter_add_mp(struct kc_counter *c, double v);
@@ -78,12 +76,12 @@ int kc_metrics_render(const struct kc_metrics_registry *r, char **ret);
 /* kubelet metrics (upstream pkg/kubelet/metrics, subsystem "kubelet")        */
 
 struct kc_kubelet_metrics {
-        struct kc_histogram *pleg_relist_duration;   /* kubelet_pleg_relist_duration_seconds */
-        struct kc_histogram *pleg_relist_interval;   /* kubelet_pleg_relist_interval_seconds */
-        struct kc_counter *pleg_discard_events;      /* kubelet_pleg_discard_events */
-        struct kc_gauge *pleg_last_seen;             /* kubelet_pleg_last_seen_seconds */
-        struct kc_gauge *running_pods;               /* kubelet_running_pods */
-        struct kc_gauge_vec *running_containers;     /* kubelet_running_containers{container_state} */
+        struct kc_histogram *pleg_relist_duration; /* kubelet_pleg_relist_duration_seconds */
+        struct kc_histogram *pleg_relist_interval; /* kubelet_pleg_relist_interval_seconds */
+        struct kc_counter *pleg_discard_events;    /* kubelet_pleg_discard_events */
+        struct kc_gauge *pleg_last_seen;           /* kubelet_pleg_last_seen_seconds */
+        struct kc_gauge *running_pods;             /* kubelet_running_pods */
+        struct kc_gauge_vec *running_containers;   /* kubelet_running_containers{container_state} */
 };
 
 /** Registers every kubelet metric in @p r and fills @p ret. */

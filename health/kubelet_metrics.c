@@ -25,10 +25,10 @@ struct kubelet_metric_def {
         enum kubelet_metric_kind kind;
         const char *name;
         const char *help;
-        const char *label;      /* KIND_GAUGE_VEC only */
-        const double *buckets;  /* KIND_HISTOGRAM only; NULL: default buckets */
+        const char *label;     /* KIND_GAUGE_VEC only */
+        const double *buckets; /* KIND_HISTOGRAM only; NULL: default buckets */
         size_t n_buckets;
-        size_t offset;          /* of the pointer in struct kc_kubelet_metrics */
+        size_t offset; /* of the pointer in struct kc_kubelet_metrics */
 };
 
 #define KC_ALPHA "[ALPHA] "
@@ -50,7 +50,8 @@ static const struct kubelet_metric_def kubelet_metric_defs[] = {
         {
                 .kind = KIND_COUNTER,
                 .name = "kubelet_pleg_discard_events",
-                .help = KC_ALPHA "Number of PLEG events dropped because the event channel was full.",
+                .help = KC_ALPHA
+                "Number of PLEG events dropped because the event channel was full.",
                 .offset = FIELD(pleg_discard_events),
         },
         {
@@ -75,7 +76,8 @@ static const struct kubelet_metric_def kubelet_metric_defs[] = {
 };
 
 /* Every field of struct kc_kubelet_metrics is one metric pointer with a row. */
-static_assert(sizeof(struct kc_kubelet_metrics) == KC_ELEMENTSOF(kubelet_metric_defs) * sizeof(void *),
+static_assert(sizeof(struct kc_kubelet_metrics) ==
+                      KC_ELEMENTSOF(kubelet_metric_defs) * sizeof(void *),
               "struct kc_kubelet_metrics and kubelet_metric_defs disagree");
 
 static int register_one(struct kc_metrics_registry *r, const struct kubelet_metric_def *d,

@@ -414,7 +414,8 @@ int kc_metrics_histogram_new(struct kc_metrics_registry *r, const char *name, co
         if (n_buckets > 0 && isinf(buckets[n_buckets - 1]) && buckets[n_buckets - 1] > 0)
                 n_buckets--;
         for (size_t i = 0; i < n_buckets; i++)
-                if (isnan(buckets[i]) || isinf(buckets[i]) || (i > 0 && !(buckets[i - 1] < buckets[i])))
+                if (isnan(buckets[i]) || isinf(buckets[i]) ||
+                    (i > 0 && !(buckets[i - 1] < buckets[i])))
                         return -EINVAL;
 
         k = metric_alloc(METRIC_HISTOGRAM, name, help, sizeof(struct kc_histogram), &m);
@@ -544,7 +545,8 @@ static int series_create(struct kc_gauge_vec *g, const char *label_value, struct
                 memcpy(idx->items, old->items, pos * sizeof(idx->items[0]));
         idx->items[pos] = s;
         if (old && old->n > pos)
-                memcpy(idx->items + pos + 1, old->items + pos, (old->n - pos) * sizeof(idx->items[0]));
+                memcpy(idx->items + pos + 1, old->items + pos,
+                       (old->n - pos) * sizeof(idx->items[0]));
         /* Release pairs with the acquire in series_index_load(). */
         atomic_store_explicit(&g->index, idx, memory_order_release);
 out:
@@ -808,15 +810,17 @@ static void render_metric(struct strbuf *b, const struct metric *m)
                               kc_counter_value((const struct kc_counter *)m));
                 break;
         case METRIC_GAUGE:
-                render_sample(b, m->name, NULL, NULL, NULL, kc_gauge_value((const struct kc_gauge *)m));
+                render_sample(b, m->name, NULL, NULL, NULL,
+                              kc_gauge_value((const struct kc_gauge *)m));
                 break;
         case METRIC_GAUGE_VEC: {
                 const struct kc_gauge_vec *g = (const struct kc_gauge_vec *)m;
                 const struct series_index *idx = series_index_load(g);
 
                 for (size_t i = 0; idx && i < idx->n; i++)
-                        render_sample(b, m->name, NULL, g->label_name, idx->items[i]->label_value,
-                                      atomic_double_load(&idx->items[i]->bits, memory_order_relaxed));
+                        render_sample(
+                                b, m->name, NULL, g->label_name, idx->items[i]->label_value,
+                                atomic_double_load(&idx->items[i]->bits, memory_order_relaxed));
                 break;
         }
         case METRIC_HISTOGRAM:

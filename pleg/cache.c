@@ -134,8 +134,8 @@ static int snapshot_locked(struct kc_pod_cache *c, const char *uid,
         return 1;
 }
 
-int kc_pod_cache_get(struct kc_pod_cache *c, const char *uid,
-                     struct kc_pod_status **ret_status, char **ret_err)
+int kc_pod_cache_get(struct kc_pod_cache *c, const char *uid, struct kc_pod_status **ret_status,
+                     char **ret_err)
 {
         int r;
 

@@ -52,7 +52,7 @@ struct kc_generic_pleg {
         struct pod_record *first, *last;
         struct kc_pleg_event_spec *scratch;
         size_t scratch_cap;
-        char **resync;       /* pods owed a PodSync after a dropped event */
+        char **resync; /* pods owed a PodSync after a dropped event */
         size_t n_resync;
         size_t resync_cap;
 
@@ -149,12 +149,16 @@ int kc__pleg_compute_events(const struct kc_pod *old, const struct kc_pod *cur,
                             struct kc_pleg_event_spec **buf, size_t *cap, size_t *ret_n)
 {
         const struct kc_container *lists[4] = {
-                old ? old->containers : NULL, old ? old->sandboxes : NULL,
-                cur ? cur->containers : NULL, cur ? cur->sandboxes : NULL,
+                old ? old->containers : NULL,
+                old ? old->sandboxes : NULL,
+                cur ? cur->containers : NULL,
+                cur ? cur->sandboxes : NULL,
         };
         const size_t counts[4] = {
-                old ? old->n_containers : 0, old ? old->n_sandboxes : 0,
-                cur ? cur->n_containers : 0, cur ? cur->n_sandboxes : 0,
+                old ? old->n_containers : 0,
+                old ? old->n_sandboxes : 0,
+                cur ? cur->n_containers : 0,
+                cur ? cur->n_sandboxes : 0,
         };
         size_t n = 0, l, i, k;
 
@@ -336,8 +340,8 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
         pthread_mutex_lock(&g->cache_lock);
         /* The timestamp is taken before the runtime is asked. */
         ts = kc_clock_now(g->clock);
-        r = g->runtime.ops->get_pod_status(g->runtime.self, uid, pod->name, pod->namespace,
-                                           &status, &err);
+        r = g->runtime.ops->get_pod_status(g->runtime.self, uid, pod->name, pod->namespace, &status,
+                                           &err);
         if (r >= 0 && status) {
                 q = preserve_pod_ips(g, uid, status, &to_cache);
                 if (q < 0) {
@@ -439,8 +443,9 @@ static void log_container_died(const struct kc_pod_status *status, const char *u
                 return;
         for (i = 0; i < status->n_containers; i++)
                 if (strcmp(status->containers[i].id, container_id) == 0) {
-                        kc_log_v(2, "Generic (PLEG): container finished podID=\"%s\" "
-                                    "containerID=\"%s\" exitCode=%d",
+                        kc_log_v(2,
+                                 "Generic (PLEG): container finished podID=\"%s\" "
+                                 "containerID=\"%s\" exitCode=%d",
                                  uid, container_id, status->containers[i].exit_code);
                         return;
                 }
@@ -479,8 +484,7 @@ static void update_running_metrics(struct kc_generic_pleg *g, const struct kc_po
         for (s = 0; s < _KC_CONTAINER_STATE_MAX; s++)
                 if (present[s])
                         kc_gauge_vec_set_mp(g->metrics->running_containers,
-                                            kc_container_state_to_string(s),
-                                            (double)per_state[s]);
+                                            kc_container_state_to_string(s), (double)per_state[s]);
         kc_gauge_set_mp(g->metrics->running_pods, (double)running_pods);
 }
 

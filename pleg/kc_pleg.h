@@ -67,8 +67,8 @@ void kc_pod_cache_set_newer_wins(struct kc_pod_cache *c, bool on);
  * text or NULL.
  * @return 1 when an entry was found, 0 on a miss, -ENOMEM.
  */
-int kc_pod_cache_get(struct kc_pod_cache *c, const char *uid,
-                     struct kc_pod_status **ret_status, char **ret_err);
+int kc_pod_cache_get(struct kc_pod_cache *c, const char *uid, struct kc_pod_status **ret_status,
+                     char **ret_err);
 
 /**
  * Set: stores @p status (a new reference is taken; may be NULL) and @p err
@@ -129,10 +129,10 @@ struct kc_pleg {
 struct kc_generic_pleg;
 
 struct kc_generic_pleg_config {
-        struct kc_pod_runtime runtime;     /* borrowed */
-        struct kc_chan *events;            /* borrowed; PLEG is a producer */
-        struct kc_pod_cache *cache;        /* borrowed */
-        struct kc_clock *clock;            /* borrowed */
+        struct kc_pod_runtime runtime;      /* borrowed */
+        struct kc_chan *events;             /* borrowed; PLEG is a producer */
+        struct kc_pod_cache *cache;         /* borrowed */
+        struct kc_clock *clock;             /* borrowed */
         struct kc_kubelet_metrics *metrics; /* borrowed; may be NULL */
         int64_t relist_period_ns;
         int64_t relist_threshold_ns;

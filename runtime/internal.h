@@ -40,7 +40,7 @@ static inline void *kc__pack_reserve(struct kc__packer *pk, size_t size, size_t 
         return p;
 }
 
-#define kc__pack_array(pk, type, n)                                            \
+#define kc__pack_array(pk, type, n)                                                                \
         ((type *)((n) > 0 ? kc__pack_reserve((pk), sizeof(type) * (n), alignof(type)) : NULL))
 
 /* NULL stays NULL. While measuring returns NULL too: only store the result. */
@@ -125,8 +125,8 @@ static inline const char *kc__label_get(const struct kc_label *l, size_t n, cons
 }
 
 /* True when every selector label is present in @p l with the same value. */
-static inline bool kc__labels_match(const struct kc_label *l, size_t n,
-                                    const struct kc_label *sel, size_t n_sel)
+static inline bool kc__labels_match(const struct kc_label *l, size_t n, const struct kc_label *sel,
+                                    size_t n_sel)
 {
         size_t i;
 

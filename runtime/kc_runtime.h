@@ -186,9 +186,8 @@ struct kc_pod_runtime_ops {
          * failure *ret may still be set to a partial status (to be unref'd by
          * the caller), which PLEG caches together with the error.
          */
-        int (*get_pod_status)(void *self, const char *uid, const char *name,
-                              const char *namespace, struct kc_pod_status **ret,
-                              struct kc_runtime_error *err);
+        int (*get_pod_status)(void *self, const char *uid, const char *name, const char *namespace,
+                              struct kc_pod_status **ret, struct kc_runtime_error *err);
 };
 
 struct kc_pod_runtime {
@@ -338,7 +337,8 @@ struct kc_container_config {
 
 struct kc_runtime_service_ops {
         int (*version)(void *self, struct kc_version_result *ret, struct kc_runtime_error *err);
-        int (*status)(void *self, struct kc_runtime_status_result *ret, struct kc_runtime_error *err);
+        int (*status)(void *self, struct kc_runtime_status_result *ret,
+                      struct kc_runtime_error *err);
 
         int (*run_pod_sandbox)(void *self, const struct kc_pod_sandbox_config *config,
                                char **ret_id, struct kc_runtime_error *err);
@@ -352,16 +352,15 @@ struct kc_runtime_service_ops {
 
         int (*create_container)(void *self, const char *pod_sandbox_id,
                                 const struct kc_container_config *config,
-                                const struct kc_pod_sandbox_config *sandbox_config,
-                                char **ret_id, struct kc_runtime_error *err);
+                                const struct kc_pod_sandbox_config *sandbox_config, char **ret_id,
+                                struct kc_runtime_error *err);
         int (*start_container)(void *self, const char *id, struct kc_runtime_error *err);
         int (*stop_container)(void *self, const char *id, int64_t timeout_s,
                               struct kc_runtime_error *err);
         int (*remove_container)(void *self, const char *id, struct kc_runtime_error *err);
         int (*list_containers)(void *self, const struct kc_container_filter *filter,
                                struct kc_container_list *ret, struct kc_runtime_error *err);
-        int (*container_status)(void *self, const char *id,
-                                struct kc_container_status_result *ret,
+        int (*container_status)(void *self, const char *id, struct kc_container_status_result *ret,
                                 struct kc_runtime_error *err);
 };
 
@@ -393,8 +392,8 @@ KC_DEFINE_CLEANUP_FUNC(struct kc_runtime_manager, kc_runtime_manager_free)
  * GetPods(all): ListPodSandbox + ListContainers, grouped by the pod-UID
  * label, sorted by CreatedAt descending (upstream).
  */
-int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all,
-                                struct kc_pod_list *ret, struct kc_runtime_error *err);
+int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct kc_pod_list *ret,
+                                struct kc_runtime_error *err);
 /**
  * GetPodStatus: the pod's sandboxes (newest first) with their statuses, IPs
  * from the newest sandbox when it is READY, and the statuses of all the
@@ -402,8 +401,7 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all,
  */
 int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *uid,
                                       const char *name, const char *namespace,
-                                      struct kc_pod_status **ret,
-                                      struct kc_runtime_error *err);
+                                      struct kc_pod_status **ret, struct kc_runtime_error *err);
 /** The manager as a kc_pod_runtime (for PLEG). */
 struct kc_pod_runtime kc_runtime_manager_pod_runtime(struct kc_runtime_manager *m);
 
@@ -454,8 +452,8 @@ int kc_sim_set_pods(struct kc_sim *s, const struct kc_sim_pod_spec *pods, size_t
  * upstream's: GetPods, GetPodStatus (kubecontainer face) and the CRI method
  * names (ListPodSandbox, ContainerStatus, ...) of the service face.
  */
-int kc_sim_inject_fault(struct kc_sim *s, const char *op, const char *key,
-                        const char *message, unsigned times);
+int kc_sim_inject_fault(struct kc_sim *s, const char *op, const char *key, const char *message,
+                        unsigned times);
 
 /** Cumulative call counts per (op, key). Key is the pod UID for GetPodStatus, "" otherwise. */
 struct kc_sim_call_count {

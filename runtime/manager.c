@@ -158,7 +158,8 @@ static int scratch_reserve(void **p, size_t *cap, size_t n, size_t elem)
         *cap = n;
         return 0;
 }
-#define SCRATCH(m, field, n) scratch_reserve((void **)&(m)->field, &(m)->cap_##field, (n), sizeof(*(m)->field))
+#define SCRATCH(m, field, n)                                                                       \
+        scratch_reserve((void **)&(m)->field, &(m)->cap_##field, (n), sizeof(*(m)->field))
 
 static const char *sandbox_pod_uid(const struct kc_pod_sandbox *s)
 {
@@ -228,8 +229,8 @@ static bool pod_unchanged(const struct kc_pod *p, const struct group *g,
                 const struct kc_container *o = &p->sandboxes[k];
 
                 if (o->state != sandbox_cstate(s) || o->created_at != s->created_at ||
-                    !kc__streq(o->id, s->id) || !kc__streq(o->name, s->metadata.name) ||
-                    o->image || o->hash != 0)
+                    !kc__streq(o->id, s->id) || !kc__streq(o->name, s->metadata.name) || o->image ||
+                    o->hash != 0)
                         return false;
         }
         return true;
@@ -515,9 +516,11 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
         _cleanup_free_ struct kc_container_status *cs = NULL;
         _cleanup_free_ const char **ips = NULL;
         struct kc_label sel = { KC_LABEL_POD_UID, uid };
-        struct kc_pod_sandbox_filter sf = { .state = -1, .label_selector = &sel,
+        struct kc_pod_sandbox_filter sf = { .state = -1,
+                                            .label_selector = &sel,
                                             .n_label_selector = 1 };
-        struct kc_container_filter cf = { .state = -1, .label_selector = &sel,
+        struct kc_container_filter cf = { .state = -1,
+                                          .label_selector = &sel,
                                           .n_label_selector = 1 };
         struct kc_runtime_error e2;
         size_t i, n_ips = 0, n_sbs = 0, n_cs = 0;
@@ -593,8 +596,7 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
 
                 e2.code = KC_RUNTIME_UNKNOWN;
                 e2.message[0] = 0;
-                r = m->svc.ops->container_status(m->svc.self, cl.items[i].id, &res.c[res.n_c],
-                                                 &e2);
+                r = m->svc.ops->container_status(m->svc.self, cl.items[i].id, &res.c[res.n_c], &e2);
                 if (r < 0) {
                         if (e2.code == KC_RUNTIME_NOT_FOUND)
                                 continue;
@@ -623,7 +625,8 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
         }
         qsort(order, n_cs, sizeof(*order), sorted_cmp);
         {
-                _cleanup_free_ struct kc_container_status *sorted = calloc(n_cs + 1, sizeof(*sorted));
+                _cleanup_free_ struct kc_container_status *sorted =
+                        calloc(n_cs + 1, sizeof(*sorted));
 
                 if (!sorted)
                         goto oom;
@@ -653,15 +656,13 @@ oom:
 /* ------------------------------------------------------------------------ */
 /* As a kc_pod_runtime                                                        */
 
-static int mgr_get_pods(void *self, bool all, struct kc_pod_list *ret,
-                        struct kc_runtime_error *err)
+static int mgr_get_pods(void *self, bool all, struct kc_pod_list *ret, struct kc_runtime_error *err)
 {
         return kc_runtime_manager_get_pods(self, all, ret, err);
 }
 
-static int mgr_get_pod_status(void *self, const char *uid, const char *name,
-                              const char *namespace, struct kc_pod_status **ret,
-                              struct kc_runtime_error *err)
+static int mgr_get_pod_status(void *self, const char *uid, const char *name, const char *namespace,
+                              struct kc_pod_status **ret, struct kc_runtime_error *err)
 {
         return kc_runtime_manager_get_pod_status(self, uid, name, namespace, ret, err);
 }

@@ -98,9 +98,12 @@ uint64_t kc__parse_container_hash(const char *s)
 const char *kc__label_key_intern(const char *key)
 {
         static const char *const known[] = {
-                KC_LABEL_POD_UID,        KC_LABEL_POD_NAME,
-                KC_LABEL_POD_NAMESPACE,  KC_LABEL_CONTAINER_NAME,
-                KC_ANNOTATION_CONTAINER_HASH, KC_ANNOTATION_CONTAINER_RESTART_COUNT,
+                KC_LABEL_POD_UID,
+                KC_LABEL_POD_NAME,
+                KC_LABEL_POD_NAMESPACE,
+                KC_LABEL_CONTAINER_NAME,
+                KC_ANNOTATION_CONTAINER_HASH,
+                KC_ANNOTATION_CONTAINER_RESTART_COUNT,
         };
         size_t i;
 
@@ -378,8 +381,8 @@ static bool sandbox_status_equal(const struct kc_sandbox_status *a,
 {
         return kc__streq(a->id, b->id) && kc__streq(a->name, b->name) &&
                kc__streq(a->namespace, b->namespace) && kc__streq(a->uid, b->uid) &&
-               a->attempt == b->attempt && a->state == b->state &&
-               a->created_at == b->created_at && kc__streq(a->ip, b->ip);
+               a->attempt == b->attempt && a->state == b->state && a->created_at == b->created_at &&
+               kc__streq(a->ip, b->ip);
 }
 
 bool kc_pod_status_equal(const struct kc_pod_status *a, const struct kc_pod_status *b)

@@ -109,8 +109,8 @@ struct sim_container {
         struct kc_cri_container v; /* strings live in this allocation */
         const char *blob;          /* the region holding v's strings and arrays */
         size_t blob_size;
-        uint64_t hash;             /* parsed io.kubernetes.container.hash */
-        const char *const *argv;   /* command + args */
+        uint64_t hash;           /* parsed io.kubernetes.container.hash */
+        const char *const *argv; /* command + args */
         size_t argc;
         struct sim_program prog;
         int64_t deadline; /* exit time while running with prog.exits */
@@ -143,10 +143,10 @@ struct sim_state {
         struct sim_pod *first, *last;
         size_t n_pods;
         size_t n_sandboxes, n_containers; /* in all pods: bound a listing's size */
-        struct kc_map *pods;       /* uid -> sim_pod */
-        struct kc_map *sandboxes;  /* id -> sim_sandbox */
-        struct kc_map *containers; /* id -> sim_container */
-        int64_t next_deadline;     /* earliest running deadline, INT64_MAX if none */
+        struct kc_map *pods;              /* uid -> sim_pod */
+        struct kc_map *sandboxes;         /* id -> sim_sandbox */
+        struct kc_map *containers;        /* id -> sim_container */
+        int64_t next_deadline;            /* earliest running deadline, INT64_MAX if none */
 };
 
 struct sim_fault {
@@ -1057,7 +1057,8 @@ static int load_pod(struct kc_sim *s, struct sim_state *st, const struct sim_sta
 
                 sb = sandbox_alloc(&(struct kc_pod_sandbox){
                         .id = cs->id,
-                        .metadata = { .name = cs->name, .uid = spec->id,
+                        .metadata = { .name = cs->name,
+                                      .uid = spec->id,
                                       .namespace = spec->namespace },
                         .labels = labels,
                         .n_labels = spec_labels(spec, NULL, labels),
@@ -1273,8 +1274,7 @@ static int sim_get_pods(void *self, bool all, struct kc_pod_list *ret, struct kc
         return 0;
 fail:
         kc_pod_list_done(&out);
-        return kc_runtime_error_set(err, r, KC_RUNTIME_INTERNAL, "building pods: %s",
-                                    strerror(-r));
+        return kc_runtime_error_set(err, r, KC_RUNTIME_INTERNAL, "building pods: %s", strerror(-r));
 }
 
 struct sort_item {
@@ -1406,9 +1406,8 @@ static int build_status(struct sim_pod *p, struct kc_pod_status **ret)
                 ret);
 }
 
-static int sim_get_pod_status(void *self, const char *uid, const char *name,
-                              const char *namespace, struct kc_pod_status **ret,
-                              struct kc_runtime_error *err)
+static int sim_get_pod_status(void *self, const char *uid, const char *name, const char *namespace,
+                              struct kc_pod_status **ret, struct kc_runtime_error *err)
 {
         struct kc_sim *s = self;
         _cleanup_unlock_ pthread_mutex_t *l = sim_lock(s);
@@ -1550,9 +1549,9 @@ static int sim_run_pod_sandbox(void *self, const struct kc_pod_sandbox_config *c
                             sb->v.metadata.attempt == md->attempt)
                                 return kc_runtime_error_set(
                                         err, -EEXIST, KC_RUNTIME_ALREADY_EXISTS,
-                                        "sandbox name \"%s_%s_%s_%u\" is reserved for %s",
-                                        md->name, md->namespace ? md->namespace : "", md->uid,
-                                        md->attempt, sb->v.id);
+                                        "sandbox name \"%s_%s_%s_%u\" is reserved for %s", md->name,
+                                        md->namespace ? md->namespace : "", md->uid, md->attempt,
+                                        sb->v.id);
         if (!p) {
                 name = kc__label_get(config->labels, config->n_labels, KC_LABEL_POD_NAME);
                 ns = kc__label_get(config->labels, config->n_labels, KC_LABEL_POD_NAMESPACE);
@@ -1743,8 +1742,7 @@ static int sim_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *
                 only = sb ? sb->pod : NULL;
                 narrowed = true;
         } else if (filter) {
-                only = selector_pod(s, filter->label_selector, filter->n_label_selector,
-                                    &narrowed);
+                only = selector_pod(s, filter->label_selector, filter->n_label_selector, &narrowed);
         }
         first = narrowed ? only : s->st.first;
         /* One pass: room for every candidate, then copy the matches. */
@@ -1757,14 +1755,15 @@ static int sim_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *
                         return oom(err);
                 for (p = first; p; p = narrowed ? NULL : p->next)
                         for (sb = p->sb_first; sb; sb = sb->next) {
-                                prefetch_next(sb->next ? sb->next
-                                                      : p->next ? p->next->sb_first
-                                                                : NULL);
+                                prefetch_next(sb->next  ? sb->next
+                                              : p->next ? p->next->sb_first
+                                                        : NULL);
                                 if (!sandbox_matches(sb, filter))
                                         continue;
                                 if (n == cap) /* the counts are maintained with the lists */
-                                        return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
-                                                                    "sim: object count out of sync");
+                                        return kc_runtime_error_set(
+                                                err, -EIO, KC_RUNTIME_INTERNAL,
+                                                "sim: object count out of sync");
                                 if (blob_copy_sandbox(a, sb, &items[n]) < 0)
                                         return oom(err);
                                 n++;
@@ -1778,8 +1777,8 @@ static int sim_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *
 
 static int sim_create_container(void *self, const char *pod_sandbox_id,
                                 const struct kc_container_config *config,
-                                const struct kc_pod_sandbox_config *sandbox_config,
-                                char **ret_id, struct kc_runtime_error *err)
+                                const struct kc_pod_sandbox_config *sandbox_config, char **ret_id,
+                                struct kc_runtime_error *err)
 {
         struct kc_sim *s = self;
         _cleanup_unlock_ pthread_mutex_t *l = sim_lock(s);
@@ -1864,8 +1863,8 @@ static int sim_start_container(void *self, const char *id, struct kc_runtime_err
         c->v.started_at = now;
         pod_touch(c->pod);
         if (c->prog.exits) {
-                c->deadline = c->prog.run_ns > INT64_MAX - now ? INT64_MAX - 1
-                                                               : now + c->prog.run_ns;
+                c->deadline =
+                        c->prog.run_ns > INT64_MAX - now ? INT64_MAX - 1 : now + c->prog.run_ns;
                 if (c->deadline <= now)
                         container_exit(c, c->prog.exit_code, c->deadline, NULL);
                 else if (c->deadline < s->st.next_deadline)
@@ -1923,8 +1922,7 @@ static bool container_matches(const struct sim_container *c, const struct kc_con
                 return false;
         if (f->state >= 0 && (int)c->v.state != f->state)
                 return false;
-        return kc__labels_match(c->v.labels, c->v.n_labels, f->label_selector,
-                                f->n_label_selector);
+        return kc__labels_match(c->v.labels, c->v.n_labels, f->label_selector, f->n_label_selector);
 }
 
 static int sim_list_containers(void *self, const struct kc_container_filter *filter,
@@ -1956,8 +1954,7 @@ static int sim_list_containers(void *self, const struct kc_container_filter *fil
                 only = sb ? sb->pod : NULL;
                 narrowed = true;
         } else if (filter) {
-                only = selector_pod(s, filter->label_selector, filter->n_label_selector,
-                                    &narrowed);
+                only = selector_pod(s, filter->label_selector, filter->n_label_selector, &narrowed);
         }
         first = narrowed ? only : s->st.first;
         /* One pass: room for every candidate, then copy the matches. */
@@ -1970,14 +1967,15 @@ static int sim_list_containers(void *self, const struct kc_container_filter *fil
                         return oom(err);
                 for (p = first; p; p = narrowed ? NULL : p->next)
                         for (c = p->c_first; c; c = c->next) {
-                                prefetch_next(c->next ? c->next
-                                                     : p->next ? p->next->c_first
-                                                               : NULL);
+                                prefetch_next(c->next   ? c->next
+                                              : p->next ? p->next->c_first
+                                                        : NULL);
                                 if (!container_matches(c, filter))
                                         continue;
                                 if (n == cap) /* the counts are maintained with the lists */
-                                        return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
-                                                                    "sim: object count out of sync");
+                                        return kc_runtime_error_set(
+                                                err, -EIO, KC_RUNTIME_INTERNAL,
+                                                "sim: object count out of sync");
                                 if (blob_copy_container(a, c, &items[n]) < 0)
                                         return oom(err);
                                 n++;

@@ -211,7 +211,9 @@ static void test_stress_chan_pingpong(void **state)
         (void)state;
         assert_int_equal(kc_chan_new(&ping, 1, NULL), 0);
         assert_int_equal(kc_chan_new(&pong, 1, NULL), 0);
-        pp = (struct pingpong){ .ping = ping, .pong = pong, .timeout_ms = (int)(2000 * multiplier()) };
+        pp = (struct pingpong){ .ping = ping,
+                                .pong = pong,
+                                .timeout_ms = (int)(2000 * multiplier()) };
         assert_int_equal(pthread_create(&t, NULL, echo_main, &pp), 0);
         for (uintptr_t i = 1; i <= ROUND_TRIPS; i++) {
                 assert_int_equal(kc_chan_push_mp(ping, (void *)i), 0);

@@ -58,7 +58,8 @@ static void *sleeper_main(void *arg)
         return NULL;
 }
 
-static void sleeper_start(struct sleeper *s, struct kc_clock *c, int64_t ns, struct kc_cancel *cancel)
+static void sleeper_start(struct sleeper *s, struct kc_clock *c, int64_t ns,
+                          struct kc_cancel *cancel)
 {
         s->clock = c;
         s->ns = ns;
@@ -214,7 +215,8 @@ static void test_cancel_wakes_real_sleeper_quickly(void **state)
                 sleeper_join(&s[i]);
                 assert_int_equal(s[i].ret, -ECANCELED);
                 /* Promptly: well under a second (a lost wakeup would hang). */
-                assert_true(s[i].woke_mono_ns - t0 < (int64_t)(0.5 * multiplier() * KC_NSEC_PER_SEC));
+                assert_true(s[i].woke_mono_ns - t0 <
+                            (int64_t)(0.5 * multiplier() * KC_NSEC_PER_SEC));
         }
 }
 

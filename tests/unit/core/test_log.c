@@ -12,7 +12,9 @@
 #include "kc_core.h"
 
 /* "Lmmdd hh:mm:ss.uuuuuu TTTTTTT file:line] msg" */
-#define HEADER_RE "^([IWEF])([0-9]{2})([0-9]{2}) [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6} ([ 0-9]{7}) test_log\\.c:([0-9]+)\\] "
+#define HEADER_RE                                                                                  \
+        "^([IWEF])([0-9]{2})([0-9]{2}) [0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6} ([ 0-9]{7}) "         \
+        "test_log\\.c:([0-9]+)\\] "
 
 struct capture {
         char *buf;

@@ -37,7 +37,8 @@ static int setup(void **state)
                 if (i % 10 == 0)
                         snprintf(keys[i], sizeof(keys[i]), "k%d", i);
                 else
-                        snprintf(keys[i], sizeof(keys[i]), "%08x-1b2c-4d5e-8f90-%012d", i * 2654435761u, i);
+                        snprintf(keys[i], sizeof(keys[i]), "%08x-1b2c-4d5e-8f90-%012d",
+                                 i * 2654435761u, i);
                 memcpy(keys_copy[i], keys[i], sizeof(keys[i]));
                 ref_present[i] = false;
         }
@@ -230,7 +231,8 @@ static void test_map_10k_lookups_fast(void **state)
                         sum += (uintptr_t)kc_map_get(m, keys_copy[i]);
                 clock_gettime(CLOCK_MONOTONIC, &t1);
                 assert_true(sum != 0);
-                ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+                ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+                     (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
                 if (ms < best)
                         best = ms;
         }

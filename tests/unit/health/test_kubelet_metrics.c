@@ -46,7 +46,8 @@ static void test_register_and_render(void **state)
         for (size_t i = 0; i < KC_ELEMENTSOF(upstream); i++) {
                 snprintf(line, sizeof(line), "# HELP %s [ALPHA] ", upstream[i].name);
                 assert_non_null(strstr(text, line));
-                snprintf(line, sizeof(line), "\n# TYPE %s %s\n", upstream[i].name, upstream[i].type);
+                snprintf(line, sizeof(line), "\n# TYPE %s %s\n", upstream[i].name,
+                         upstream[i].type);
                 assert_non_null(strstr(text, line));
         }
         /* Nothing else is registered. */
@@ -72,8 +73,9 @@ static void test_register_and_render(void **state)
                                      "kubelet_pleg_relist_duration_seconds_bucket{le=\"+Inf\"} 0\n"
                                      "kubelet_pleg_relist_duration_seconds_sum 0\n"
                                      "kubelet_pleg_relist_duration_seconds_count 0\n"));
-        assert_non_null(strstr(text, "kubelet_pleg_relist_interval_seconds_bucket{le=\"10\"} 0\n"
-                                     "kubelet_pleg_relist_interval_seconds_bucket{le=\"+Inf\"} 0\n"));
+        assert_non_null(strstr(text,
+                               "kubelet_pleg_relist_interval_seconds_bucket{le=\"10\"} 0\n"
+                               "kubelet_pleg_relist_interval_seconds_bucket{le=\"+Inf\"} 0\n"));
 }
 
 /* The struct fields are the registered objects: updates show in the scrape. */
@@ -95,15 +97,18 @@ static void test_fields_are_live(void **state)
         assert_int_equal(kc_gauge_vec_set_mp(m.running_containers, "exited", 1), 0);
 
         assert_int_equal(kc_metrics_render(r, &text), 0);
-        assert_non_null(strstr(text, "\nkubelet_pleg_relist_duration_seconds_bucket{le=\"0.25\"} 1\n"));
+        assert_non_null(
+                strstr(text, "\nkubelet_pleg_relist_duration_seconds_bucket{le=\"0.25\"} 1\n"));
         assert_non_null(strstr(text, "\nkubelet_pleg_relist_duration_seconds_sum 0.25\n"));
-        assert_non_null(strstr(text, "\nkubelet_pleg_relist_interval_seconds_bucket{le=\"1\"} 0\n"
-                                     "kubelet_pleg_relist_interval_seconds_bucket{le=\"2.5\"} 1\n"));
+        assert_non_null(strstr(text,
+                               "\nkubelet_pleg_relist_interval_seconds_bucket{le=\"1\"} 0\n"
+                               "kubelet_pleg_relist_interval_seconds_bucket{le=\"2.5\"} 1\n"));
         assert_non_null(strstr(text, "\nkubelet_pleg_discard_events 1\n"));
         assert_non_null(strstr(text, "\nkubelet_pleg_last_seen_seconds 1700000001.25\n"));
         assert_non_null(strstr(text, "\nkubelet_running_pods 2\n"));
-        assert_non_null(strstr(text, "\nkubelet_running_containers{container_state=\"exited\"} 1\n"
-                                     "kubelet_running_containers{container_state=\"running\"} 3\n"));
+        assert_non_null(strstr(text,
+                               "\nkubelet_running_containers{container_state=\"exited\"} 1\n"
+                               "kubelet_running_containers{container_state=\"running\"} 3\n"));
 }
 
 /* A second registration in the same registry fails and leaves *ret alone. */

@@ -153,7 +153,7 @@ static void test_histogram(void **state)
         kc_histogram_observe_mp(h, 0.25);
         kc_histogram_observe_mp(h, 0.5); /* le is inclusive */
         kc_histogram_observe_mp(h, 0.75);
-        kc_histogram_observe_mp(h, 3);   /* +Inf only */
+        kc_histogram_observe_mp(h, 3); /* +Inf only */
         kc_histogram_observe_mp(h, 2.5);
         assert_int_equal(kc_histogram_count(h), 5);
         assert_true(kc_histogram_sum(h) == 7.0);
@@ -239,7 +239,8 @@ static void test_render_registry(void **state)
         assert_int_equal(kc_metrics_gauge_new(r, "z_gauge", "A gauge.", &g), 0);
         assert_int_equal(kc_metrics_counter_new(r, "a_events_total", "Events seen.", &c), 0);
         assert_int_equal(kc_metrics_gauge_vec_new(r, "m_containers", "By state.", "state", &gv), 0);
-        assert_int_equal(kc_metrics_histogram_new(r, "ns:op_seconds", "Op time.", buckets, 2, &h), 0);
+        assert_int_equal(kc_metrics_histogram_new(r, "ns:op_seconds", "Op time.", buckets, 2, &h),
+                         0);
 
         kc_gauge_set_mp(g, 1700000000);
         kc_counter_add_mp(c, 3);
@@ -350,7 +351,8 @@ static void test_help_null_is_empty(void **state)
 static void test_invalid_names(void **state)
 {
         static const char *const bad[] = { "", "1abc", "a-b", "a b", "a.b", "é", "abc\n", "a{b}" };
-        static const char *const good[] = { "a", "_", ":", "A_b:c9", "kubelet_pleg_last_seen_seconds" };
+        static const char *const good[] = { "a", "_", ":", "A_b:c9",
+                                            "kubelet_pleg_last_seen_seconds" };
         static const char *const bad_labels[] = { "", "1a", "a:b", "__reserved", "a-b", "a b" };
         struct kc_metrics_registry *r = *state;
         struct kc_counter *c_sentinel = (struct kc_counter *)0x1, *c = c_sentinel;

@@ -41,14 +41,22 @@ static void test_generate_events_table(void **state)
                 size_t n;
                 enum kc_pleg_event_type ev[2];
         } table[] = {
-                { N, N, 0, { 0 } },           { N, R, 1, { STARTED } },
-                { N, X, 1, { DIED } },        { N, U, 1, { CHANGED } },
-                { R, N, 2, { DIED, REMOVED } }, { R, R, 0, { 0 } },
-                { R, X, 1, { DIED } },        { R, U, 1, { CHANGED } },
-                { X, N, 1, { REMOVED } },     { X, R, 1, { STARTED } },
-                { X, X, 0, { 0 } },           { X, U, 1, { CHANGED } },
-                { U, N, 2, { DIED, REMOVED } }, { U, R, 1, { STARTED } },
-                { U, X, 1, { DIED } },        { U, U, 0, { 0 } },
+                { N, N, 0, { 0 } },
+                { N, R, 1, { STARTED } },
+                { N, X, 1, { DIED } },
+                { N, U, 1, { CHANGED } },
+                { R, N, 2, { DIED, REMOVED } },
+                { R, R, 0, { 0 } },
+                { R, X, 1, { DIED } },
+                { R, U, 1, { CHANGED } },
+                { X, N, 1, { REMOVED } },
+                { X, R, 1, { STARTED } },
+                { X, X, 0, { 0 } },
+                { X, U, 1, { CHANGED } },
+                { U, N, 2, { DIED, REMOVED } },
+                { U, R, 1, { STARTED } },
+                { U, X, 1, { DIED } },
+                { U, U, 0, { 0 } },
         };
         size_t i, k;
 
@@ -74,8 +82,9 @@ static struct kc_pod *mkpod(const char *uid, const struct ctr *c, size_t nc, con
                             size_t ns)
 {
         struct kc_container cs[8] = { 0 }, ss[8] = { 0 };
-        struct kc_pod tmpl = { .id = uid, .containers = cs, .n_containers = nc,
-                               .sandboxes = ss, .n_sandboxes = ns };
+        struct kc_pod tmpl = {
+                .id = uid, .containers = cs, .n_containers = nc, .sandboxes = ss, .n_sandboxes = ns
+        };
         struct kc_pod *p = NULL;
         size_t i;
 

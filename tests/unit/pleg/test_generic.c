@@ -31,12 +31,12 @@ struct probe {
         struct kc_pod_runtime inner;
         struct kc_clock *clock;
         struct kc_pod_cache *cache;
-        int64_t list_cost;   /* fake time spent inside GetPods */
-        int64_t status_ts;   /* when non-zero, stamped on statuses */
+        int64_t list_cost; /* fake time spent inside GetPods */
+        int64_t status_ts; /* when non-zero, stamped on statuses */
         bool last_all;
         atomic_int in_flight;
         atomic_int max_in_flight;
-        bool real_delay;     /* sleep 1 ms for real inside GetPods */
+        bool real_delay; /* sleep 1 ms for real inside GetPods */
         /* F-PLEG-14: while PLEG inspects pods, the global cache time must not
          * have moved to this relist's timestamp yet. */
         int64_t forbid_global_ready_at;
@@ -222,8 +222,8 @@ static void set_runtime(struct env *e, size_t n, const char *const *pods)
         }
         assert_int_equal(kc_sim_set_pods(e->sim, specs, n), 0);
 }
-#define RUNTIME(e, ...)                                                                    \
-        set_runtime(e, KC_ELEMENTSOF(((const char *const[]){ __VA_ARGS__ })),             \
+#define RUNTIME(e, ...)                                                                            \
+        set_runtime(e, KC_ELEMENTSOF(((const char *const[]){ __VA_ARGS__ })),                      \
                     (const char *const[]){ __VA_ARGS__ })
 
 /* Drains the channel into "uid Type data" lines joined by ';'. */
@@ -361,7 +361,8 @@ static void test_inspection_failure_defers_events(void **state)
 
         (void)state;
         RUNTIME(e, "p1 c1:running");
-        assert_int_equal(kc_sim_inject_fault(e->sim, "GetPodStatus", "p1", "unable to get status", 1), 0);
+        assert_int_equal(
+                kc_sim_inject_fault(e->sim, "GetPodStatus", "p1", "unable to get status", 1), 0);
         kc_generic_pleg_relist(e->pleg);
         assert_string_equal(drain(e), "");
         assert_int_equal(kc_pod_cache_get(e->cache, "p1", &s, &err), 1);

@@ -57,7 +57,10 @@ static char *run_sandbox(struct fixture *f, const char *uid, const char *name, u
                 { KC_LABEL_POD_NAMESPACE, "default" },
         };
         struct kc_pod_sandbox_config cfg = {
-                .metadata = { .name = name, .uid = uid, .namespace = "default", .attempt = attempt },
+                .metadata = { .name = name,
+                              .uid = uid,
+                              .namespace = "default",
+                              .attempt = attempt },
                 .labels = labels,
                 .n_labels = KC_ELEMENTSOF(labels),
         };
@@ -145,16 +148,17 @@ static void assert_faces_agree(struct fixture *f, bool all)
                 assert_int_equal(m->created_at, s->created_at);
                 assert_containers_equal(m->containers, m->n_containers, s->containers,
                                         s->n_containers);
-                assert_containers_equal(m->sandboxes, m->n_sandboxes, s->sandboxes,
-                                        s->n_sandboxes);
+                assert_containers_equal(m->sandboxes, m->n_sandboxes, s->sandboxes, s->n_sandboxes);
                 if (all) {
                         struct kc_pod_status *a = NULL, *b = NULL;
 
-                        assert_int_equal(f->mgr_pr.ops->get_pod_status(f->mgr_pr.self, m->id, m->name,
-                                                                        m->namespace, &a, &err),
+                        assert_int_equal(f->mgr_pr.ops->get_pod_status(f->mgr_pr.self, m->id,
+                                                                       m->name, m->namespace, &a,
+                                                                       &err),
                                          0);
-                        assert_int_equal(f->sim_pr.ops->get_pod_status(f->sim_pr.self, m->id, m->name,
-                                                                       m->namespace, &b, &err),
+                        assert_int_equal(f->sim_pr.ops->get_pod_status(f->sim_pr.self, m->id,
+                                                                       m->name, m->namespace, &b,
+                                                                       &err),
                                          0);
                         assert_true(kc_pod_status_equal(a, b));
                         kc_pod_status_unref(a);
@@ -237,13 +241,27 @@ static void test_get_pods_set_pods_world(void **state)
                 { "s1", "POD", KC_CONTAINER_STATE_RUNNING, 0 },
                 { "s0", "POD", KC_CONTAINER_STATE_EXITED, 0 },
         };
-        const struct kc_sim_container_spec ctrs2[] = { { "c3", "app", KC_CONTAINER_STATE_RUNNING, 0 } };
-        const struct kc_sim_container_spec sbs2[] = { { "s2", "POD", KC_CONTAINER_STATE_RUNNING, 0 } };
+        const struct kc_sim_container_spec ctrs2[] = { { "c3", "app", KC_CONTAINER_STATE_RUNNING,
+                                                         0 } };
+        const struct kc_sim_container_spec sbs2[] = { { "s2", "POD", KC_CONTAINER_STATE_RUNNING,
+                                                        0 } };
         const struct kc_sim_pod_spec pods[] = {
-                { .id = "p1", .name = "one", .namespace = "ns", .ips = ips1, .n_ips = 2,
-                  .containers = ctrs1, .n_containers = 2, .sandboxes = sbs1, .n_sandboxes = 2 },
-                { .id = "p2", .name = "two", .namespace = "ns", .containers = ctrs2,
-                  .n_containers = 1, .sandboxes = sbs2, .n_sandboxes = 1 },
+                { .id = "p1",
+                  .name = "one",
+                  .namespace = "ns",
+                  .ips = ips1,
+                  .n_ips = 2,
+                  .containers = ctrs1,
+                  .n_containers = 2,
+                  .sandboxes = sbs1,
+                  .n_sandboxes = 2 },
+                { .id = "p2",
+                  .name = "two",
+                  .namespace = "ns",
+                  .containers = ctrs2,
+                  .n_containers = 1,
+                  .sandboxes = sbs2,
+                  .n_sandboxes = 1 },
         };
         struct kc_pod_list a = { 0 }, b = { 0 };
 
@@ -272,7 +290,8 @@ static void test_get_pod_status_ips(void **state)
         new = run_sandbox(f, "u1", "p", 1);
         c2 = start_ctr(f, new, "u1", "p", "app", "top", 1, true);
 
-        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), 0);
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err),
+                         0);
         assert_string_equal(s->id, "u1");
         assert_string_equal(s->name, "p");
         assert_string_equal(s->namespace, "default");
@@ -295,7 +314,8 @@ static void test_get_pod_status_ips(void **state)
 
         /* The newest sandbox is not ready: no IPs, although the older one still is. */
         assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, new, NULL), 0);
-        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), 0);
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err),
+                         0);
         assert_int_equal(s->n_ips, 0);
         assert_int_equal(s->sandboxes[0].state, KC_SANDBOX_STATE_NOTREADY);
         assert_int_equal(s->sandboxes[1].state, KC_SANDBOX_STATE_READY);
@@ -333,7 +353,8 @@ static void test_errors_propagate(void **state)
         assert_ptr_equal(l.pods, (void *)0x1);
         assert_int_equal(l.n, 7);
         memset(&err, 0, sizeof(err));
-        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), -EIO);
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err),
+                         -EIO);
         assert_string_equal(err.message, "runtime down");
         assert_ptr_equal(s, (void *)0x2);
 
@@ -343,18 +364,22 @@ static void test_errors_propagate(void **state)
         assert_ptr_equal(l.pods, (void *)0x1);
 
         assert_int_equal(kc_sim_inject_fault(f->sim, "ContainerStatus", c, "inspect failed", 1), 0);
-        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), -EIO);
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err),
+                         -EIO);
         assert_int_equal(err.code, KC_RUNTIME_UNKNOWN);
         assert_string_equal(err.message, "inspect failed");
         assert_ptr_equal(s, (void *)0x2);
 
-        assert_int_equal(kc_sim_inject_fault(f->sim, "PodSandboxStatus", sb, "sandbox failed", 1), 0);
-        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), -EIO);
+        assert_int_equal(kc_sim_inject_fault(f->sim, "PodSandboxStatus", sb, "sandbox failed", 1),
+                         0);
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err),
+                         -EIO);
         assert_string_equal(err.message, "sandbox failed");
 
         /* All consumed: back to normal. */
         s = NULL;
-        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err), 0);
+        assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, "u1", "p", "default", &s, &err),
+                         0);
         assert_int_equal(s->n_containers, 1);
         kc_pod_status_unref(s);
         l = (struct kc_pod_list){ 0 };
@@ -387,12 +412,27 @@ static void test_get_pods_reuse(void **state)
         struct kc_sim_container_spec s2[] = { { "s2", "POD", KC_CONTAINER_STATE_RUNNING, 0 } };
         struct kc_sim_container_spec s3[] = { { "s3", "POD", KC_CONTAINER_STATE_RUNNING, 0 } };
         struct kc_sim_pod_spec pods[] = {
-                { .id = "p1", .name = "one", .namespace = "ns", .containers = c1,
-                  .n_containers = 2, .sandboxes = s1, .n_sandboxes = 1 },
-                { .id = "p2", .name = "two", .namespace = "ns", .containers = c2,
-                  .n_containers = 1, .sandboxes = s2, .n_sandboxes = 1 },
-                { .id = "p3", .name = "three", .namespace = "ns", .containers = c3,
-                  .n_containers = 1, .sandboxes = s3, .n_sandboxes = 1 },
+                { .id = "p1",
+                  .name = "one",
+                  .namespace = "ns",
+                  .containers = c1,
+                  .n_containers = 2,
+                  .sandboxes = s1,
+                  .n_sandboxes = 1 },
+                { .id = "p2",
+                  .name = "two",
+                  .namespace = "ns",
+                  .containers = c2,
+                  .n_containers = 1,
+                  .sandboxes = s2,
+                  .n_sandboxes = 1 },
+                { .id = "p3",
+                  .name = "three",
+                  .namespace = "ns",
+                  .containers = c3,
+                  .n_containers = 1,
+                  .sandboxes = s3,
+                  .n_sandboxes = 1 },
         };
         struct kc_pod_list a = { 0 }, b = { 0 }, r = { 0 };
 
@@ -557,7 +597,7 @@ static void test_get_pods_reuse_churn(void **state)
         struct kc_sim_pod_spec *specs = calloc(CHURN_UNIVERSE, sizeof(*specs));
         struct kc_sim_pod_spec *cur = calloc(CHURN_UNIVERSE, sizeof(*cur));
         struct kc_sim_container_spec *ctrs = calloc(CHURN_UNIVERSE * 3, sizeof(*ctrs));
-        char (*names)[32] = calloc(CHURN_UNIVERSE * 4, sizeof(*names));
+        char(*names)[32] = calloc(CHURN_UNIVERSE * 4, sizeof(*names));
         bool *present = calloc(CHURN_UNIVERSE, sizeof(*present));
         bool *changed = calloc(CHURN_UNIVERSE, sizeof(*changed));
         struct kc_pod_list prev = { 0 }, l = { 0 };
@@ -580,9 +620,11 @@ static void test_get_pods_reuse_churn(void **state)
                                                                   KC_CONTAINER_STATE_RUNNING, 0 };
                 ctrs[i * 3 + 2] = (struct kc_sim_container_spec){ names[i * 4 + 3], "b",
                                                                   KC_CONTAINER_STATE_RUNNING, 0 };
-                specs[i] = (struct kc_sim_pod_spec){ .id = names[i * 4], .name = names[i * 4],
+                specs[i] = (struct kc_sim_pod_spec){ .id = names[i * 4],
+                                                     .name = names[i * 4],
                                                      .namespace = "ns",
-                                                     .sandboxes = &ctrs[i * 3], .n_sandboxes = 1,
+                                                     .sandboxes = &ctrs[i * 3],
+                                                     .n_sandboxes = 1,
                                                      .containers = &ctrs[i * 3 + 1],
                                                      .n_containers = 2 };
         }
@@ -598,7 +640,8 @@ static void test_get_pods_reuse_churn(void **state)
                         present[i] = rng_next(&seed) % 100 < keep;
                         changed[i] = !was;
                         if (present[i] && rng_next(&seed) % 10 == 0) {
-                                struct kc_sim_container_spec *c = &ctrs[i * 3 + 1 + rng_next(&seed) % 2];
+                                struct kc_sim_container_spec *c =
+                                        &ctrs[i * 3 + 1 + rng_next(&seed) % 2];
 
                                 c->state = c->state == KC_CONTAINER_STATE_RUNNING
                                                    ? KC_CONTAINER_STATE_EXITED
@@ -663,7 +706,8 @@ static void *reader_main(void *arg)
                 for (size_t k = 0; k < l.n; k++) {
                         const struct kc_pod *p = l.pods[k];
 
-                        if (p->n_sandboxes > 1 || !p->id || (p->n_sandboxes == 0 && p->created_at) ||
+                        if (p->n_sandboxes > 1 || !p->id ||
+                            (p->n_sandboxes == 0 && p->created_at) ||
                             (k > 0 && l.pods[k - 1]->created_at < p->created_at))
                                 rd->failures++;
                         if (p->n_sandboxes == 0)
@@ -692,9 +736,12 @@ static void test_get_pods_concurrent(void **state)
                                                          KC_CONTAINER_STATE_RUNNING, 0 };
                 ctrs[i] = (struct kc_sim_container_spec){ names[i][2], "app",
                                                           KC_CONTAINER_STATE_RUNNING, 0 };
-                pods[i] = (struct kc_sim_pod_spec){ .id = names[i][0], .name = names[i][0],
-                                                    .namespace = "ns", .sandboxes = &sbs[i],
-                                                    .n_sandboxes = 1, .containers = &ctrs[i],
+                pods[i] = (struct kc_sim_pod_spec){ .id = names[i][0],
+                                                    .name = names[i][0],
+                                                    .namespace = "ns",
+                                                    .sandboxes = &sbs[i],
+                                                    .n_sandboxes = 1,
+                                                    .containers = &ctrs[i],
                                                     .n_containers = 1 };
         }
         assert_int_equal(kc_sim_set_pods(f->sim, pods, 32), 0);
@@ -732,7 +779,7 @@ static void test_get_pods_10k_speed(void **state)
         struct fixture *f = *state;
         struct kc_sim_pod_spec *pods = calloc(N_PODS, sizeof(*pods));
         struct kc_sim_container_spec *ctrs = calloc(N_PODS * 4, sizeof(*ctrs));
-        char (*names)[48] = calloc(N_PODS * 6, sizeof(*names));
+        char(*names)[48] = calloc(N_PODS * 6, sizeof(*names));
         double best_mgr = 1e9, best_sim = 1e9, best_status = 1e9, ms;
         struct timespec t0;
 
@@ -746,14 +793,21 @@ static void test_get_pods_10k_speed(void **state)
                 snprintf(n[1], 48, "pod-%zu", i);
                 for (size_t j = 0; j < 4; j++) {
                         snprintf(n[2 + j], 48, "%016zx%08zx", i, j);
-                        ctrs[i * 4 + j] = (struct kc_sim_container_spec){
-                                n[2 + j], j == 3 ? "POD" : j == 0 ? "app" : j == 1 ? "side" : "log",
-                                KC_CONTAINER_STATE_RUNNING, 0
-                        };
+                        ctrs[i * 4 + j] =
+                                (struct kc_sim_container_spec){ n[2 + j],
+                                                                j == 3   ? "POD"
+                                                                : j == 0 ? "app"
+                                                                : j == 1 ? "side"
+                                                                         : "log",
+                                                                KC_CONTAINER_STATE_RUNNING, 0 };
                 }
-                pods[i] = (struct kc_sim_pod_spec){ .id = n[0], .name = n[1], .namespace = "default",
-                                                    .containers = &ctrs[i * 4], .n_containers = 3,
-                                                    .sandboxes = &ctrs[i * 4 + 3], .n_sandboxes = 1 };
+                pods[i] = (struct kc_sim_pod_spec){ .id = n[0],
+                                                    .name = n[1],
+                                                    .namespace = "default",
+                                                    .containers = &ctrs[i * 4],
+                                                    .n_containers = 3,
+                                                    .sandboxes = &ctrs[i * 4 + 3],
+                                                    .n_sandboxes = 1 };
         }
         assert_int_equal(kc_sim_set_pods(f->sim, pods, N_PODS), 0);
 
@@ -777,8 +831,8 @@ static void test_get_pods_10k_speed(void **state)
 
                 clock_gettime(CLOCK_MONOTONIC, &t0);
                 for (size_t i = 0; i < 100; i++) {
-                        assert_int_equal(f->mgr_pr.ops->get_pod_status(f->mgr_pr.self, pods[i].id, NULL,
-                                                                       NULL, &s, NULL),
+                        assert_int_equal(f->mgr_pr.ops->get_pod_status(f->mgr_pr.self, pods[i].id,
+                                                                       NULL, NULL, &s, NULL),
                                          0);
                         assert_int_equal(s->n_containers, 3);
                         s = kc_pod_status_unref(s);

@@ -57,9 +57,19 @@ static const struct kc_sim_container_spec p2_ctrs[] = {
         { "c3", "job", KC_CONTAINER_STATE_UNKNOWN, 0 },
 };
 static const struct kc_sim_pod_spec two_pods[] = {
-        { .id = "p1", .name = "web", .namespace = "ns", .ips = p1_ips, .n_ips = 2,
-          .containers = p1_ctrs, .n_containers = 2, .sandboxes = p1_sbs, .n_sandboxes = 2 },
-        { .id = "p2", .name = "batch", .namespace = "ns", .containers = p2_ctrs,
+        { .id = "p1",
+          .name = "web",
+          .namespace = "ns",
+          .ips = p1_ips,
+          .n_ips = 2,
+          .containers = p1_ctrs,
+          .n_containers = 2,
+          .sandboxes = p1_sbs,
+          .n_sandboxes = 2 },
+        { .id = "p2",
+          .name = "batch",
+          .namespace = "ns",
+          .containers = p2_ctrs,
           .n_containers = 1 },
 };
 
@@ -124,8 +134,9 @@ static void test_set_pods_get_pods(void **state)
         kc_pod_list_done(&l);
 
         /* Bad input. */
-        assert_int_equal(kc_sim_set_pods(f->sim, (struct kc_sim_pod_spec[]){ two_pods[0], two_pods[0] }, 2),
-                         -EEXIST);
+        assert_int_equal(
+                kc_sim_set_pods(f->sim, (struct kc_sim_pod_spec[]){ two_pods[0], two_pods[0] }, 2),
+                -EEXIST);
         assert_int_equal(kc_sim_set_pods(f->sim, (struct kc_sim_pod_spec[]){ { .id = NULL } }, 1),
                          -EINVAL);
         assert_int_equal(kc_sim_set_pods(f->sim, NULL, 0), 0);
@@ -263,7 +274,8 @@ static void test_call_counts(void **state)
         assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &l, NULL), 0);
         kc_pod_list_done(&l);
         for (int i = 0; i < 3; i++) {
-                assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "p2", NULL, NULL, &s, NULL), 0);
+                assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "p2", NULL, NULL, &s, NULL),
+                                 0);
                 s = kc_pod_status_unref(s);
         }
         assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "p1", NULL, NULL, &s, NULL), 0);
@@ -394,7 +406,8 @@ static void test_cri_lifecycle(void **state)
                 };
                 char *dup = NULL;
 
-                assert_int_equal(f->svc.ops->run_pod_sandbox(f->svc.self, &cfg, &dup, &err), -EEXIST);
+                assert_int_equal(f->svc.ops->run_pod_sandbox(f->svc.self, &cfg, &dup, &err),
+                                 -EEXIST);
                 assert_int_equal(err.code, KC_RUNTIME_ALREADY_EXISTS);
                 assert_null(dup);
         }
@@ -418,17 +431,18 @@ static void test_cri_lifecycle(void **state)
         assert_int_equal(f->svc.ops->list_containers(f->svc.self, NULL, &cl, &err), 0);
         assert_int_equal(cl.n, 2);
         kc_runtime_result_done(&cl);
-        assert_int_equal(f->svc.ops->list_containers(
-                                 f->svc.self,
-                                 &(struct kc_container_filter){ .state = KC_CONTAINER_STATE_RUNNING },
-                                 &cl, &err),
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self,
+                                                     &(struct kc_container_filter){
+                                                             .state = KC_CONTAINER_STATE_RUNNING },
+                                                     &cl, &err),
                          0);
         assert_int_equal(cl.n, 1);
         assert_string_equal(cl.items[0].id, c1);
         kc_runtime_result_done(&cl);
         {
                 struct kc_label side = { KC_LABEL_CONTAINER_NAME, "side" };
-                struct kc_container_filter by_name = { .state = -1, .label_selector = &side,
+                struct kc_container_filter by_name = { .state = -1,
+                                                       .label_selector = &side,
                                                        .n_label_selector = 1 };
 
                 assert_int_equal(f->svc.ops->list_containers(f->svc.self, &by_name, &cl, &err), 0);
@@ -436,14 +450,15 @@ static void test_cri_lifecycle(void **state)
         assert_int_equal(cl.n, 1);
         assert_string_equal(cl.items[0].id, c2);
         kc_runtime_result_done(&cl);
-        assert_int_equal(f->svc.ops->list_containers(
-                                 f->svc.self,
-                                 &(struct kc_container_filter){
-                                         .state = -1,
-                                         .label_selector = &(struct kc_label){ KC_LABEL_POD_UID, "other" },
-                                         .n_label_selector = 1 },
-                                 &cl, &err),
-                         0);
+        assert_int_equal(
+                f->svc.ops->list_containers(
+                        f->svc.self,
+                        &(struct kc_container_filter){
+                                .state = -1,
+                                .label_selector = &(struct kc_label){ KC_LABEL_POD_UID, "other" },
+                                .n_label_selector = 1 },
+                        &cl, &err),
+                0);
         assert_int_equal(cl.n, 0);
         kc_runtime_result_done(&cl);
 
@@ -469,8 +484,9 @@ static void test_cri_lifecycle(void **state)
         assert_int_equal(sl.n, 2);
         kc_runtime_result_done(&sl);
         assert_int_equal(f->svc.ops->list_pod_sandbox(
-                                 f->svc.self, &(struct kc_pod_sandbox_filter){ .id = hn, .state = -1 },
-                                 &sl, &err),
+                                 f->svc.self,
+                                 &(struct kc_pod_sandbox_filter){ .id = hn, .state = -1 }, &sl,
+                                 &err),
                          0);
         assert_int_equal(sl.n, 1);
         assert_string_equal(sl.items[0].metadata.name, "hostpod");
@@ -494,11 +510,12 @@ static void test_cri_lifecycle(void **state)
                 struct kc_container_config cfg = { .metadata = { .name = "late" } };
                 char *id = NULL;
 
-                assert_int_equal(f->svc.ops->create_container(f->svc.self, sb, &cfg, NULL, &id, &err),
-                                 -EINVAL);
+                assert_int_equal(
+                        f->svc.ops->create_container(f->svc.self, sb, &cfg, NULL, &id, &err),
+                        -EINVAL);
                 assert_int_equal(err.code, KC_RUNTIME_FAILED_PRECONDITION);
-                assert_int_equal(f->svc.ops->create_container(f->svc.self, "sim-nope", &cfg, NULL, &id,
-                                                              &err),
+                assert_int_equal(f->svc.ops->create_container(f->svc.self, "sim-nope", &cfg, NULL,
+                                                              &id, &err),
                                  -ENOENT);
                 assert_int_equal(err.code, KC_RUNTIME_NOT_FOUND);
         }
@@ -572,7 +589,8 @@ static void test_busybox_commands(void **state)
         fa = create_ctr(f, sb, "u1", "false", fals, 1);
         tr = create_ctr(f, sb, "u1", "true", tru, 1);
         fo = create_ctr(f, sb, "u1", "forever", forever, 3);
-        for (const char *const *id = (const char *const[]){ s5, e3, e4, fa, tr, fo, NULL }; *id; id++)
+        for (const char *const *id = (const char *const[]){ s5, e3, e4, fa, tr, fo, NULL }; *id;
+             id++)
                 assert_int_equal(f->svc.ops->start_container(f->svc.self, *id, &err), 0);
 
         c = ctr_status(f, e3, &cr);
@@ -603,7 +621,8 @@ static void test_busybox_commands(void **state)
                 struct kc_pod_status *s = NULL;
                 bool seen = false;
 
-                assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "u1", NULL, NULL, &s, &err), 0);
+                assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "u1", NULL, NULL, &s, &err),
+                                 0);
                 for (size_t i = 0; i < s->n_containers; i++)
                         if (strcmp(s->containers[i].id, s5) == 0) {
                                 assert_int_equal(s->containers[i].state, KC_CONTAINER_STATE_EXITED);
@@ -653,24 +672,26 @@ static void test_set_pods_through_cri(void **state)
                             "web");
         kc_runtime_result_done(&sr);
 
-        assert_int_equal(f->svc.ops->list_pod_sandbox(
-                                 f->svc.self,
-                                 &(struct kc_pod_sandbox_filter){
-                                         .state = -1,
-                                         .label_selector = &(struct kc_label){ KC_LABEL_POD_UID, "p1" },
-                                         .n_label_selector = 1 },
-                                 &sl, &err),
-                         0);
+        assert_int_equal(
+                f->svc.ops->list_pod_sandbox(
+                        f->svc.self,
+                        &(struct kc_pod_sandbox_filter){
+                                .state = -1,
+                                .label_selector = &(struct kc_label){ KC_LABEL_POD_UID, "p1" },
+                                .n_label_selector = 1 },
+                        &sl, &err),
+                0);
         assert_int_equal(sl.n, 2);
         kc_runtime_result_done(&sl);
-        assert_int_equal(f->svc.ops->list_containers(
-                                 f->svc.self,
-                                 &(struct kc_container_filter){
-                                         .state = -1,
-                                         .label_selector = &(struct kc_label){ KC_LABEL_POD_UID, "p1" },
-                                         .n_label_selector = 1 },
-                                 &cl, &err),
-                         0);
+        assert_int_equal(
+                f->svc.ops->list_containers(
+                        f->svc.self,
+                        &(struct kc_container_filter){
+                                .state = -1,
+                                .label_selector = &(struct kc_label){ KC_LABEL_POD_UID, "p1" },
+                                .n_label_selector = 1 },
+                        &cl, &err),
+                0);
         assert_int_equal(cl.n, 2);
         assert_string_equal(cl.items[0].pod_sandbox_id, "s1");
         kc_runtime_result_done(&cl);

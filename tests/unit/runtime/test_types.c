@@ -21,12 +21,14 @@ static void test_state_strings(void **state)
         assert_null(kc_container_state_to_string(_KC_CONTAINER_STATE_MAX));
         assert_null(kc_container_state_to_string(_KC_CONTAINER_STATE_INVALID));
         for (int s = 0; s < _KC_CONTAINER_STATE_MAX; s++)
-                assert_int_equal(kc_container_state_from_string(kc_container_state_to_string(s)), s);
+                assert_int_equal(kc_container_state_from_string(kc_container_state_to_string(s)),
+                                 s);
         assert_int_equal(kc_container_state_from_string("Running"), -EINVAL);
         assert_int_equal(kc_container_state_from_string(""), -EINVAL);
         assert_int_equal(kc_container_state_from_string(NULL), -EINVAL);
         assert_string_equal(kc_sandbox_state_to_string(KC_SANDBOX_STATE_READY), "SANDBOX_READY");
-        assert_string_equal(kc_sandbox_state_to_string(KC_SANDBOX_STATE_NOTREADY), "SANDBOX_NOTREADY");
+        assert_string_equal(kc_sandbox_state_to_string(KC_SANDBOX_STATE_NOTREADY),
+                            "SANDBOX_NOTREADY");
         assert_null(kc_sandbox_state_to_string(_KC_SANDBOX_STATE_MAX));
 }
 
@@ -36,7 +38,8 @@ static void test_error_set(void **state)
         char big[KC_RUNTIME_ERROR_MAX * 2];
 
         (void)state;
-        assert_int_equal(kc_runtime_error_set(&err, -ENOENT, KC_RUNTIME_NOT_FOUND, "x %d", 7), -ENOENT);
+        assert_int_equal(kc_runtime_error_set(&err, -ENOENT, KC_RUNTIME_NOT_FOUND, "x %d", 7),
+                         -ENOENT);
         assert_int_equal(err.code, KC_RUNTIME_NOT_FOUND);
         assert_string_equal(err.message, "x 7");
         assert_int_equal(kc_runtime_error_set(NULL, -EIO, KC_RUNTIME_UNKNOWN, "y"), -EIO);
@@ -50,13 +53,24 @@ static void test_pod_round_trip(void **state)
 {
         char id[] = "uid-1", name[] = "web", c1[] = "c1";
         struct kc_container ctrs[] = {
-                { .id = c1, .name = "app", .image = "nginx", .hash = 0xabc,
-                  .state = KC_CONTAINER_STATE_RUNNING, .created_at = 5 },
+                { .id = c1,
+                  .name = "app",
+                  .image = "nginx",
+                  .hash = 0xabc,
+                  .state = KC_CONTAINER_STATE_RUNNING,
+                  .created_at = 5 },
                 { .id = "c2", .name = NULL, .image = NULL, .state = KC_CONTAINER_STATE_EXITED },
         };
-        struct kc_container sbs[] = { { .id = "s1", .name = "POD", .state = KC_CONTAINER_STATE_RUNNING } };
-        struct kc_pod t = { .id = id, .name = name, .namespace = NULL, .created_at = 42,
-                            .containers = ctrs, .n_containers = 2, .sandboxes = sbs,
+        struct kc_container sbs[] = {
+                { .id = "s1", .name = "POD", .state = KC_CONTAINER_STATE_RUNNING }
+        };
+        struct kc_pod t = { .id = id,
+                            .name = name,
+                            .namespace = NULL,
+                            .created_at = 42,
+                            .containers = ctrs,
+                            .n_containers = 2,
+                            .sandboxes = sbs,
                             .n_sandboxes = 1 };
         struct kc_pod *p = NULL, *q;
 
@@ -104,19 +118,41 @@ static struct kc_pod_status *make_status(int variant)
 {
         const char *ips[] = { "10.0.0.1", "fd00::1" };
         struct kc_sandbox_status sbs[] = {
-                { .id = "s1", .name = "POD", .namespace = "ns", .uid = "u", .attempt = 1,
-                  .state = KC_SANDBOX_STATE_READY, .created_at = 10, .ip = "10.0.0.1" },
+                { .id = "s1",
+                  .name = "POD",
+                  .namespace = "ns",
+                  .uid = "u",
+                  .attempt = 1,
+                  .state = KC_SANDBOX_STATE_READY,
+                  .created_at = 10,
+                  .ip = "10.0.0.1" },
         };
         struct kc_container_status cs[] = {
-                { .id = "c1", .name = "app", .state = KC_CONTAINER_STATE_EXITED, .exit_code = 2,
-                  .created_at = 1, .started_at = 2, .finished_at = 3, .restart_count = 4,
-                  .hash = 5, .image = "img", .image_ref = "ref", .reason = "Error",
+                { .id = "c1",
+                  .name = "app",
+                  .state = KC_CONTAINER_STATE_EXITED,
+                  .exit_code = 2,
+                  .created_at = 1,
+                  .started_at = 2,
+                  .finished_at = 3,
+                  .restart_count = 4,
+                  .hash = 5,
+                  .image = "img",
+                  .image_ref = "ref",
+                  .reason = "Error",
                   .message = "m" },
                 { .id = "c2", .name = "side", .state = KC_CONTAINER_STATE_RUNNING },
         };
-        struct kc_pod_status t = { .id = "u", .name = "pod", .namespace = "ns", .ips = ips,
-                                   .n_ips = 2, .sandboxes = sbs, .n_sandboxes = 1,
-                                   .containers = cs, .n_containers = 2, .timestamp = 99 };
+        struct kc_pod_status t = { .id = "u",
+                                   .name = "pod",
+                                   .namespace = "ns",
+                                   .ips = ips,
+                                   .n_ips = 2,
+                                   .sandboxes = sbs,
+                                   .n_sandboxes = 1,
+                                   .containers = cs,
+                                   .n_containers = 2,
+                                   .timestamp = 99 };
         struct kc_pod_status *s = NULL;
 
         switch (variant) {
@@ -212,18 +248,29 @@ static double ms_since(const struct timespec *t0)
 static void test_pod_new_speed(void **state)
 {
         struct kc_container ctrs[3] = {
-                { .id = "0123456789abcdef0123456789abcdef", .name = "app", .image = "nginx:1.25",
+                { .id = "0123456789abcdef0123456789abcdef",
+                  .name = "app",
+                  .image = "nginx:1.25",
                   .state = KC_CONTAINER_STATE_RUNNING },
-                { .id = "1123456789abcdef0123456789abcdef", .name = "sidecar", .image = "envoy",
+                { .id = "1123456789abcdef0123456789abcdef",
+                  .name = "sidecar",
+                  .image = "envoy",
                   .state = KC_CONTAINER_STATE_RUNNING },
-                { .id = "2123456789abcdef0123456789abcdef", .name = "logger", .image = "fluentbit",
+                { .id = "2123456789abcdef0123456789abcdef",
+                  .name = "logger",
+                  .image = "fluentbit",
                   .state = KC_CONTAINER_STATE_RUNNING },
         };
-        struct kc_container sb = { .id = "3123456789abcdef0123456789abcdef", .name = "POD",
+        struct kc_container sb = { .id = "3123456789abcdef0123456789abcdef",
+                                   .name = "POD",
                                    .state = KC_CONTAINER_STATE_RUNNING };
-        struct kc_pod t = { .id = "6f1c1e4e-1b2c-4d5e-8f90-123456789012", .name = "bench-1234",
-                            .namespace = "default", .containers = ctrs, .n_containers = 3,
-                            .sandboxes = &sb, .n_sandboxes = 1 };
+        struct kc_pod t = { .id = "6f1c1e4e-1b2c-4d5e-8f90-123456789012",
+                            .name = "bench-1234",
+                            .namespace = "default",
+                            .containers = ctrs,
+                            .n_containers = 3,
+                            .sandboxes = &sb,
+                            .n_sandboxes = 1 };
         struct kc_pod **pods = calloc(10000, sizeof(*pods));
         double best = 1e9, ms;
         struct timespec t0;
@@ -239,7 +286,8 @@ static void test_pod_new_speed(void **state)
                 ms = ms_since(&t0);
                 best = ms < best ? ms : best;
         }
-        print_message("10k kc_pod_new + unref (3 containers + sandbox): best of 5 = %.3f ms\n", best);
+        print_message("10k kc_pod_new + unref (3 containers + sandbox): best of 5 = %.3f ms\n",
+                      best);
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
         assert_true(best < 20.0);
 #endif
