@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
         # toolchain
-        gcc make cmake pkg-config diffutils
+        gcc make cmake pkg-config diffutils clang-format
         # sanitizer runtimes (ASan, UBSan, TSan) for gcc 12
         libasan8 libubsan1 libtsan2
         # libraries (docs/architecture.md says why each is here)

@@ -770,6 +770,38 @@ static void test_evented_zero_timestamp(void **state)
         env_free(e);
 }
 
+/* The PLEG interface (start, stop, watch, healthy, relist, update) reaches GenericPLEG. */
+static void test_pleg_interface(void **state)
+{
+        struct env *e = env_new();
+        struct kc_pleg p = kc_generic_pleg_as_pleg(e->pleg);
+        char *err = NULL;
+        void *item = NULL;
+
+        (void)state;
+        RUNTIME(e, "p1 c1:running");
+        assert_ptr_equal(p.ops->watch(p.self), e->events);
+        assert_false(p.ops->healthy(p.self, &err));
+        assert_string_equal(err, "pleg has yet to be successful");
+        free(err);
+        assert_int_equal(p.ops->relist(p.self), 0);
+        assert_string_equal(drain(e), "p1 ContainerStarted c1");
+        assert_true(p.ops->healthy(p.self, NULL));
+        p.ops->update(p.self, SEC, SEC);
+        kc_fake_clock_advance(e->clock, 2 * SEC);
+        assert_false(p.ops->healthy(p.self, &err));
+        assert_string_equal(err, "pleg was last seen active 2s ago; threshold is 1s");
+        free(err);
+        RUNTIME(e, "p1 c1:exited");
+        assert_int_equal(p.ops->start(p.self), 0);
+        assert_int_equal(kc_chan_pop_sc(e->events, &item, 5000), 0);
+        assert_string_equal(((struct kc_pleg_event *)item)->data, "c1");
+        assert_int_equal(((struct kc_pleg_event *)item)->type, KC_PLEG_CONTAINER_DIED);
+        kc_pleg_event_free(item);
+        p.ops->stop(p.self);
+        env_free(e);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -791,6 +823,7 @@ int main(void)
                 cmocka_unit_test(test_relist_histograms),
                 cmocka_unit_test(test_evented_timestamps),
                 cmocka_unit_test(test_evented_zero_timestamp),
+                cmocka_unit_test(test_pleg_interface),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
