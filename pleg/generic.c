@@ -361,7 +361,7 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
         pthread_mutex_unlock(&g->cache_lock);
 
         if (r < 0) {
-                kc_log_error("PLEG: Ignoring events for pod err=\"%s\" pod=\"%s/%s\" podUID=\"%s\"",
+                kc_log_error("PLEG: Write status err=\"%s\" pod=\"%s/%s\" podUID=\"%s\"",
                              err.message, pod->namespace ? pod->namespace : "",
                              pod->name ? pod->name : "", uid);
                 return r;
@@ -516,6 +516,8 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
 
         if (update_cache(g, r->current, r->uid, &status, &updated) < 0) {
                 /* Keep the old snapshot: the same events come back next time. */
+                if (kc_log_get_verbosity() >= 4)
+                        kc_log_error("PLEG: Ignoring events for pod podUID=\"%s\"", r->uid);
                 r->reinspect_next = true;
                 return;
         }
