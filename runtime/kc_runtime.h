@@ -172,6 +172,48 @@ KC_DEFINE_CLEANUP_FUNC(struct kc_pod_status, kc_pod_status_unref)
 bool kc_pod_status_equal(const struct kc_pod_status *a, const struct kc_pod_status *b);
 
 /* ------------------------------------------------------------------------ */
+/* The API pod (the parts of a v1.Pod the sync core reads)                    */
+
+enum kc_pod_phase {
+        KC_POD_PHASE_PENDING,
+        KC_POD_PHASE_RUNNING,
+        KC_POD_PHASE_SUCCEEDED,
+        KC_POD_PHASE_FAILED,
+        KC_POD_PHASE_UNKNOWN,
+        _KC_POD_PHASE_MAX,
+        _KC_POD_PHASE_INVALID = -EINVAL,
+};
+
+/** "Pending", "Running", "Succeeded", "Failed", "Unknown" (v1.PodPhase). */
+const char *kc_pod_phase_to_string(enum kc_pod_phase p);
+
+/**
+ * A desired pod as the config sources and the pod manager see it (v1.Pod,
+ * the fields the sync core uses; the node-agent issue adds the container
+ * specs). Immutable once built, reference counted like kc_pod.
+ */
+struct kc_api_pod {
+        const char *uid;
+        const char *name;
+        const char *namespace;
+        const char *source;          /* config source: "file", "api", ... (may be NULL) */
+        int64_t creation_ts;         /* ns since epoch */
+        int64_t deletion_ts;         /* ns since epoch; 0: not being deleted */
+        int64_t deletion_grace_s;    /* DeletionGracePeriodSeconds; -1: unset */
+        int64_t termination_grace_s; /* spec.TerminationGracePeriodSeconds; -1: unset */
+        enum kc_pod_phase phase;
+        bool static_pod; /* from a file or http source */
+        bool mirror_pod; /* the API server's mirror of a static pod */
+        bool host_network;
+};
+
+/** Deep-copies @p tmpl (borrowed pointers) into one reference-counted allocation. */
+int kc_api_pod_new(const struct kc_api_pod *tmpl, struct kc_api_pod **ret);
+struct kc_api_pod *kc_api_pod_ref(struct kc_api_pod *p);
+struct kc_api_pod *kc_api_pod_unref(struct kc_api_pod *p);
+KC_DEFINE_CLEANUP_FUNC(struct kc_api_pod, kc_api_pod_unref)
+
+/* ------------------------------------------------------------------------ */
 /* kubecontainer-level runtime interface (what PLEG uses)                     */
 
 struct kc_pod_runtime_ops {

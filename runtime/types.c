@@ -6,6 +6,7 @@
  * not one per string).
  */
 #include <assert.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -116,12 +117,60 @@ const char *kc__label_key_intern(const char *key)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Reference counting shared by every immutable object                       */
+
+/*
+ * kc_pod, kc_pod_status and kc_api_pod each live in one allocation: this
+ * header, the object right after it, then its arrays and strings (packed
+ * by kc__packer). The header is padded to max_align_t, so the object sits
+ * at the same offset whatever its type and one ref/unref pair serves all.
+ */
+struct ref_header {
+        alignas(max_align_t) atomic_uint ref;
+};
+
+static struct ref_header *ref_header_of(const void *obj)
+{
+        return (struct ref_header *)((char *)obj - sizeof(struct ref_header));
+}
+
+static void *obj_ref(void *obj)
+{
+        /* Taking a reference needs no ordering: the caller already holds one. */
+        if (obj)
+                atomic_fetch_add_explicit(&ref_header_of(obj)->ref, 1, memory_order_relaxed);
+        return obj;
+}
+
+static void obj_unref(void *obj)
+{
+        /*
+         * acq_rel: the release half orders this thread's reads of the object
+         * before its drop; the acquire half pairs with the other threads'
+         * release drops, so the thread that frees sees their accesses done.
+         * (An acquire fence after a release decrement would be cheaper, but
+         * ThreadSanitizer does not model fences.)
+         */
+        if (obj &&
+            atomic_fetch_sub_explicit(&ref_header_of(obj)->ref, 1, memory_order_acq_rel) == 1)
+                free(ref_header_of(obj));
+}
+
+/* The first reference of an object packed after a ref_header. */
+static void *obj_init(struct ref_header *h, void *obj)
+{
+        atomic_init(&h->ref, 1);
+        return obj;
+}
+
+/* ------------------------------------------------------------------------ */
 /* kc_pod                                                                     */
 
 struct pod_box {
-        atomic_uint ref;
+        struct ref_header h;
         struct kc_pod pod;
 };
+static_assert(offsetof(struct pod_box, pod) == sizeof(struct ref_header), "pod after its header");
 
 static void pack_container(struct kc__packer *pk, const struct kc_container *src,
                            struct kc_container *dst)
@@ -170,53 +219,50 @@ static struct pod_box *pack_pod(struct kc__packer *pk, const struct kc_pod *t)
         return box;
 }
 
-int kc_pod_new(const struct kc_pod *tmpl, struct kc_pod **ret)
+/*
+ * Builds one immutable object: @pack lays out the header, the object and
+ * everything it points to; it runs once to measure and once to copy, and
+ * returns the object (NULL while measuring).
+ */
+static int obj_new(void *(*pack)(struct kc__packer *pk, const void *tmpl), const void *tmpl,
+                   void **ret)
 {
         uint32_t lens[64];
         struct kc__packer pk = { .lens = lens, .cap_lens = KC_ELEMENTSOF(lens) };
-        struct pod_box *box;
+        void *obj;
 
         if (!tmpl || !ret)
                 return -EINVAL;
-        (void)pack_pod(&pk, tmpl);
+        (void)pack(&pk, tmpl);
         pk.base = malloc(pk.off);
         if (!pk.base)
                 return -ENOMEM;
         pk.off = 0;
-        box = pack_pod(&pk, tmpl);
-        atomic_init(&box->ref, 1);
-        *ret = &box->pod;
+        obj = pack(&pk, tmpl);
+        *ret = obj_init((struct ref_header *)pk.base, obj);
         return 0;
+}
+
+static void *pack_pod_obj(struct kc__packer *pk, const void *tmpl)
+{
+        struct pod_box *box = pack_pod(pk, tmpl);
+
+        return box ? &box->pod : NULL;
+}
+
+int kc_pod_new(const struct kc_pod *tmpl, struct kc_pod **ret)
+{
+        return obj_new(pack_pod_obj, tmpl, (void **)ret);
 }
 
 struct kc_pod *kc_pod_ref(struct kc_pod *p)
 {
-        struct pod_box *box;
-
-        if (!p)
-                return NULL;
-        box = (struct pod_box *)((char *)p - offsetof(struct pod_box, pod));
-        /* Taking a reference needs no ordering: the caller already holds one. */
-        atomic_fetch_add_explicit(&box->ref, 1, memory_order_relaxed);
-        return p;
+        return obj_ref(p);
 }
 
 struct kc_pod *kc_pod_unref(struct kc_pod *p)
 {
-        struct pod_box *box;
-
-        if (!p)
-                return NULL;
-        box = (struct pod_box *)((char *)p - offsetof(struct pod_box, pod));
-        /*
-         * acq_rel: the release half orders this thread's reads of the pod
-         * before its drop; the acquire half pairs with the other threads'
-         * release drops, so the thread that frees sees their accesses done.
-         * (An acquire fence after a release decrement would be cheaper, but
-         * ThreadSanitizer does not model fences.)
-         */
-        if (atomic_fetch_sub_explicit(&box->ref, 1, memory_order_acq_rel) == 1)
-                free(box);
+        obj_unref(p);
         return NULL;
 }
 
@@ -237,9 +283,11 @@ void kc_pod_list_done(struct kc_pod_list *l)
 /* kc_pod_status                                                              */
 
 struct status_box {
-        atomic_uint ref;
+        struct ref_header h;
         struct kc_pod_status status;
 };
+static_assert(offsetof(struct status_box, status) == sizeof(struct ref_header),
+              "status after its header");
 
 static void pack_container_status(struct kc__packer *pk, const struct kc_container_status *s,
                                   struct kc_container_status *d)
@@ -316,23 +364,16 @@ static struct status_box *pack_status(struct kc__packer *pk, const struct kc_pod
         return box;
 }
 
+static void *pack_status_obj(struct kc__packer *pk, const void *tmpl)
+{
+        struct status_box *box = pack_status(pk, tmpl);
+
+        return box ? &box->status : NULL;
+}
+
 int kc_pod_status_new(const struct kc_pod_status *tmpl, struct kc_pod_status **ret)
 {
-        uint32_t lens[64];
-        struct kc__packer pk = { .lens = lens, .cap_lens = KC_ELEMENTSOF(lens) };
-        struct status_box *box;
-
-        if (!tmpl || !ret)
-                return -EINVAL;
-        (void)pack_status(&pk, tmpl);
-        pk.base = malloc(pk.off);
-        if (!pk.base)
-                return -ENOMEM;
-        pk.off = 0;
-        box = pack_status(&pk, tmpl);
-        atomic_init(&box->ref, 1);
-        *ret = &box->status;
-        return 0;
+        return obj_new(pack_status_obj, tmpl, (void **)ret);
 }
 
 int kc_pod_status_new_default(const char *uid, struct kc_pod_status **ret)
@@ -342,26 +383,12 @@ int kc_pod_status_new_default(const char *uid, struct kc_pod_status **ret)
 
 struct kc_pod_status *kc_pod_status_ref(struct kc_pod_status *s)
 {
-        struct status_box *box;
-
-        if (!s)
-                return NULL;
-        box = (struct status_box *)((char *)s - offsetof(struct status_box, status));
-        /* Relaxed: the caller already holds a reference. */
-        atomic_fetch_add_explicit(&box->ref, 1, memory_order_relaxed);
-        return s;
+        return obj_ref(s);
 }
 
 struct kc_pod_status *kc_pod_status_unref(struct kc_pod_status *s)
 {
-        struct status_box *box;
-
-        if (!s)
-                return NULL;
-        box = (struct status_box *)((char *)s - offsetof(struct status_box, status));
-        /* acq_rel, as in kc_pod_unref(): release our reads, acquire the others'. */
-        if (atomic_fetch_sub_explicit(&box->ref, 1, memory_order_acq_rel) == 1)
-                free(box);
+        obj_unref(s);
         return NULL;
 }
 
@@ -499,4 +526,60 @@ int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *sr
         pk.off = 0;
         kc__pack_cri_container(&pk, src, ret);
         return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* kc_api_pod                                                                 */
+
+static const char *const pod_phase_table[] = {
+        [KC_POD_PHASE_PENDING] = "Pending",     [KC_POD_PHASE_RUNNING] = "Running",
+        [KC_POD_PHASE_SUCCEEDED] = "Succeeded", [KC_POD_PHASE_FAILED] = "Failed",
+        [KC_POD_PHASE_UNKNOWN] = "Unknown",
+};
+static_assert(KC_ELEMENTSOF(pod_phase_table) == _KC_POD_PHASE_MAX, "every phase has a name");
+
+const char *kc_pod_phase_to_string(enum kc_pod_phase p)
+{
+        return (unsigned)p < _KC_POD_PHASE_MAX ? pod_phase_table[p] : NULL;
+}
+
+struct api_pod_box {
+        struct ref_header h;
+        struct kc_api_pod pod;
+};
+static_assert(offsetof(struct api_pod_box, pod) == sizeof(struct ref_header),
+              "API pod after its header");
+
+static void *pack_api_pod_obj(struct kc__packer *pk, const void *tmpl)
+{
+        const struct kc_api_pod *t = tmpl;
+        struct api_pod_box *box =
+                kc__pack_reserve(pk, sizeof(struct api_pod_box), alignof(struct api_pod_box));
+        const char *uid = kc__pack_str(pk, t->uid), *name = kc__pack_str(pk, t->name);
+        const char *ns = kc__pack_str(pk, t->namespace), *source = kc__pack_str(pk, t->source);
+
+        if (!box)
+                return NULL;
+        box->pod = *t;
+        box->pod.uid = uid;
+        box->pod.name = name;
+        box->pod.namespace = ns;
+        box->pod.source = source;
+        return &box->pod;
+}
+
+int kc_api_pod_new(const struct kc_api_pod *tmpl, struct kc_api_pod **ret)
+{
+        return obj_new(pack_api_pod_obj, tmpl, (void **)ret);
+}
+
+struct kc_api_pod *kc_api_pod_ref(struct kc_api_pod *p)
+{
+        return obj_ref(p);
+}
+
+struct kc_api_pod *kc_api_pod_unref(struct kc_api_pod *p)
+{
+        obj_unref(p);
+        return NULL;
 }
