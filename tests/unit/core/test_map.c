@@ -202,47 +202,20 @@ static void test_map_100k_against_reference(void **state)
         assert_int_equal(kc_map_size(m), 0);
 }
 
-static double timeout_multiplier(void)
-{
-        const char *e = getenv("KC_TEST_TIMEOUT_MULTIPLIER");
-        double v = e ? strtod(e, NULL) : 1.0;
-
-        return v > 0 ? v : 1.0;
-}
-
-/* PLEG's use: 10,000 pod records, 10,000 lookups must cost well under 1 ms. */
-static void test_map_10k_lookups_fast(void **state)
+/* PLEG's use: 10,000 records looked up by equal strings at other addresses
+ * (the listing's copies of the UIDs). The cost is bench/bench_relist's. */
+static void test_map_10k_lookups_by_copy(void **state)
 {
         _cleanup_(kc_map_freep) struct kc_map *m = NULL;
-        struct timespec t0, t1;
-        double best = 1e9;
 
         (void)state;
         assert_int_equal(kc_map_new(&m), 0);
         for (int i = 0; i < 10000; i++)
                 assert_int_equal(kc_map_put(m, keys[i], val(i, 0)), 0);
-
-        for (int round = 0; round < 5; round++) {
-                uintptr_t sum = 0;
-                double ms;
-
-                clock_gettime(CLOCK_MONOTONIC, &t0);
-                for (int i = 0; i < 10000; i++)
-                        sum += (uintptr_t)kc_map_get(m, keys_copy[i]);
-                clock_gettime(CLOCK_MONOTONIC, &t1);
-                assert_true(sum != 0);
-                ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-                     (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-                if (ms < best)
-                        best = ms;
+        for (int i = 0; i < 10000; i++) {
+                assert_ptr_not_equal(keys_copy[i], keys[i]);
+                assert_ptr_equal(kc_map_get(m, keys_copy[i]), val(i, 0));
         }
-        print_message("10k lookups in a 10k map: best of 5 = %.3f ms\n", best);
-        /* Sanitizer builds are several times slower; scale the bound. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-        assert_true(best < 20.0 * timeout_multiplier());
-#else
-        assert_true(best < 1.0 * timeout_multiplier());
-#endif
 }
 
 int main(void)
@@ -251,7 +224,7 @@ int main(void)
                 cmocka_unit_test(test_map_basic),
                 cmocka_unit_test(test_map_reserve_and_clear),
                 cmocka_unit_test_setup(test_map_100k_against_reference, setup),
-                cmocka_unit_test_setup(test_map_10k_lookups_fast, setup),
+                cmocka_unit_test_setup(test_map_10k_lookups_by_copy, setup),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -763,25 +763,16 @@ static void test_get_pods_concurrent(void **state)
         assert_faces_agree(f, false);
 }
 
-static double ms_since(const struct timespec *t0)
-{
-        struct timespec t1;
-
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
-}
-
 #define N_PODS 10000
 
-/* 10,000 pods x (3 containers + 1 sandbox): the cost of one GetPods through each face. */
-static void test_get_pods_10k_speed(void **state)
+/* 10,000 pods x (3 containers + 1 sandbox) through both faces (the timing is
+ * bench/bench_relist's job). */
+static void test_get_pods_10k(void **state)
 {
         struct fixture *f = *state;
         struct kc_sim_pod_spec *pods = calloc(N_PODS, sizeof(*pods));
         struct kc_sim_container_spec *ctrs = calloc(N_PODS * 4, sizeof(*ctrs));
         char(*names)[48] = calloc(N_PODS * 6, sizeof(*names));
-        double best_mgr = 1e9, best_sim = 1e9, best_status = 1e9, ms;
-        struct timespec t0;
 
         assert_non_null(pods);
         assert_non_null(ctrs);
@@ -811,25 +802,19 @@ static void test_get_pods_10k_speed(void **state)
         }
         assert_int_equal(kc_sim_set_pods(f->sim, pods, N_PODS), 0);
 
-        for (int round = 0; round < 5; round++) {
+        for (int round = 0; round < 3; round++) {
                 struct kc_pod_list l = { 0 };
                 struct kc_pod_status *s = NULL;
 
-                clock_gettime(CLOCK_MONOTONIC, &t0);
                 assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l, NULL), 0);
-                ms = ms_since(&t0);
-                best_mgr = ms < best_mgr ? ms : best_mgr;
                 assert_int_equal(l.n, N_PODS);
                 assert_int_equal(l.pods[N_PODS - 1]->n_containers, 3);
                 kc_pod_list_done(&l);
 
-                clock_gettime(CLOCK_MONOTONIC, &t0);
                 assert_int_equal(f->sim_pr.ops->get_pods(f->sim_pr.self, true, &l, NULL), 0);
-                ms = ms_since(&t0);
-                best_sim = ms < best_sim ? ms : best_sim;
+                assert_int_equal(l.n, N_PODS);
                 kc_pod_list_done(&l);
 
-                clock_gettime(CLOCK_MONOTONIC, &t0);
                 for (size_t i = 0; i < 100; i++) {
                         assert_int_equal(f->mgr_pr.ops->get_pod_status(f->mgr_pr.self, pods[i].id,
                                                                        NULL, NULL, &s, NULL),
@@ -837,17 +822,8 @@ static void test_get_pods_10k_speed(void **state)
                         assert_int_equal(s->n_containers, 3);
                         s = kc_pod_status_unref(s);
                 }
-                ms = ms_since(&t0);
-                best_status = ms < best_status ? ms : best_status;
         }
         assert_faces_agree(f, false);
-        print_message("10k pods x 3 containers: manager GetPods best %.3f ms, sim face GetPods "
-                      "best %.3f ms, manager GetPodStatus %.1f us/pod\n",
-                      best_mgr, best_sim, best_status * 10.0);
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-        assert_true(best_mgr < 100.0);
-        assert_true(best_sim < 20.0);
-#endif
         free(pods);
         free(ctrs);
         free(names);
@@ -864,7 +840,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_get_pods_reuse_cri, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_reuse_churn, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_concurrent, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_get_pods_10k_speed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_10k, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
