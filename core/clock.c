@@ -21,6 +21,8 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 
 #include "internal.h"
@@ -43,11 +45,20 @@ struct kc_cancel {
         struct kc_waiter *waiters; /* under lock */
 };
 
+struct kc_timer {
+        struct kc_clock *clock;
+        int fd;                       /* timerfd (real clock) or eventfd (fake clock) */
+        bool armed;                   /* fake clocks: under clock->lock */
+        int64_t deadline;             /* fake clocks: under clock->lock */
+        struct kc_timer *prev, *next; /* fake clocks: armed timers, under clock->lock */
+};
+
 struct kc_clock {
         bool fake;
         pthread_mutex_t lock;      /* fake clocks only */
         int64_t now;               /* fake clocks only, under lock */
         struct kc_waiter *waiters; /* fake clocks only, under lock */
+        struct kc_timer *timers;   /* fake clocks only: armed timers, under lock */
 };
 
 static struct kc_clock real_clock = {
@@ -209,6 +220,7 @@ struct kc_clock *kc_clock_free(struct kc_clock *c)
         if (!c || c == &real_clock)
                 return NULL;
         kc__assert_se(!c->waiters);
+        kc__assert_se(!c->timers);
         pthread_mutex_destroy(&c->lock);
         free(c);
         return NULL;
@@ -230,9 +242,41 @@ int64_t kc_clock_now(struct kc_clock *c)
 }
 
 /* With c->lock held: wakes every sleeper whose deadline is reached. */
+static void timer_unlink_locked(struct kc_timer *t)
+{
+        if (!t->armed)
+                return;
+        if (t->prev)
+                t->prev->next = t->next;
+        else
+                t->clock->timers = t->next;
+        if (t->next)
+                t->next->prev = t->prev;
+        t->prev = t->next = NULL;
+        t->armed = false;
+}
+
+/* Makes the timer's eventfd readable (a fake clock reached its deadline). */
+static void timer_fire(struct kc_timer *t)
+{
+        uint64_t one = 1;
+
+        /* EAGAIN only if the counter is saturated: it is readable anyway. */
+        (void)!write(t->fd, &one, sizeof(one));
+}
+
 static void fake_clock_wake_expired(struct kc_clock *c)
 {
         struct kc_waiter *w, *next;
+        struct kc_timer *t, *tnext;
+
+        for (t = c->timers; t; t = tnext) {
+                tnext = t->next;
+                if (t->deadline <= c->now) {
+                        timer_unlink_locked(t);
+                        timer_fire(t);
+                }
+        }
 
         for (w = c->waiters; w; w = next) {
                 next = w->clock_next;
@@ -392,4 +436,99 @@ int kc_fake_clock_advance(struct kc_clock *c, int64_t ns)
         }
         pthread_mutex_unlock(&c->lock);
         return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Timers                                                                     */
+
+int kc_timer_new(struct kc_clock *c, struct kc_timer **ret)
+{
+        struct kc_timer *t;
+
+        if (!c || !ret)
+                return -EINVAL;
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->clock = c;
+        /* Real clocks sleep on CLOCK_MONOTONIC, like kc_clock_sleep(). */
+        t->fd = c->fake ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)
+                        : timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+        if (t->fd < 0) {
+                int r = -errno;
+
+                free(t);
+                return r;
+        }
+        *ret = t;
+        return 0;
+}
+
+struct kc_timer *kc_timer_free(struct kc_timer *t)
+{
+        if (!t)
+                return NULL;
+        kc_timer_disarm(t);
+        close(t->fd);
+        free(t);
+        return NULL;
+}
+
+int kc_timer_fd(const struct kc_timer *t)
+{
+        return t->fd;
+}
+
+int kc_timer_arm(struct kc_timer *t, int64_t deadline_ns)
+{
+        struct kc_clock *c = t->clock;
+
+        if (!c->fake) {
+                /* The deadline is wall time; the timerfd counts the rest of it. */
+                int64_t rel = deadline_ns - kc_clock_now(c);
+                struct itimerspec its = { 0 };
+
+                if (rel < 1)
+                        rel = 1; /* 0 would disarm: fire at once instead */
+                its.it_value.tv_sec = rel / KC_NSEC_PER_SEC;
+                its.it_value.tv_nsec = rel % KC_NSEC_PER_SEC;
+                return KC_NERRNO(timerfd_settime(t->fd, 0, &its, NULL));
+        }
+        pthread_mutex_lock(&c->lock);
+        timer_unlink_locked(t);
+        if (deadline_ns <= c->now) {
+                timer_fire(t);
+        } else {
+                t->deadline = deadline_ns;
+                t->armed = true;
+                t->next = c->timers;
+                if (c->timers)
+                        c->timers->prev = t;
+                c->timers = t;
+        }
+        pthread_mutex_unlock(&c->lock);
+        return 0;
+}
+
+void kc_timer_disarm(struct kc_timer *t)
+{
+        struct kc_clock *c = t->clock;
+
+        if (!c->fake) {
+                struct itimerspec its = { 0 };
+
+                (void)timerfd_settime(t->fd, 0, &its, NULL);
+                return;
+        }
+        pthread_mutex_lock(&c->lock);
+        timer_unlink_locked(t);
+        pthread_mutex_unlock(&c->lock);
+}
+
+bool kc_timer_ack(struct kc_timer *t)
+{
+        uint64_t v;
+
+        /* Both a timerfd and an eventfd read 8 bytes and reset when read. */
+        return read(t->fd, &v, sizeof(v)) == sizeof(v) && v > 0;
 }

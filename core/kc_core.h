@@ -120,6 +120,26 @@ int kc_clock_sleep(struct kc_clock *c, int64_t ns, struct kc_cancel *cancel);
 int kc_fake_clock_advance(struct kc_clock *c, int64_t ns);
 int kc_fake_clock_set(struct kc_clock *c, int64_t now_ns);
 
+/**
+ * A one-shot timer on a clock, for event loops that wait in epoll: its fd
+ * (EFD_NONBLOCK | EFD_CLOEXEC) becomes readable once the clock reaches the
+ * armed deadline. Real clocks use a timerfd; fake clocks an eventfd that
+ * kc_fake_clock_advance()/set() make readable. The owner thread arms, acks
+ * and frees it; the fake clock fires it from the advancing thread. The timer
+ * must be freed before its clock.
+ */
+struct kc_timer;
+
+int kc_timer_new(struct kc_clock *c, struct kc_timer **ret);
+struct kc_timer *kc_timer_free(struct kc_timer *t);
+KC_DEFINE_CLEANUP_FUNC(struct kc_timer, kc_timer_free)
+int kc_timer_fd(const struct kc_timer *t);
+/** (Re)arms for the absolute clock time @p deadline_ns; a past one fires at once. */
+int kc_timer_arm(struct kc_timer *t, int64_t deadline_ns);
+void kc_timer_disarm(struct kc_timer *t);
+/** Drains the fd. Returns true when the timer had fired. */
+bool kc_timer_ack(struct kc_timer *t);
+
 /* ------------------------------------------------------------------------ */
 /* Go-style duration formatting                                               */
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <time.h>
 #include <cmocka.h>
+#include <poll.h>
 
 #include "internal.h"
 #include "kc_core.h"
@@ -239,6 +240,70 @@ static void test_real_sleep_duration(void **state)
         assert_true(mono_ns() - t0 >= 20 * KC_NSEC_PER_MSEC);
 }
 
+static bool fd_readable(int fd, int timeout_ms)
+{
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+
+        return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN);
+}
+
+/* A fake-clock timer fires exactly when an advance reaches its deadline. */
+static void test_fake_timer(void **state)
+{
+        struct kc_clock *c = NULL;
+        struct kc_timer *t = NULL;
+        int64_t t0;
+
+        (void)state;
+        assert_int_equal(kc_fake_clock_new(&c, 1000 * KC_NSEC_PER_SEC), 0);
+        assert_int_equal(kc_timer_new(c, &t), 0);
+        t0 = kc_clock_now(c);
+        assert_int_equal(kc_timer_arm(t, t0 + KC_NSEC_PER_SEC), 0);
+        assert_false(fd_readable(kc_timer_fd(t), 0));
+        kc_fake_clock_advance(c, KC_NSEC_PER_SEC - 1);
+        assert_false(fd_readable(kc_timer_fd(t), 0));
+        assert_false(kc_timer_ack(t));
+        kc_fake_clock_advance(c, 1);
+        assert_true(fd_readable(kc_timer_fd(t), 0));
+        assert_true(kc_timer_ack(t));
+        assert_false(fd_readable(kc_timer_fd(t), 0)); /* one shot, drained */
+        kc_fake_clock_advance(c, 10 * KC_NSEC_PER_SEC);
+        assert_false(fd_readable(kc_timer_fd(t), 0));
+        /* Re-arming replaces the deadline; a past deadline fires at once. */
+        assert_int_equal(kc_timer_arm(t, kc_clock_now(c) + 5), 0);
+        assert_int_equal(kc_timer_arm(t, kc_clock_now(c) + 50), 0);
+        kc_fake_clock_advance(c, 5);
+        assert_false(fd_readable(kc_timer_fd(t), 0));
+        kc_fake_clock_advance(c, 45);
+        assert_true(kc_timer_ack(t));
+        assert_int_equal(kc_timer_arm(t, kc_clock_now(c) - 1), 0);
+        assert_true(kc_timer_ack(t));
+        /* Disarmed: nothing fires; the clock can be freed after the timer. */
+        assert_int_equal(kc_timer_arm(t, kc_clock_now(c) + 1), 0);
+        kc_timer_disarm(t);
+        kc_fake_clock_advance(c, 2);
+        assert_false(kc_timer_ack(t));
+        assert_int_equal(kc_timer_arm(t, kc_clock_now(c) + 1), 0);
+        kc_timer_free(t); /* unlinks an armed timer */
+        kc_clock_free(c);
+}
+
+/* A real-clock timer is a timerfd: readable after about the delay, not before. */
+static void test_real_timer(void **state)
+{
+        struct kc_clock *c = kc_clock_real();
+        struct kc_timer *t = NULL;
+
+        (void)state;
+        assert_int_equal(kc_timer_new(c, &t), 0);
+        assert_int_equal(kc_timer_arm(t, kc_clock_now(c) + 30 * KC_NSEC_PER_MSEC), 0);
+        assert_false(fd_readable(kc_timer_fd(t), 0));
+        assert_true(fd_readable(kc_timer_fd(t), 5000));
+        assert_true(kc_timer_ack(t));
+        kc_timer_disarm(t);
+        kc_timer_free(t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -249,6 +314,8 @@ int main(void)
                 cmocka_unit_test(test_cancel_wakes_fake_sleeper),
                 cmocka_unit_test(test_cancel_wakes_real_sleeper_quickly),
                 cmocka_unit_test(test_real_sleep_duration),
+                cmocka_unit_test(test_fake_timer),
+                cmocka_unit_test(test_real_timer),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
