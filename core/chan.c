@@ -251,6 +251,12 @@ bool kc_chan_prepare_wait_sc(struct kc_chan *ch)
 {
         if (!chan_ring_empty(ch))
                 return true;
+        /*
+         * Empty: clear stale wakeups (from pushes this consumer already
+         * served) before arming, or an epoll on the eventfd would return at
+         * once, again and again, with nothing to read.
+         */
+        chan_drain(ch);
         return chan_arm(ch);
 }
 

@@ -293,6 +293,27 @@ static void test_chan_prepare_wait_threaded(void **state)
         assert_int_equal(pthread_join(t, NULL), 0);
 }
 
+/* An epoll consumer that emptied the ring must not find the fd readable
+ * again from pushes it already served (it would spin). */
+static void test_chan_prepare_wait_drains_stale_wakeups(void **state)
+{
+        struct kc_chan *ch = NULL;
+        struct pollfd p;
+        void *item;
+
+        (void)state;
+        assert_int_equal(kc_chan_new(&ch, 8, NULL), 0);
+        assert_false(kc_chan_prepare_wait_sc(ch));           /* empty: armed */
+        assert_int_equal(kc_chan_push_mp(ch, (void *)1), 0); /* writes the eventfd */
+        assert_int_equal(kc_chan_pop_sc(ch, &item, 0), 0);   /* ring had an item: no drain */
+        assert_false(kc_chan_prepare_wait_sc(ch));           /* empty again: drains, re-arms */
+        p = (struct pollfd){ .fd = kc_chan_fd(ch), .events = POLLIN };
+        assert_int_equal(poll(&p, 1, 0), 0);
+        assert_int_equal(kc_chan_push_mp(ch, (void *)2), 0);
+        assert_int_equal(poll(&p, 1, 0), 1); /* a new push still wakes */
+        kc_chan_free(ch);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -302,6 +323,7 @@ int main(void)
                 cmocka_unit_test(test_chan_pop_timeout),
                 cmocka_unit_test(test_chan_free_leftovers),
                 cmocka_unit_test(test_chan_prepare_wait_and_fd),
+                cmocka_unit_test(test_chan_prepare_wait_drains_stale_wakeups),
                 cmocka_unit_test(test_chan_blocking_pop_wakes),
                 cmocka_unit_test(test_chan_prepare_wait_threaded),
         };
