@@ -292,3 +292,116 @@ KC_DEFINE_CLEANUP_FUNC(struct kc_arena, kc_arena_free)
 void *kc_arena_alloc(struct kc_arena *a, size_t size);
 /** NULL in → NULL out; NULL on ENOMEM otherwise. */
 char *kc_arena_strdup(struct kc_arena *a, const char *s);
+
+/* ------------------------------------------------------------------------ */
+/* Jitter (wait.Jitter)                                                       */
+
+/**
+ * @brief Returns a uniformly random duration in [@p d, @p d * (1 + @p max_factor)),
+ * like Go's wait.Jitter: @p max_factor <= 0 means 1.0. @p d <= 0 is returned
+ * unchanged; a result beyond INT64_MAX saturates.
+ *
+ * Any thread. The generator is a lock-free splitmix64 counter seeded from
+ * getrandom() on first use (from the time of day if getrandom fails).
+ */
+int64_t kc_jitter(int64_t d, double max_factor);
+
+/** Tests: reseeds the kc_jitter() generator so its sequence is reproducible. Any thread. */
+void kc_jitter_seed(uint64_t seed);
+
+/* ------------------------------------------------------------------------ */
+/* Work queue (pkg/kubelet/util/queue/work_queue.go)                          */
+
+/**
+ * A set of pod UIDs, each with the clock time at which it becomes ready.
+ * Every call is safe from any thread (one internal mutex).
+ */
+struct kc_work_queue;
+
+/** @p clock is borrowed and must outlive the queue. *ret unchanged on failure. */
+int kc_work_queue_new(struct kc_clock *clock, struct kc_work_queue **ret);
+/** Frees the queue and every pending UID. NULL-safe; returns NULL. No concurrent users. */
+struct kc_work_queue *kc_work_queue_free(struct kc_work_queue *q);
+KC_DEFINE_CLEANUP_FUNC(struct kc_work_queue, kc_work_queue_free)
+
+/**
+ * @brief Enqueue(uid, delay): inserts @p uid or overwrites its ready time
+ * with now + @p delay_ns (an earlier time too: the last call wins).
+ * @return 0, -EINVAL (NULL or empty uid) or -ENOMEM (queue unchanged).
+ */
+int kc_work_queue_enqueue(struct kc_work_queue *q, const char *uid, int64_t delay_ns);
+
+/**
+ * @brief GetWork(): removes and returns every UID whose ready time is
+ * strictly before now, in unspecified order.
+ *
+ * On success *ret_uids is one malloc'd block (release it with a single
+ * free()) holding *ret_n string pointers followed by the strings, or NULL
+ * when nothing is ready (*ret_n = 0).
+ * @return 0, or -ENOMEM with the queue and the out-parameters unchanged.
+ */
+int kc_work_queue_get_work(struct kc_work_queue *q, char ***ret_uids, size_t *ret_n);
+
+/** Number of queued UIDs, ready or not (a snapshot). */
+size_t kc_work_queue_len(struct kc_work_queue *q);
+
+/* ------------------------------------------------------------------------ */
+/* Restart backoff (client-go flowcontrol.Backoff, kubelet settings)          */
+
+/**
+ * Per-key exponential backoff: each key holds {backoff, last_update}.
+ * Every call is safe from any thread (one internal mutex). Times are
+ * nanoseconds on the injected clock.
+ *
+ * An entry is "expired" for an event at t when t - last_update > expiry:
+ * kubelet installs HasExpiredFunc "eventTime - lastUpdate > 600 s"
+ * (KC_BACKOFF_DEFAULT_EXPIRY_NS), independent of the maximum.
+ */
+struct kc_backoff;
+
+#define KC_BACKOFF_DEFAULT_EXPIRY_NS (600 * KC_NSEC_PER_SEC)
+
+/**
+ * @brief A backoff starting at @p initial_ns, doubling up to @p max_ns, with
+ * the kubelet's 600 s expiry. @p clock is borrowed and must outlive it.
+ * @return 0, -EINVAL (NULL clock or a negative duration) or -ENOMEM; *ret
+ * unchanged on failure.
+ */
+int kc_backoff_new(struct kc_clock *clock, int64_t initial_ns, int64_t max_ns,
+                   struct kc_backoff **ret);
+/** Same with an explicit expiry (@p expiry_ns >= 0). */
+int kc_backoff_new_with_expiry(struct kc_clock *clock, int64_t initial_ns, int64_t max_ns,
+                               int64_t expiry_ns, struct kc_backoff **ret);
+/** NULL-safe; returns NULL. No concurrent users. */
+struct kc_backoff *kc_backoff_free(struct kc_backoff *b);
+KC_DEFINE_CLEANUP_FUNC(struct kc_backoff, kc_backoff_free)
+
+/**
+ * @brief Next(key, eventTime): no entry or expired for @p event_time_ns →
+ * backoff = initial; otherwise backoff = min(2 × backoff, max). Then
+ * last_update = now.
+ * @return 0, -EINVAL (NULL key) or -ENOMEM (backoff unchanged).
+ */
+int kc_backoff_next(struct kc_backoff *b, const char *key, int64_t event_time_ns);
+
+/**
+ * IsInBackOffSince(key, eventTime): false when there is no entry or it is
+ * expired for @p event_time_ns; otherwise now - event_time < backoff.
+ */
+bool kc_backoff_is_in_backoff_since(struct kc_backoff *b, const char *key, int64_t event_time_ns);
+
+/**
+ * Get(key): the current backoff in *ret.
+ * @return 0, or -ENOENT when the key has no entry (upstream's Get returns 0
+ * then); *ret unchanged on failure.
+ */
+int kc_backoff_get(struct kc_backoff *b, const char *key, int64_t *ret);
+
+/** Reset(key): forgets the key. No-op when absent. */
+void kc_backoff_reset(struct kc_backoff *b, const char *key);
+
+/**
+ * GC(): drops every entry whose last update is more than 2 × max ago.
+ * @return the number of entries dropped.
+ */
+size_t kc_backoff_gc(struct kc_backoff *b);
