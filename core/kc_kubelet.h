@@ -4,8 +4,8 @@
  * @brief The "kubelet object" layer of core/ (library kc_kubelet): the
  * pieces upstream keeps in pkg/kubelet itself, which sit on top of runtime/
  * and pleg/ (unlike kc_core.h, which depends on nothing). Today it holds the
- * pod container deletor; the pod manager and the syncLoop will be added
- * here later by their owner.
+ * pod container deletor and syncLoop; the pod manager and the kubelet's
+ * sync handler come next.
  *
  * Conventions as in kc_core.h: 0 or -errno, out-parameters untouched on
  * failure, NULL-safe destructors returning NULL, thread contracts in names
@@ -15,6 +15,7 @@
 #pragma once
 
 #include "kc_core.h"
+#include "kc_health.h"
 #include "kc_runtime.h"
 
 /* ------------------------------------------------------------------------ */
@@ -109,3 +110,109 @@ int kc_pod_container_deletor_delete_containers_in_pod(struct kc_pod_container_de
 int kc__get_containers_to_delete_in_pod(const char *filter_id, const struct kc_pod_status *status,
                                         int keep, const struct kc_container_status ***ret,
                                         size_t *ret_n);
+
+/* ------------------------------------------------------------------------ */
+/* syncLoop (pkg/kubelet/kubelet.go: syncLoop, syncLoopIteration)             */
+
+/** kubetypes.PodOperation. */
+enum kc_pod_op {
+        KC_POD_OP_SET,
+        KC_POD_OP_ADD,
+        KC_POD_OP_DELETE,
+        KC_POD_OP_REMOVE,
+        KC_POD_OP_UPDATE,
+        KC_POD_OP_RECONCILE,
+        _KC_POD_OP_MAX,
+        _KC_POD_OP_INVALID = -EINVAL,
+};
+
+/** "SET", "ADD", "DELETE", "REMOVE", "UPDATE", "RECONCILE". */
+const char *kc_pod_op_to_string(enum kc_pod_op op);
+
+/**
+ * kubetypes.PodUpdate: what a config source sends on the config channel.
+ * One allocation owning its pod references; free with kc_pod_update_free().
+ */
+struct kc_pod_update {
+        enum kc_pod_op op;
+        const char *source; /* "file", "api", ... */
+        size_t n_pods;
+        struct kc_api_pod *pods[]; /* one reference each */
+};
+
+/** Takes a new reference to each of @p pods. NULL on ENOMEM. */
+struct kc_pod_update *kc_pod_update_new(enum kc_pod_op op, const char *source,
+                                        struct kc_api_pod *const *pods, size_t n_pods);
+void kc_pod_update_free(struct kc_pod_update *u);
+/** The kc_chan item destructor for config channels. */
+void kc_pod_update_free_item(void *u);
+
+/**
+ * The SyncHandler upstream's syncLoop drives, plus the lookups
+ * syncLoopIteration makes (the kubelet implements it over its pod manager,
+ * pod workers, work queue and container deletor; tests use fakes). Every
+ * callback runs on the loop thread. Pod arrays are borrowed for the call.
+ */
+struct kc_sync_handler_ops {
+        void (*handle_pod_additions)(void *ud, struct kc_api_pod *const *pods, size_t n);
+        void (*handle_pod_updates)(void *ud, struct kc_api_pod *const *pods, size_t n);
+        void (*handle_pod_removes)(void *ud, struct kc_api_pod *const *pods, size_t n);
+        void (*handle_pod_reconcile)(void *ud, struct kc_api_pod *const *pods, size_t n);
+        void (*handle_pod_syncs)(void *ud, struct kc_api_pod *const *pods, size_t n);
+        /** HandlePodCleanups (housekeeping). */
+        void (*handle_pod_cleanups)(void *ud);
+        /** podManager.GetPodByUID: a new reference, or NULL when unknown. */
+        struct kc_api_pod *(*get_pod_by_uid)(void *ud, const char *uid);
+        /** cleanUpContainersInPod, on every ContainerDied (known pod or not). */
+        void (*clean_up_containers_in_pod)(void *ud, const char *uid, const char *container_id);
+        /**
+         * getPodsToSync: the pods due in the work queue (and any other sync
+         * handler's picks). *ret is a malloc'd array of new references.
+         */
+        size_t (*get_pods_to_sync)(void *ud, struct kc_api_pod ***ret);
+};
+
+/* Periods and limits (UPSTREAM §1). */
+#define KC_SYNC_LOOP_SYNC_PERIOD (1 * KC_NSEC_PER_SEC)
+#define KC_SYNC_LOOP_HOUSEKEEPING_PERIOD (2 * KC_NSEC_PER_SEC)
+#define KC_SYNC_LOOP_HOUSEKEEPING_WARNING (1 * KC_NSEC_PER_SEC)
+#define KC_SYNC_LOOP_BACKOFF_BASE (100 * KC_NSEC_PER_MSEC)
+#define KC_SYNC_LOOP_BACKOFF_MAX (5 * KC_NSEC_PER_SEC)
+
+struct kc_sync_loop_config {
+        struct kc_clock *clock;                 /* borrowed */
+        struct kc_chan *config;                 /* borrowed; items: struct kc_pod_update */
+        struct kc_chan *pleg;                   /* borrowed; items: struct kc_pleg_event */
+        struct kc_chan *probes;                 /* borrowed, may be NULL; items: UID strings */
+        struct kc_runtime_state *runtime_state; /* borrowed */
+        const struct kc_sync_handler_ops *handler;
+        void *handler_userdata;
+        /** Config sources that must have sent something before housekeeping runs. */
+        const char *const *sources;
+        size_t n_sources;
+        int64_t resync_interval_ns; /* for the health check; default 1 min */
+};
+
+/**
+ * The sync loop. kc_sync_loop_run() runs it on the calling thread, which
+ * becomes its owner, until kc_sync_loop_stop_mp() is called from any thread.
+ */
+struct kc_sync_loop;
+
+int kc_sync_loop_new(const struct kc_sync_loop_config *cfg, struct kc_sync_loop **ret);
+/** Not while running. NULL-safe; returns NULL. */
+struct kc_sync_loop *kc_sync_loop_free(struct kc_sync_loop *l);
+KC_DEFINE_CLEANUP_FUNC(struct kc_sync_loop, kc_sync_loop_free)
+
+/**
+ * Runs syncLoop until stopped: while runtimeErrors() reports a problem it
+ * reads nothing and sleeps (on the clock) 100 ms, doubling up to 5 s, and
+ * resets on success; otherwise each iteration waits in epoll on the
+ * channels and the sync and housekeeping timers and serves ready sources
+ * fairly. Returns 0 when stopped, -EBUSY if already running.
+ */
+int kc_sync_loop_run(struct kc_sync_loop *l);
+/** Any thread; idempotent. Wakes the loop, which then returns. */
+void kc_sync_loop_stop_mp(struct kc_sync_loop *l);
+/** SyncLoopHealthCheck, any thread: false and "sync Loop took longer than expected" when stale. */
+bool kc_sync_loop_healthy(struct kc_sync_loop *l, char **ret_err);
