@@ -279,8 +279,9 @@ static void test_pod_many(void **state)
                 assert_string_equal(pods[i]->sandboxes[0].name, "POD");
                 if (i > 0)
                         assert_ptr_not_equal(pods[i]->containers, pods[i - 1]->containers);
-                kc_pod_unref(pods[i]);
         }
+        for (int i = 0; i < 10000; i++)
+                kc_pod_unref(pods[i]);
         free(pods);
 }
 
