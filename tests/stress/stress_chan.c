@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "kc_core.h"
+#include "kc_test.h"
 
 #define PRODUCERS 4
 #define PER_PRODUCER 200000
@@ -40,22 +41,6 @@ struct producer {
         struct shared *sh;
         unsigned id;
 };
-
-static double multiplier(void)
-{
-        const char *e = getenv("KC_TEST_TIMEOUT_MULTIPLIER");
-        double v = e ? strtod(e, NULL) : 1.0;
-
-        return v > 0 ? v : 1.0;
-}
-
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint64_t item_check(unsigned producer, unsigned seq)
 {
@@ -93,7 +78,7 @@ static void test_stress_chan_mpsc(void **state)
         struct producer prod[PRODUCERS];
         unsigned next_seq[PRODUCERS] = { 0 };
         _cleanup_free_ uint8_t *seen = NULL;
-        int timeout_ms = (int)(10000 * multiplier());
+        int timeout_ms = (int)(10000 * kc_test_timeout_multiplier());
         unsigned long total = 0, max_len = 0;
         struct timespec t0, t1;
 
@@ -125,14 +110,14 @@ static void test_stress_chan_mpsc(void **state)
                  * until poll() expired (its final dequeue then finds the
                  * item), or as -ETIMEDOUT.
                  */
-                int64_t t_pop = mono_ms();
+                int64_t t_pop = kc_test_mono_ms();
 
                 r = kc_chan_pop_sc(sh.ch, (void **)&it, timeout_ms);
                 if (r != 0)
                         fail_msg("pop failed after %lu items: %s", total, strerror(-r));
-                if (mono_ms() - t_pop >= timeout_ms / 2)
+                if (kc_test_mono_ms() - t_pop >= timeout_ms / 2)
                         fail_msg("pop %lu took %lld ms: lost wakeup?", total,
-                                 (long long)(mono_ms() - t_pop));
+                                 (long long)(kc_test_mono_ms() - t_pop));
                 assert_true(it->producer < PRODUCERS);
                 assert_true(it->seq < PER_PRODUCER);
                 assert_int_equal(it->check, item_check(it->producer, it->seq));
@@ -175,12 +160,12 @@ struct pingpong {
  */
 static uintptr_t pop_promptly(struct kc_chan *ch, int timeout_ms)
 {
-        int64_t t0 = mono_ms();
+        int64_t t0 = kc_test_mono_ms();
         void *item = NULL;
         int r;
 
         r = kc_chan_pop_sc(ch, &item, timeout_ms);
-        if (r != 0 || mono_ms() - t0 >= timeout_ms / 2)
+        if (r != 0 || kc_test_mono_ms() - t0 >= timeout_ms / 2)
                 abort(); /* not a cmocka assert: this may run off the main thread */
         return (uintptr_t)item;
 }
@@ -213,7 +198,7 @@ static void test_stress_chan_pingpong(void **state)
         assert_int_equal(kc_chan_new(&pong, 1, NULL), 0);
         pp = (struct pingpong){ .ping = ping,
                                 .pong = pong,
-                                .timeout_ms = (int)(2000 * multiplier()) };
+                                .timeout_ms = (int)(2000 * kc_test_timeout_multiplier()) };
         assert_int_equal(pthread_create(&t, NULL, echo_main, &pp), 0);
         for (uintptr_t i = 1; i <= ROUND_TRIPS; i++) {
                 assert_int_equal(kc_chan_push_mp(ping, (void *)i), 0);

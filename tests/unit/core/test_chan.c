@@ -10,24 +10,9 @@
 #include <cmocka.h>
 
 #include "kc_core.h"
+#include "kc_test.h"
 
 #define ITEM(i) ((void *)(uintptr_t)((i) + 1))
-
-static double multiplier(void)
-{
-        const char *e = getenv("KC_TEST_TIMEOUT_MULTIPLIER");
-        double v = e ? strtod(e, NULL) : 1.0;
-
-        return v > 0 ? v : 1.0;
-}
-
-static int64_t mono_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static bool fd_readable(int fd)
 {
@@ -132,11 +117,11 @@ static void test_chan_pop_timeout(void **state)
         (void)state;
         assert_int_equal(kc_chan_new(&ch, 4, NULL), 0);
         assert_int_equal(kc_chan_pop_sc(ch, &item, 0), -EAGAIN);
-        t0 = mono_ms();
+        t0 = kc_test_mono_ms();
         assert_int_equal(kc_chan_pop_sc(ch, &item, 30), -ETIMEDOUT);
-        elapsed = mono_ms() - t0;
+        elapsed = kc_test_mono_ms() - t0;
         assert_true(elapsed >= 30);
-        assert_true(elapsed < (int64_t)(2000 * multiplier()));
+        assert_true(elapsed < (int64_t)(2000 * kc_test_timeout_multiplier()));
         assert_ptr_equal(item, (void *)0x2);
 
         /* An item already queued is returned at once, whatever the timeout. */
@@ -253,12 +238,13 @@ static void test_chan_blocking_pop_wakes(void **state)
         d = (struct delayed_push){ .ch = ch, .delay_ms = 5, .count = 20 };
         assert_int_equal(pthread_create(&t, NULL, delayed_pusher, &d), 0);
         for (int i = 0; i < d.count; i++) {
-                int64_t t0 = mono_ms();
+                int64_t t0 = kc_test_mono_ms();
 
                 /* "Forever" in the first half, a long bounded wait after. */
                 assert_int_equal(kc_chan_pop_sc(ch, &item, i < 10 ? -1 : 10000), 0);
                 assert_ptr_equal(item, ITEM(i));
-                assert_true(mono_ms() - t0 < (int64_t)(2000 * multiplier()));
+                assert_true(kc_test_mono_ms() - t0 <
+                            (int64_t)(2000 * kc_test_timeout_multiplier()));
         }
         assert_int_equal(pthread_join(t, NULL), 0);
 }
@@ -288,7 +274,7 @@ static void test_chan_prepare_wait_threaded(void **state)
                 if (kc_chan_prepare_wait_sc(ch))
                         continue;
                 /* A lost wakeup would show up as this timeout. */
-                assert_int_equal(poll(&p, 1, (int)(5000 * multiplier())), 1);
+                assert_int_equal(poll(&p, 1, (int)(5000 * kc_test_timeout_multiplier())), 1);
         }
         assert_int_equal(pthread_join(t, NULL), 0);
 }

@@ -11,26 +11,11 @@
 
 #include "internal.h"
 #include "kc_core.h"
+#include "kc_test.h"
 
 KC_DEFINE_CLEANUP_FUNC(struct kc_cancel, kc_cancel_free)
 
 #define START_NS (INT64_C(1700000000) * KC_NSEC_PER_SEC)
-
-static double multiplier(void)
-{
-        const char *e = getenv("KC_TEST_TIMEOUT_MULTIPLIER");
-        double v = e ? strtod(e, NULL) : 1.0;
-
-        return v > 0 ? v : 1.0;
-}
-
-static int64_t mono_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * KC_NSEC_PER_SEC + ts.tv_nsec;
-}
 
 static void real_sleep_ms(int ms)
 {
@@ -54,7 +39,7 @@ static void *sleeper_main(void *arg)
         struct sleeper *s = arg;
 
         s->ret = kc_clock_sleep(s->clock, s->ns, s->cancel);
-        s->woke_mono_ns = mono_ns();
+        s->woke_mono_ns = kc_test_mono_ns();
         atomic_store_explicit(&s->done, true, memory_order_release);
         return NULL;
 }
@@ -76,16 +61,17 @@ static void sleeper_join(struct sleeper *s)
         struct timespec ts;
 
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += (time_t)(5 * multiplier());
+        ts.tv_sec += (time_t)(5 * kc_test_timeout_multiplier());
         assert_int_equal(pthread_timedjoin_np(s->thread, NULL, &ts), 0);
 }
 
 static void wait_for_sleepers(struct kc_clock *c, size_t n)
 {
-        int64_t limit = mono_ns() + (int64_t)(5 * multiplier() * KC_NSEC_PER_SEC);
+        int64_t limit =
+                kc_test_mono_ns() + (int64_t)(5 * kc_test_timeout_multiplier() * KC_NSEC_PER_SEC);
 
         while (kc__fake_clock_sleepers(c) != n) {
-                assert_true(mono_ns() < limit);
+                assert_true(kc_test_mono_ns() < limit);
                 real_sleep_ms(1);
         }
 }
@@ -210,14 +196,14 @@ static void test_cancel_wakes_real_sleeper_quickly(void **state)
         for (int i = 0; i < 4; i++)
                 sleeper_start(&s[i], kc_clock_real(), 3600 * KC_NSEC_PER_SEC, cancel);
         real_sleep_ms(20);
-        t0 = mono_ns();
+        t0 = kc_test_mono_ns();
         kc_cancel_trigger_mp(cancel);
         for (int i = 0; i < 4; i++) {
                 sleeper_join(&s[i]);
                 assert_int_equal(s[i].ret, -ECANCELED);
                 /* Promptly: well under a second (a lost wakeup would hang). */
                 assert_true(s[i].woke_mono_ns - t0 <
-                            (int64_t)(0.5 * multiplier() * KC_NSEC_PER_SEC));
+                            (int64_t)(0.5 * kc_test_timeout_multiplier() * KC_NSEC_PER_SEC));
         }
 }
 
@@ -227,17 +213,17 @@ static void test_real_sleep_duration(void **state)
         int64_t t0, elapsed;
 
         (void)state;
-        t0 = mono_ns();
+        t0 = kc_test_mono_ns();
         assert_int_equal(kc_clock_sleep(kc_clock_real(), 20 * KC_NSEC_PER_MSEC, NULL), 0);
-        elapsed = mono_ns() - t0;
+        elapsed = kc_test_mono_ns() - t0;
         assert_true(elapsed >= 20 * KC_NSEC_PER_MSEC);
-        assert_true(elapsed < (int64_t)(2 * multiplier() * KC_NSEC_PER_SEC));
+        assert_true(elapsed < (int64_t)(2 * kc_test_timeout_multiplier() * KC_NSEC_PER_SEC));
 
         /* With an untriggered token it still sleeps the full time. */
         assert_int_equal(kc_cancel_new(&cancel), 0);
-        t0 = mono_ns();
+        t0 = kc_test_mono_ns();
         assert_int_equal(kc_clock_sleep(kc_clock_real(), 20 * KC_NSEC_PER_MSEC, cancel), 0);
-        assert_true(mono_ns() - t0 >= 20 * KC_NSEC_PER_MSEC);
+        assert_true(kc_test_mono_ns() - t0 >= 20 * KC_NSEC_PER_MSEC);
 }
 
 static bool fd_readable(int fd, int timeout_ms)

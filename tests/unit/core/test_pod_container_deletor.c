@@ -10,32 +10,10 @@
 #include <cmocka.h>
 
 #include "kc_kubelet.h"
+#include "kc_test.h"
 
 #define SEC KC_NSEC_PER_SEC
 #define T0 (INT64_C(1700000000) * SEC)
-
-static double multiplier(void)
-{
-        const char *e = getenv("KC_TEST_TIMEOUT_MULTIPLIER");
-        double v = e ? strtod(e, NULL) : 1.0;
-
-        return v > 0 ? v : 1.0;
-}
-
-static int64_t mono_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * SEC + ts.tv_nsec;
-}
-
-static void sleep_ms(int64_t ms)
-{
-        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-
-        nanosleep(&ts, NULL);
-}
 
 /* ------------------------------------------------------------------------ */
 /* getContainersToDeleteInPod (upstream pod_container_deletor_test.go)        */
@@ -249,11 +227,11 @@ static void fake_set_block(struct fake_runtime *f, bool block)
 /* Waits until *counter >= n; false after the (scaled) timeout. */
 static bool fake_wait(struct fake_runtime *f, const size_t *counter, size_t n)
 {
-        int64_t deadline = mono_ns() + (int64_t)(5 * SEC * multiplier());
+        int64_t deadline = kc_test_mono_ns() + (int64_t)(5 * SEC * kc_test_timeout_multiplier());
         bool ok;
 
         pthread_mutex_lock(&f->lock);
-        while (*counter < n && mono_ns() < deadline) {
+        while (*counter < n && kc_test_mono_ns() < deadline) {
                 struct timespec ts;
 
                 clock_gettime(CLOCK_REALTIME, &ts);
@@ -475,12 +453,13 @@ static void test_deletor_queue_full_drops(void **state)
         assert_true(fake_wait(&f, &f.entered, 1));
 
         capture_start(&cap);
-        t = mono_ns();
+        t = kc_test_mono_ns();
         r = kc_pod_container_deletor_delete_containers_in_pod(d, NULL, &burst, true);
-        t = mono_ns() - t;
+        t = kc_test_mono_ns() - t;
         log = capture_stop(&cap);
         assert_int_equal(r, (int)KC_CONTAINER_DELETOR_BUFFER_LIMIT);
-        assert_true(t < (int64_t)(SEC * multiplier())); /* never waited for the worker */
+        assert_true(t < (int64_t)(SEC *
+                                  kc_test_timeout_multiplier())); /* never waited for the worker */
         assert_int_equal(count_substr(log, "Failed to issue the request to remove container"),
                          FULL_N - KC_CONTAINER_DELETOR_BUFFER_LIMIT);
         /* Newest first: the 10 oldest (c00..c09) are the ones dropped. */
@@ -493,7 +472,7 @@ static void test_deletor_queue_full_drops(void **state)
         /* Release the worker: it works through exactly the accepted ones. */
         fake_set_block(&f, false);
         assert_true(fake_wait(&f, &f.done, 1 + KC_CONTAINER_DELETOR_BUFFER_LIMIT));
-        sleep_ms(50);
+        kc_test_sleep_ms(50);
         assert_int_equal(fake_get(&f, &f.entered), 1 + KC_CONTAINER_DELETOR_BUFFER_LIMIT);
         d = kc_pod_container_deletor_free(d);
         fake_done(&f);
@@ -536,8 +515,8 @@ static void test_deletor_free_with_pending(void **state)
 
         assert_int_equal(pthread_create(&th, NULL, free_thread, &arg), 0);
         while (!atomic_load(&arg.started))
-                sleep_ms(1);
-        sleep_ms((int64_t)(200 * multiplier()));
+                kc_test_sleep_ms(1);
+        kc_test_sleep_ms((int64_t)(200 * kc_test_timeout_multiplier()));
         /* Still joined on the worker, which is inside the delete call. */
         assert_false(atomic_load(&arg.returned));
 
@@ -560,11 +539,11 @@ static void test_deletor_idle_free_is_prompt(void **state)
         (void)state;
         fake_init(&f);
         assert_int_equal(kc_pod_container_deletor_new(fake_delete, &f, 1, &d), 0);
-        sleep_ms(20); /* let the worker fall asleep in its pop */
-        t = mono_ns();
+        kc_test_sleep_ms(20); /* let the worker fall asleep in its pop */
+        t = kc_test_mono_ns();
         d = kc_pod_container_deletor_free(d);
-        t = mono_ns() - t;
-        assert_true(t < (int64_t)(500 * KC_NSEC_PER_MSEC * multiplier()));
+        t = kc_test_mono_ns() - t;
+        assert_true(t < (int64_t)(500 * KC_NSEC_PER_MSEC * kc_test_timeout_multiplier()));
         fake_done(&f);
 }
 

@@ -14,6 +14,7 @@
 
 #include "internal.h"
 #include "kc_kubelet.h"
+#include "kc_test.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define SEC KC_NSEC_PER_SEC
@@ -134,25 +135,16 @@ static void test_poller(void **state)
         struct kc_runtime_up_poller *p = NULL;
         struct kc_clock *clock = NULL;
         struct kc_runtime_state *s = NULL;
-        int i;
 
         (void)state;
         assert_int_equal(kc_fake_clock_new(&clock, T0), 0);
         assert_int_equal(kc_runtime_state_new(clock, 30 * SEC, &s), 0);
         assert_int_equal(kc_runtime_up_poller_start(s, svc, clock, KC_RUNTIME_UP_PERIOD, &p), 0);
-        for (i = 0; i < 5000 && kc__fake_clock_sleepers(clock) != 1; i++) {
-                struct timespec ts = { 0, 1000 * 1000 };
-
-                nanosleep(&ts, NULL);
-        }
+        KC_TEST_WAIT_UNTIL(kc__fake_clock_sleepers(clock) == 1, 5000);
         assert_int_equal(atomic_load(&f.calls), 1);
         assert_string_equal(errors(s, false), "none");
         kc_fake_clock_advance(clock, KC_RUNTIME_UP_PERIOD);
-        for (i = 0; i < 5000 && atomic_load(&f.calls) < 2; i++) {
-                struct timespec ts = { 0, 1000 * 1000 };
-
-                nanosleep(&ts, NULL);
-        }
+        KC_TEST_WAIT_UNTIL(atomic_load(&f.calls) >= 2, 5000);
         assert_int_equal(atomic_load(&f.calls), 2);
         kc_runtime_up_poller_stop(p);
         kc_runtime_state_free(s);

@@ -19,6 +19,7 @@
 #include "internal.h"
 #include "kc_kubelet.h"
 #include "kc_pleg.h"
+#include "kc_test.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define MS KC_NSEC_PER_MSEC
@@ -258,13 +259,6 @@ static void wait_calls(struct env *e, unsigned n)
         assert_true(e->f.calls >= n);
 }
 
-static void nap_ms(long ms)
-{
-        struct timespec ts = { ms / 1000, (ms % 1000) * 1000 * 1000 };
-
-        nanosleep(&ts, NULL);
-}
-
 static void send_update(struct env *e, enum kc_pod_op op, const char *source, const char *uid)
 {
         struct kc_api_pod *p = mkpod(uid);
@@ -313,7 +307,7 @@ static void test_pleg_events(void **state)
         send_event(e, "p2", KC_PLEG_CONTAINER_DIED, "c2");
         send_event(e, "ghost", KC_PLEG_CONTAINER_DIED, "g2");
         wait_calls(e, 5);
-        nap_ms(20);
+        kc_test_sleep_ms(20);
         assert_string_equal(e->f.log, "sync(p1);sync(p2);sync(p2);deletor(p2/c2);"
                                       "deletor(ghost/g2);");
         env_stop(e);
@@ -340,12 +334,12 @@ static void test_ticks(void **state)
 
         (void)state;
         e->f.due = mkpod("p1");
-        nap_ms(20);
+        kc_test_sleep_ms(20);
         kc_fake_clock_advance(e->clock, SEC);
         wait_calls(e, 1);
         assert_string_equal(e->f.log, "sync(p1);");
         kc_fake_clock_advance(e->clock, SEC); /* housekeeping due: source not seen, skipped */
-        nap_ms(50);
+        kc_test_sleep_ms(50);
         assert_int_equal(e->f.calls, 1);
         send_update(e, KC_POD_OP_ADD, "file", "x");
         wait_calls(e, 2);
@@ -371,17 +365,14 @@ static void test_runtime_error_backoff(void **state)
         for (i = 0; i < 100; i++)
                 send_event(e, "p1", KC_PLEG_CONTAINER_STARTED, "c1");
         for (i = 0; i < KC_ELEMENTSOF(sleeps_ms); i++) {
-                int j;
-
                 /* The loop checked runtimeErrors() once more and went to sleep. */
-                for (j = 0; j < 5000 && (atomic_load(&e->f.health_calls) < (int)i + 1 ||
-                                         kc__fake_clock_sleepers(e->clock) != 1);
-                     j++)
-                        nap_ms(1);
+                KC_TEST_WAIT_UNTIL(atomic_load(&e->f.health_calls) >= (int)i + 1 &&
+                                           kc__fake_clock_sleepers(e->clock) == 1,
+                                   5000);
                 calls = atomic_load(&e->f.health_calls);
                 assert_int_equal(calls, (int)i + 1);
                 kc_fake_clock_advance(e->clock, sleeps_ms[i] * MS - 1);
-                nap_ms(10);
+                kc_test_sleep_ms(10);
                 assert_int_equal(atomic_load(&e->f.health_calls), calls); /* still asleep */
                 kc_fake_clock_advance(e->clock, 1);
         }
@@ -453,11 +444,9 @@ static void test_fairness(void **state)
 static void test_stop_during_backoff(void **state)
 {
         struct env *e = env_start(false, false); /* never synced: the runtime is "not yet" up */
-        int j;
 
         (void)state;
-        for (j = 0; j < 5000 && kc__fake_clock_sleepers(e->clock) != 1; j++)
-                nap_ms(1);
+        KC_TEST_WAIT_UNTIL(kc__fake_clock_sleepers(e->clock) == 1, 5000);
         assert_int_equal(kc__fake_clock_sleepers(e->clock), 1);
         env_stop(e); /* joins: would hang if the sleep ignored the stop */
 }

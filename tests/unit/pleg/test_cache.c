@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "kc_pleg.h"
+#include "kc_test.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define SEC KC_NSEC_PER_SEC
@@ -131,13 +132,6 @@ static void *wait_thread(void *arg)
         return NULL;
 }
 
-static void nap(void)
-{
-        struct timespec ts = { 0, 30 * 1000 * 1000 };
-
-        nanosleep(&ts, NULL);
-}
-
 /* F-CACHE-03: non-strict notification (ts >= minTime delivers), the current
  * data is delivered, and a too-old Set keeps the waiter blocked. */
 static void test_notification_non_strict(void **state)
@@ -151,10 +145,10 @@ static void test_notification_non_strict(void **state)
         assert_int_equal(kc_pod_cache_new(&c), 0);
         w.cache = c;
         assert_int_equal(pthread_create(&t, NULL, wait_thread, &w), 0);
-        nap();
+        kc_test_sleep_ms(30);
         assert_false(w.done);
         kc_pod_cache_set(c, "u1", old, NULL, T0); /* older than minTime: keep waiting */
-        nap();
+        kc_test_sleep_ms(30);
         assert_false(w.done);
         kc_pod_cache_set(c, "u1", fresh, NULL, T0 + SEC); /* equal: delivered */
         pthread_join(t, NULL);
@@ -183,13 +177,13 @@ static void test_delete_silent_update_time_wakes(void **state)
         w1.cache = w2.cache = c;
         assert_int_equal(pthread_create(&t1, NULL, wait_thread, &w1), 0);
         assert_int_equal(pthread_create(&t2, NULL, wait_thread, &w2), 0);
-        nap();
+        kc_test_sleep_ms(30);
         kc_pod_cache_delete(c, "u1");
-        nap();
+        kc_test_sleep_ms(30);
         assert_false(w1.done);
         assert_false(w2.done);
         kc_pod_cache_update_time(c, T0 + 4 * SEC); /* too old for both */
-        nap();
+        kc_test_sleep_ms(30);
         assert_false(w1.done);
         kc_pod_cache_update_time(c, T0 + 5 * SEC);
         pthread_join(t1, NULL);
@@ -215,7 +209,7 @@ static void test_waiter_gets_error(void **state)
         assert_int_equal(kc_pod_cache_new(&c), 0);
         w.cache = c;
         assert_int_equal(pthread_create(&t, NULL, wait_thread, &w), 0);
-        nap();
+        kc_test_sleep_ms(30);
         kc_pod_cache_set(c, "u1", NULL, "unable to get status", T0 + 1);
         pthread_join(t, NULL);
         assert_int_equal(w.r, 0);
@@ -237,7 +231,7 @@ static void test_cancel(void **state)
         assert_int_equal(kc_cancel_new(&w.cancel), 0);
         w.cache = c;
         assert_int_equal(pthread_create(&t, NULL, wait_thread, &w), 0);
-        nap();
+        kc_test_sleep_ms(30);
         assert_false(w.done);
         kc_cancel_trigger_mp(w.cancel);
         pthread_join(t, NULL);

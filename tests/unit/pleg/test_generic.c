@@ -20,6 +20,7 @@
 
 #include "internal.h"
 #include "kc_pleg.h"
+#include "kc_test.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define SEC KC_NSEC_PER_SEC
@@ -269,20 +270,10 @@ static bool cache_ready(struct env *e, const char *uid, int64_t min)
         return r == 0;
 }
 
-static void nap_ms(long ms)
-{
-        struct timespec ts = { 0, ms * 1000 * 1000 };
-
-        nanosleep(&ts, NULL);
-}
-
 /* Waits (at most 5 s) for the relist thread to have listed @want times. */
 static void wait_for_lists(struct env *e, uint64_t want)
 {
-        int i;
-
-        for (i = 0; i < 5000 && calls(e, "GetPods", "") < want; i++)
-                nap_ms(1);
+        KC_TEST_WAIT_UNTIL(calls(e, "GetPods", "") >= want, 5000);
         assert_int_equal(calls(e, "GetPods", ""), want);
 }
 
@@ -538,16 +529,16 @@ static void test_periodic_sliding(void **state)
         }
         /* Relist 1 ran from T0 to T0+0.5s. At T0+1.1s (past T0+1s, before
          * T0+1.5s) a fixed-rate timer would have fired; a sliding one not. */
-        nap_ms(20);
+        kc_test_sleep_ms(20);
         kc_fake_clock_advance(e->clock, SEC * 6 / 10);
-        nap_ms(50);
+        kc_test_sleep_ms(50);
         assert_int_equal(calls(e, "GetPods", ""), 1);
         kc_fake_clock_advance(e->clock, SEC * 4 / 10);
         wait_for_lists(e, 2);
         kc_generic_pleg_stop(e->pleg);
         kc_generic_pleg_stop(e->pleg);
         kc_fake_clock_advance(e->clock, 10 * SEC);
-        nap_ms(20);
+        kc_test_sleep_ms(20);
         assert_int_equal(calls(e, "GetPods", ""), 2);
         /* A restart relists at once. */
         assert_int_equal(kc_generic_pleg_start(e->pleg), 0);
