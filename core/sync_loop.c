@@ -231,7 +231,7 @@ static void source_seen(struct kc_sync_loop *l, const char *source)
                         l->source_seen[i] = true;
 }
 
-static bool all_sources_ready(const struct kc_sync_loop *l)
+bool kc_sync_loop_sources_ready(const struct kc_sync_loop *l)
 {
         size_t i;
 
@@ -358,7 +358,7 @@ static void serve_housekeeping_tick(struct kc_sync_loop *l)
 
         kc_timer_ack(l->timers[1]);
         rearm(l, 1, KC_SYNC_LOOP_HOUSEKEEPING_PERIOD);
-        if (!all_sources_ready(l)) {
+        if (!kc_sync_loop_sources_ready(l)) {
                 kc_log_v(4, "SyncLoop (housekeeping, skipped): sources aren't ready yet");
                 return;
         }
