@@ -259,6 +259,7 @@ struct kc_pod_workers {
         struct worker_thread *threads; /* live */
         struct worker_thread *zombies; /* exited on idle, to be joined */
         unsigned n_threads, n_idle;
+        unsigned n_starting; /* spawned, not yet looking for work: as good as idle */
         bool stopping;
 };
 
@@ -496,6 +497,7 @@ static void spawn_locked(struct kc_pod_workers *pw)
         t->next = pw->threads;
         pw->threads = t;
         pw->n_threads++;
+        pw->n_starting++;
 }
 
 /* Sends the signal: marks the mailbox and makes the entry ready if it can run. */
@@ -516,7 +518,9 @@ static void schedule_locked(struct kc_pod_workers *pw, struct pod_entry *e)
         pw->rq_tail = e;
         pw->rq_len++;
         e->queued = true;
-        if (pw->rq_len > pw->n_idle && pw->n_threads < pw->max_threads)
+        /* More ready pods than threads about to look for work: grow. A thread
+         * still starting counts, or a burst of pushes would spawn one per push. */
+        if (pw->rq_len > pw->n_idle + pw->n_starting && pw->n_threads < pw->max_threads)
                 spawn_locked(pw);
         pthread_cond_signal(&pw->work_cond);
 }
@@ -1089,6 +1093,7 @@ static void *worker_main(void *arg)
         struct kc_pod_workers *pw = self->pw;
 
         pthread_mutex_lock(&pw->lock);
+        pw->n_starting--;
         for (;;) {
                 struct pod_entry *e;
                 struct timespec deadline;
@@ -1375,6 +1380,11 @@ int kc_pod_workers_update_pod(struct kc_pod_workers *pw, const struct kc_pod_upd
         /* F-PW-13: once finished, a UID cannot re-enter until forgotten. */
         if (e->finished) {
                 kc_log_v(4, "Pod is finished processing, no further updates podUID=\"%s\"", uid);
+                /* The pod has terminated, which is what a kill waits for: say so
+                 * now (upstream returns first and leaves the waiter to time out;
+                 * docs/deviations.md D7). */
+                if (o->kill_pod_options && o->kill_pod_options->completed)
+                        kc_pod_completion_complete(o->kill_pod_options->completed);
                 pthread_mutex_unlock(&pw->lock);
                 return 0;
         }
