@@ -1420,6 +1420,10 @@ int kc_pod_workers_update_pod(struct kc_pod_workers *pw, const struct kc_pod_upd
                                  "Pod is waiting for termination, ignoring runtime-only kill "
                                  "until after pod worker is fully terminated podUID=\"%s\"",
                                  uid);
+                        /* Ignored, but the pod has terminated: a waiter is told now
+                         * (docs/deviations.md D7). */
+                        if (has_kill)
+                                kc_pod_completion_complete(kill.completed);
                         pthread_mutex_unlock(&pw->lock);
                         return 0;
                 }
