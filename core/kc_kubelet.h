@@ -14,6 +14,8 @@
  */
 #pragma once
 
+#include <signal.h>
+
 #include "kc_core.h"
 #include "kc_health.h"
 #include "kc_runtime.h"
@@ -191,11 +193,20 @@ struct kc_sync_loop_config {
         const char *const *sources;
         size_t n_sources;
         int64_t resync_interval_ns; /* for the health check; default 1 min */
+        /**
+         * Signals that stop the loop (SIGTERM, SIGINT in the daemon), read
+         * through a signalfd the loop owns; NULL for none. The caller blocks
+         * them in every thread (pthread_sigmask before starting threads).
+         * During a runtime-error backoff a signal is seen before the next
+         * sleep, so within one backoff step (at most 5 s).
+         */
+        const sigset_t *stop_signals;
 };
 
 /**
  * The sync loop. kc_sync_loop_run() runs it on the calling thread, which
- * becomes its owner, until kc_sync_loop_stop_mp() is called from any thread.
+ * becomes its owner, until kc_sync_loop_stop_mp() is called from any thread
+ * or one of the stop signals arrives.
  */
 struct kc_sync_loop;
 

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/signalfd.h>
 
 #include "kc_health.h"
 #include "kc_kubelet.h"
@@ -36,6 +37,8 @@ enum source {
         SRC_HOUSEKEEPING_TICK,
         _SRC_MAX,
         SRC_STOP = _SRC_MAX,
+        SRC_SIGNAL,
+        _SRC_ALL,
 };
 
 /* A lost-wakeup net for the epoll wait (real time; nothing polls on it). */
@@ -47,6 +50,7 @@ struct kc_sync_loop {
         bool *source_seen; /* sourcesReady */
         int epfd;
         int stop_fd;
+        int signal_fd; /* -1 without stop signals */
         struct kc_cancel *stop;
         struct kc_timer *timers[2]; /* sync, housekeeping */
         int64_t deadlines[2];
@@ -132,7 +136,7 @@ int kc_sync_loop_new(const struct kc_sync_loop_config *cfg, struct kc_sync_loop 
         if (!l)
                 return -ENOMEM;
         l->cfg = *cfg;
-        l->epfd = l->stop_fd = -1;
+        l->epfd = l->stop_fd = l->signal_fd = -1;
         if (l->cfg.resync_interval_ns <= 0)
                 l->cfg.resync_interval_ns = 60 * KC_NSEC_PER_SEC;
 
@@ -163,6 +167,14 @@ int kc_sync_loop_new(const struct kc_sync_loop_config *cfg, struct kc_sync_loop 
             (r = epoll_add(l->epfd, kc_timer_fd(l->timers[1]), SRC_HOUSEKEEPING_TICK)) < 0 ||
             (r = epoll_add(l->epfd, l->stop_fd, SRC_STOP)) < 0)
                 goto fail;
+        if (cfg->stop_signals) {
+                l->signal_fd = signalfd(-1, cfg->stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+                if (l->signal_fd < 0 || (r = epoll_add(l->epfd, l->signal_fd, SRC_SIGNAL)) < 0) {
+                        r = l->signal_fd < 0 ? -errno : r;
+                        goto fail;
+                }
+        }
+        l->cfg.stop_signals = NULL; /* the signalfd carries them */
         *ret = l;
         return 0;
 fail:
@@ -187,6 +199,8 @@ struct kc_sync_loop *kc_sync_loop_free(struct kc_sync_loop *l)
                 close(l->epfd);
         if (l->stop_fd >= 0)
                 close(l->stop_fd);
+        if (l->signal_fd >= 0)
+                close(l->signal_fd);
         free(l);
         return NULL;
 }
@@ -215,6 +229,19 @@ bool kc_sync_loop_healthy(struct kc_sync_loop *l, char **ret_err)
         }
         if (ret_err)
                 *ret_err = NULL;
+        return true;
+}
+
+/* Reads a pending stop signal, if any: true (and the loop is stopping) when one came. */
+static bool stop_signal_received(struct kc_sync_loop *l)
+{
+        struct signalfd_siginfo si;
+
+        if (l->signal_fd < 0 || read(l->signal_fd, &si, sizeof(si)) != sizeof(si))
+                return false;
+        kc_log_info("Received signal, shutting down the sync loop signal=\"%s\"",
+                    strsignal((int)si.ssi_signo));
+        atomic_store_explicit(&l->stopping, true, memory_order_release);
         return true;
 }
 
@@ -371,13 +398,13 @@ static void serve_housekeeping_tick(struct kc_sync_loop *l)
 }
 
 /* Which sources are ready, without sleeping when any already is. */
-static bool wait_ready(struct kc_sync_loop *l, bool ready[_SRC_MAX + 1])
+static bool wait_ready(struct kc_sync_loop *l, bool ready[_SRC_ALL])
 {
-        struct epoll_event evs[_SRC_MAX + 1];
+        struct epoll_event evs[_SRC_ALL];
         bool any = false;
         int n, i;
 
-        memset(ready, 0, sizeof(bool) * (_SRC_MAX + 1));
+        memset(ready, 0, sizeof(bool) * _SRC_ALL);
         /* Channels: items already queued, or arm the wakeup before sleeping. */
         ready[SRC_CONFIG] = kc_chan_prepare_wait_sc(l->cfg.config);
         ready[SRC_PLEG] = kc_chan_prepare_wait_sc(l->cfg.pleg);
@@ -389,7 +416,8 @@ static bool wait_ready(struct kc_sync_loop *l, bool ready[_SRC_MAX + 1])
                 uint32_t src = evs[i].data.u32;
 
                 /* Channel fds only say "look again"; their length is the truth. */
-                if (src == SRC_SYNC_TICK || src == SRC_HOUSEKEEPING_TICK || src == SRC_STOP)
+                if (src == SRC_SYNC_TICK || src == SRC_HOUSEKEEPING_TICK || src == SRC_STOP ||
+                    src == SRC_SIGNAL)
                         ready[src] = true;
         }
         if (!any) {
@@ -397,9 +425,11 @@ static bool wait_ready(struct kc_sync_loop *l, bool ready[_SRC_MAX + 1])
                 ready[SRC_PLEG] = kc_chan_len(l->cfg.pleg) > 0;
                 ready[SRC_PROBES] = l->cfg.probes && kc_chan_len(l->cfg.probes) > 0;
         }
+        if (ready[SRC_SIGNAL] && stop_signal_received(l))
+                ready[SRC_STOP] = true;
         if (atomic_load_explicit(&l->stopping, memory_order_acquire))
                 ready[SRC_STOP] = true;
-        for (i = 0; i <= _SRC_MAX; i++)
+        for (i = 0; i <= SRC_STOP; i++)
                 any = any || ready[i];
         return any;
 }
@@ -407,7 +437,7 @@ static bool wait_ready(struct kc_sync_loop *l, bool ready[_SRC_MAX + 1])
 /* syncLoopIteration: false when the loop must end. */
 static bool sync_loop_iteration(struct kc_sync_loop *l)
 {
-        bool ready[_SRC_MAX + 1];
+        bool ready[_SRC_ALL];
         unsigned k;
 
         while (!wait_ready(l, ready))
@@ -467,6 +497,8 @@ int kc_sync_loop_run(struct kc_sync_loop *l)
                 if (r == 0 && err) {
                         kc_log_error("Skipping pod synchronization err=\"%s\"", err);
                         err = (free(err), NULL);
+                        if (stop_signal_received(l))
+                                break;
                         /* Read nothing: producers see full channels, never a blocked send. */
                         if (kc_clock_sleep(l->cfg.clock, duration, l->stop) < 0)
                                 break;

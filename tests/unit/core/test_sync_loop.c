@@ -7,6 +7,7 @@
  * events), F-LOOP-08 (sync tick), F-LOOP-09 (probe results).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -162,6 +163,7 @@ struct env {
         struct kc_runtime_state *rs;
         struct kc_sync_loop *loop;
         pthread_t thread;
+        bool joined;
         int run_result;
 };
 
@@ -185,6 +187,9 @@ static struct kc_api_pod *mkpod(const char *uid)
         assert_int_equal(kc_api_pod_new(&t, &p), 0);
         return p;
 }
+
+/* Stop signals for the next env_start (NULL: none). */
+static const sigset_t *next_stop_signals;
 
 /* Starts the loop; @pleg_down makes the fake PLEG health check fail from the start. */
 static struct env *env_start(bool runtime_synced, bool pleg_down)
@@ -217,6 +222,7 @@ static struct env *env_start(bool runtime_synced, bool pleg_down)
                 .handler_userdata = &e->f,
                 .sources = sources,
                 .n_sources = 1,
+                .stop_signals = next_stop_signals,
         };
         assert_int_equal(kc_sync_loop_new(&cfg, &e->loop), 0);
         assert_int_equal(pthread_create(&e->thread, NULL, loop_thread, e), 0);
@@ -227,8 +233,10 @@ static void env_stop(struct env *e)
 {
         size_t i;
 
-        kc_sync_loop_stop_mp(e->loop);
-        pthread_join(e->thread, NULL);
+        if (!e->joined) {
+                kc_sync_loop_stop_mp(e->loop);
+                pthread_join(e->thread, NULL);
+        }
         assert_int_equal(e->run_result, 0);
         kc_sync_loop_free(e->loop);
         kc_runtime_state_free(e->rs);
@@ -451,6 +459,37 @@ static void test_stop_during_backoff(void **state)
         env_stop(e); /* joins: would hang if the sleep ignored the stop */
 }
 
+/* The daemon's SIGTERM/SIGINT path: a stop signal, read through the loop's
+ * signalfd, ends kc_sync_loop_run, also from a runtime-error backoff. */
+static void test_stop_signal(void **state)
+{
+        sigset_t set, old;
+        struct env *e;
+        int i;
+
+        (void)state;
+        sigemptyset(&set);
+        sigaddset(&set, SIGUSR1);
+        /* Blocked here before the loop thread exists, so in every thread. */
+        assert_int_equal(pthread_sigmask(SIG_BLOCK, &set, &old), 0);
+        next_stop_signals = &set;
+        for (i = 0; i < 2; i++) {
+                e = env_start(true, i == 1); /* idle, then in a backoff */
+                if (i == 1)
+                        KC_TEST_WAIT_UNTIL(kc__fake_clock_sleepers(e->clock) == 1, 5000);
+                else
+                        kc_test_sleep_ms(20);
+                assert_int_equal(kill(getpid(), SIGUSR1), 0);
+                if (i == 1)
+                        kc_fake_clock_advance(e->clock, 100 * MS); /* the current step ends */
+                pthread_join(e->thread, NULL); /* returns: the signal stopped it */
+                e->joined = true;
+                env_stop(e);
+        }
+        next_stop_signals = NULL;
+        assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -462,6 +501,7 @@ int main(void)
                 cmocka_unit_test(test_health_check),
                 cmocka_unit_test(test_fairness),
                 cmocka_unit_test(test_stop_during_backoff),
+                cmocka_unit_test(test_stop_signal),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
