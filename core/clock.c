@@ -396,7 +396,7 @@ int kc_clock_sleep(struct kc_clock *c, int64_t ns, struct kc_cancel *cancel)
         return cancelled ? -ECANCELED : 0;
 }
 
-size_t kc__fake_clock_sleepers(struct kc_clock *c)
+size_t kc_fake_clock_sleepers(struct kc_clock *c)
 {
         size_t n = 0;
 

@@ -11,9 +11,6 @@
 
 #include "kc_core.h"
 
-/* Tests only: the number of threads sleeping on fake clock @p c right now. */
-size_t kc__fake_clock_sleepers(struct kc_clock *c);
-
 /*
  * An assertion that stays in release builds (RelWithDebInfo defines NDEBUG):
  * used for invariants whose violation would corrupt memory, such as "an

@@ -119,6 +119,12 @@ int kc_clock_sleep(struct kc_clock *c, int64_t ns, struct kc_cancel *cancel);
 /** Fake clocks only (-EINVAL otherwise). Any thread. */
 int kc_fake_clock_advance(struct kc_clock *c, int64_t ns);
 int kc_fake_clock_set(struct kc_clock *c, int64_t now_ns);
+/**
+ * Fake clocks only (0 otherwise): how many threads sleep on @p c right now.
+ * Tests wait for a component to be asleep before they advance the clock,
+ * so an advance never lands before the sleep it is meant to end.
+ */
+size_t kc_fake_clock_sleepers(struct kc_clock *c);
 
 /**
  * A one-shot timer on a clock, for event loops that wait in epoll: its fd

@@ -56,7 +56,6 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "internal.h" /* core/: kc__fake_clock_sleepers */
 #include "kc_health.h"
 #include "kc_kubelet.h"
 #include "kc_pleg.h"
@@ -486,12 +485,12 @@ static void test_pleg_never_blocks_and_no_pod_is_lost(void **state)
 
                 /* The loop checked runtimeErrors() once more and went to sleep. */
                 if (!KC_TEST_WAIT_UNTIL(atomic_load(&e->health_calls) == h &&
-                                                kc__fake_clock_sleepers(e->clock) == 1,
+                                                kc_fake_clock_sleepers(e->clock) == 1,
                                         WAIT_MS))
                         fail_msg("backoff step %zu: runtimeErrors() calls %u (want %u), "
                                  "sleepers %zu",
                                  i, atomic_load(&e->health_calls), h,
-                                 kc__fake_clock_sleepers(e->clock));
+                                 kc_fake_clock_sleepers(e->clock));
                 if (i == 0)
                         base_calls = handler_calls(e); /* includes the 1 s tick */
                 if (i + 1 < N_SLEEPS) {
@@ -527,7 +526,7 @@ static void test_pleg_never_blocks_and_no_pod_is_lost(void **state)
                 assert_int_equal(kc_fake_clock_advance(e->clock, sleeps_ms[i] * MS - 1), 0);
                 kc_test_sleep_ms(10);
                 assert_int_equal(atomic_load(&e->health_calls), h);
-                assert_int_equal(kc__fake_clock_sleepers(e->clock), 1);
+                assert_int_equal(kc_fake_clock_sleepers(e->clock), 1);
                 assert_int_equal(kc_fake_clock_advance(e->clock, 1), 0);
         }
         assert_int_equal(expect_len, CAPACITY);

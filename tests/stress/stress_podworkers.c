@@ -687,7 +687,7 @@ static void test_update_pod_storm(void **state)
 }
 
 /* Not in kc_core.h (core/internal.h, which podworkers/internal.h shadows here). */
-size_t kc__fake_clock_sleepers(struct kc_clock *c);
+size_t kc_fake_clock_sleepers(struct kc_clock *c);
 
 struct abnormal_wait {
         struct kc_api_pod *pod;
@@ -751,7 +751,7 @@ static void test_kill_completion_after_finished(void **state)
         /* TerminatePodAbnormallyAndWait on it: should return 0 at once. When it
          * sleeps on the fake clock instead, move the clock past its 10 s. */
         assert_int_equal(pthread_create(&t, NULL, abnormal_wait_main, &aw), 0);
-        waited = KC_TEST_WAIT_UNTIL(atomic_load(&aw.done) || kc__fake_clock_sleepers(W->clock) > 0,
+        waited = KC_TEST_WAIT_UNTIL(atomic_load(&aw.done) || kc_fake_clock_sleepers(W->clock) > 0,
                                     5000) &&
                  !atomic_load(&aw.done);
         if (waited)

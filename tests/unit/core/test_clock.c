@@ -70,7 +70,7 @@ static void wait_for_sleepers(struct kc_clock *c, size_t n)
         int64_t limit =
                 kc_test_mono_ns() + (int64_t)(5 * kc_test_timeout_multiplier() * KC_NSEC_PER_SEC);
 
-        while (kc__fake_clock_sleepers(c) != n) {
+        while (kc_fake_clock_sleepers(c) != n) {
                 assert_true(kc_test_mono_ns() < limit);
                 real_sleep_ms(1);
         }
@@ -125,13 +125,13 @@ static void test_fake_advance_wakes_sleeper(void **state)
         assert_int_equal(kc_fake_clock_advance(c, 10 * KC_NSEC_PER_SEC - 1), 0);
         real_sleep_ms(30);
         assert_false(atomic_load_explicit(&s.done, memory_order_acquire));
-        assert_int_equal(kc__fake_clock_sleepers(c), 1);
+        assert_int_equal(kc_fake_clock_sleepers(c), 1);
 
         /* Reaching it exactly wakes it. */
         assert_int_equal(kc_fake_clock_advance(c, 1), 0);
         sleeper_join(&s);
         assert_int_equal(s.ret, 0);
-        assert_int_equal(kc__fake_clock_sleepers(c), 0);
+        assert_int_equal(kc_fake_clock_sleepers(c), 0);
 }
 
 static void test_fake_set_wakes_only_due_sleepers(void **state)
@@ -152,7 +152,7 @@ static void test_fake_set_wakes_only_due_sleepers(void **state)
         assert_int_equal(s[1].ret, 0);
         real_sleep_ms(20);
         assert_false(atomic_load_explicit(&s[2].done, memory_order_acquire));
-        assert_int_equal(kc__fake_clock_sleepers(c), 1);
+        assert_int_equal(kc_fake_clock_sleepers(c), 1);
 
         assert_int_equal(kc_fake_clock_advance(c, 5 * KC_NSEC_PER_SEC), 0);
         sleeper_join(&s[2]);
@@ -176,7 +176,7 @@ static void test_cancel_wakes_fake_sleeper(void **state)
         assert_true(kc_cancel_is_set(cancel));
         sleeper_join(&s);
         assert_int_equal(s.ret, -ECANCELED);
-        assert_int_equal(kc__fake_clock_sleepers(c), 0);
+        assert_int_equal(kc_fake_clock_sleepers(c), 0);
         assert_int_equal(kc_clock_now(c), START_NS);
 
         /* A set token ends a sleep before it starts, on either clock. */

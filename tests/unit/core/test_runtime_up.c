@@ -12,7 +12,6 @@
 
 #include <cmocka.h>
 
-#include "internal.h"
 #include "kc_kubelet.h"
 #include "kc_test.h"
 
@@ -140,7 +139,7 @@ static void test_poller(void **state)
         assert_int_equal(kc_fake_clock_new(&clock, T0), 0);
         assert_int_equal(kc_runtime_state_new(clock, 30 * SEC, &s), 0);
         assert_int_equal(kc_runtime_up_poller_start(s, svc, clock, KC_RUNTIME_UP_PERIOD, &p), 0);
-        KC_TEST_WAIT_UNTIL(kc__fake_clock_sleepers(clock) == 1, 5000);
+        KC_TEST_WAIT_UNTIL(kc_fake_clock_sleepers(clock) == 1, 5000);
         assert_int_equal(atomic_load(&f.calls), 1);
         assert_string_equal(errors(s, false), "none");
         kc_fake_clock_advance(clock, KC_RUNTIME_UP_PERIOD);

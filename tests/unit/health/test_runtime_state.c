@@ -482,8 +482,10 @@ static void *reader(void *arg)
         struct shared *s = arg;
 
         pthread_barrier_wait(&s->start);
-        /* Acquire pairs with the release store of done in the test body. */
-        while (!atomic_load_explicit(&s->done, memory_order_acquire)) {
+        /* At least one read each, even if the writer finished before this
+         * reader was scheduled (a loaded machine). Acquire pairs with the
+         * release store of done in the test body. */
+        do {
                 char *msg = NULL, *net = NULL, *sto = NULL;
 
                 if (kc_runtime_state_runtime_errors(s->rs, &msg) < 0 || !well_formed(msg) ||
@@ -494,7 +496,7 @@ static void *reader(void *arg)
                 free(net);
                 free(sto);
                 atomic_fetch_add_explicit(&s->reads, 1, memory_order_relaxed);
-        }
+        } while (!atomic_load_explicit(&s->done, memory_order_acquire));
         return NULL;
 }
 

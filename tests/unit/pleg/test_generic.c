@@ -528,13 +528,15 @@ static void test_periodic_sliding(void **state)
                 kc_pleg_event_free(item);
         }
         /* Relist 1 ran from T0 to T0+0.5s. At T0+1.1s (past T0+1s, before
-         * T0+1.5s) a fixed-rate timer would have fired; a sliding one not. */
-        kc_test_sleep_ms(20);
+         * T0+1.5s) a fixed-rate timer would have fired; a sliding one not.
+         * Advance only once the relist thread sleeps on the clock. */
+        assert_true(KC_TEST_WAIT_UNTIL(kc_fake_clock_sleepers(e->clock) == 1, 5000));
         kc_fake_clock_advance(e->clock, SEC * 6 / 10);
         kc_test_sleep_ms(50);
         assert_int_equal(calls(e, "GetPods", ""), 1);
         kc_fake_clock_advance(e->clock, SEC * 4 / 10);
         wait_for_lists(e, 2);
+        assert_true(KC_TEST_WAIT_UNTIL(kc_fake_clock_sleepers(e->clock) == 1, 5000));
         kc_generic_pleg_stop(e->pleg);
         kc_generic_pleg_stop(e->pleg);
         kc_fake_clock_advance(e->clock, 10 * SEC);
