@@ -336,38 +336,44 @@ static int register_or_free(struct kc_metrics_registry *r, struct metric *m)
         return k;
 }
 
-int kc_metrics_counter_new(struct kc_metrics_registry *r, const char *name, const char *help,
-                           struct kc_counter **ret)
+/* A registered counter or gauge: a metric with nothing beyond its value. */
+static int simple_new(struct kc_metrics_registry *r, enum metric_type type, const char *name,
+                      const char *help, size_t size, struct metric **ret)
 {
         struct metric *m;
         int k;
 
         assert(r && ret);
-        k = metric_alloc(METRIC_COUNTER, name, help, sizeof(struct kc_counter), &m);
+        k = metric_alloc(type, name, help, size, &m);
         if (k < 0)
                 return k;
         k = register_or_free(r, m);
         if (k < 0)
                 return k;
-        *ret = (struct kc_counter *)m;
+        *ret = m;
         return 0;
+}
+
+int kc_metrics_counter_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                           struct kc_counter **ret)
+{
+        struct metric *m;
+        int k = simple_new(r, METRIC_COUNTER, name, help, sizeof(struct kc_counter), &m);
+
+        if (k == 0)
+                *ret = (struct kc_counter *)m; /* the metric header comes first */
+        return k;
 }
 
 int kc_metrics_gauge_new(struct kc_metrics_registry *r, const char *name, const char *help,
                          struct kc_gauge **ret)
 {
         struct metric *m;
-        int k;
+        int k = simple_new(r, METRIC_GAUGE, name, help, sizeof(struct kc_gauge), &m);
 
-        assert(r && ret);
-        k = metric_alloc(METRIC_GAUGE, name, help, sizeof(struct kc_gauge), &m);
-        if (k < 0)
-                return k;
-        k = register_or_free(r, m);
-        if (k < 0)
-                return k;
-        *ret = (struct kc_gauge *)m;
-        return 0;
+        if (k == 0)
+                *ret = (struct kc_gauge *)m;
+        return k;
 }
 
 int kc_metrics_gauge_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
