@@ -187,10 +187,50 @@ enum kc_pod_phase {
 /** "Pending", "Running", "Succeeded", "Failed", "Unknown" (v1.PodPhase). */
 const char *kc_pod_phase_to_string(enum kc_pod_phase p);
 
+/** v1.RestartPolicy; the zero value is the v1 default, Always. */
+enum kc_restart_policy {
+        KC_RESTART_POLICY_ALWAYS,
+        KC_RESTART_POLICY_ON_FAILURE,
+        KC_RESTART_POLICY_NEVER,
+        _KC_RESTART_POLICY_MAX,
+        _KC_RESTART_POLICY_INVALID = -EINVAL,
+};
+
+/** "Always", "OnFailure", "Never" (v1.RestartPolicy). */
+const char *kc_restart_policy_to_string(enum kc_restart_policy p);
+enum kc_restart_policy kc_restart_policy_from_string(const char *s);
+
+/** v1.PullPolicy. */
+enum kc_pull_policy {
+        KC_PULL_ALWAYS,
+        KC_PULL_IF_NOT_PRESENT,
+        KC_PULL_NEVER,
+        _KC_PULL_POLICY_MAX,
+        _KC_PULL_POLICY_INVALID = -EINVAL,
+};
+
+/** "Always", "IfNotPresent", "Never" (v1.PullPolicy). */
+const char *kc_pull_policy_to_string(enum kc_pull_policy p);
+enum kc_pull_policy kc_pull_policy_from_string(const char *s);
+
+/** A v1.Container: the fields the node agent uses. */
+struct kc_api_container {
+        const char *name;
+        const char *image;
+        const char *const *command; /* may be NULL when n_command == 0 */
+        size_t n_command;
+        const char *const *args; /* may be NULL when n_args == 0 */
+        size_t n_args;
+        /* v1 default: Always when the image tag is ":latest" or absent, else IfNotPresent */
+        enum kc_pull_policy image_pull_policy;
+};
+
+struct kc_label;
+
 /**
  * A desired pod as the config sources and the pod manager see it (v1.Pod,
- * the fields the sync core uses; the node-agent issue adds the container
- * specs). Immutable once built, reference counted like kc_pod.
+ * the fields the sync core and the node agent use). Immutable once built,
+ * reference counted like kc_pod.
  */
 struct kc_api_pod {
         const char *uid;
@@ -205,6 +245,15 @@ struct kc_api_pod {
         bool static_pod; /* from a file or http source */
         bool mirror_pod; /* the API server's mirror of a static pod */
         bool host_network;
+        enum kc_restart_policy restart_policy;     /* spec.restartPolicy; zero value Always */
+        const struct kc_api_container *containers; /* spec.containers, in order */
+        size_t n_containers;
+        const struct kc_api_container *init_containers; /* spec.initContainers, in order */
+        size_t n_init_containers;
+        const struct kc_label *labels; /* metadata.labels */
+        size_t n_labels;
+        const struct kc_label *annotations; /* metadata.annotations */
+        size_t n_annotations;
 };
 
 /** Deep-copies @p tmpl (borrowed pointers) into one reference-counted allocation. */

@@ -550,6 +550,78 @@ struct api_pod_box {
 static_assert(offsetof(struct api_pod_box, pod) == sizeof(struct ref_header),
               "API pod after its header");
 
+static const char *const restart_policy_table[] = {
+        [KC_RESTART_POLICY_ALWAYS] = "Always",
+        [KC_RESTART_POLICY_ON_FAILURE] = "OnFailure",
+        [KC_RESTART_POLICY_NEVER] = "Never",
+};
+static_assert(KC_ELEMENTSOF(restart_policy_table) == _KC_RESTART_POLICY_MAX,
+              "every restart policy has a name");
+
+const char *kc_restart_policy_to_string(enum kc_restart_policy p)
+{
+        return (unsigned)p < _KC_RESTART_POLICY_MAX ? restart_policy_table[p] : NULL;
+}
+
+enum kc_restart_policy kc_restart_policy_from_string(const char *s)
+{
+        size_t i;
+
+        for (i = 0; s && i < KC_ELEMENTSOF(restart_policy_table); i++)
+                if (strcmp(restart_policy_table[i], s) == 0)
+                        return (enum kc_restart_policy)i;
+        return _KC_RESTART_POLICY_INVALID;
+}
+
+static const char *const pull_policy_table[] = {
+        [KC_PULL_ALWAYS] = "Always",
+        [KC_PULL_IF_NOT_PRESENT] = "IfNotPresent",
+        [KC_PULL_NEVER] = "Never",
+};
+static_assert(KC_ELEMENTSOF(pull_policy_table) == _KC_PULL_POLICY_MAX,
+              "every pull policy has a name");
+
+const char *kc_pull_policy_to_string(enum kc_pull_policy p)
+{
+        return (unsigned)p < _KC_PULL_POLICY_MAX ? pull_policy_table[p] : NULL;
+}
+
+enum kc_pull_policy kc_pull_policy_from_string(const char *s)
+{
+        size_t i;
+
+        for (i = 0; s && i < KC_ELEMENTSOF(pull_policy_table); i++)
+                if (strcmp(pull_policy_table[i], s) == 0)
+                        return (enum kc_pull_policy)i;
+        return _KC_PULL_POLICY_INVALID;
+}
+
+static const struct kc_api_container *
+pack_api_containers(struct kc__packer *pk, const struct kc_api_container *src, size_t n)
+{
+        struct kc_api_container *out = kc__pack_array(pk, struct kc_api_container, n);
+        size_t i;
+
+        for (i = 0; i < n; i++) {
+                const char *name = kc__pack_str(pk, src[i].name);
+                const char *image = kc__pack_str(pk, src[i].image);
+                const char *const *command = kc__pack_strv(pk, src[i].command, src[i].n_command);
+                const char *const *args = kc__pack_strv(pk, src[i].args, src[i].n_args);
+
+                if (out)
+                        out[i] = (struct kc_api_container){
+                                .name = name,
+                                .image = image,
+                                .command = command,
+                                .n_command = src[i].n_command,
+                                .args = args,
+                                .n_args = src[i].n_args,
+                                .image_pull_policy = src[i].image_pull_policy,
+                        };
+        }
+        return out;
+}
+
 static void *pack_api_pod_obj(struct kc__packer *pk, const void *tmpl)
 {
         const struct kc_api_pod *t = tmpl;
@@ -557,6 +629,11 @@ static void *pack_api_pod_obj(struct kc__packer *pk, const void *tmpl)
                 kc__pack_reserve(pk, sizeof(struct api_pod_box), alignof(struct api_pod_box));
         const char *uid = kc__pack_str(pk, t->uid), *name = kc__pack_str(pk, t->name);
         const char *ns = kc__pack_str(pk, t->namespace), *source = kc__pack_str(pk, t->source);
+        const struct kc_api_container *c = pack_api_containers(pk, t->containers, t->n_containers);
+        const struct kc_api_container *ic =
+                pack_api_containers(pk, t->init_containers, t->n_init_containers);
+        const struct kc_label *labels = kc__pack_labels(pk, t->labels, t->n_labels);
+        const struct kc_label *ann = kc__pack_labels(pk, t->annotations, t->n_annotations);
 
         if (!box)
                 return NULL;
@@ -565,6 +642,10 @@ static void *pack_api_pod_obj(struct kc__packer *pk, const void *tmpl)
         box->pod.name = name;
         box->pod.namespace = ns;
         box->pod.source = source;
+        box->pod.containers = c;
+        box->pod.init_containers = ic;
+        box->pod.labels = labels;
+        box->pod.annotations = ann;
         return &box->pod;
 }
 

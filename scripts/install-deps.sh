@@ -12,6 +12,7 @@ packages=(
         libck-dev        # Concurrency Kit: ck_ring behind kc_chan, ck_pr atomics
         libjansson-dev   # JSON: pleg-replay scripts and output
         libcmocka-dev    # unit tests
+        libyaml-dev      # static-pod manifests (YAML and JSON)
 )
 
 missing=()

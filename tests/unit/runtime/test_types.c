@@ -332,6 +332,93 @@ static void test_api_pod(void **state)
         assert_int_equal(kc_api_pod_new(NULL, &p), -EINVAL);
 }
 
+static void test_api_pod_spec(void **state)
+{
+        char image[] = "busybox:1.36", cmd0[] = "sleep", key[] = "app";
+        const char *command[] = { cmd0, "3600" }, *args[] = { "-v" };
+        struct kc_api_container c[] = {
+                { .name = "web",
+                  .image = image,
+                  .command = command,
+                  .n_command = 2,
+                  .args = args,
+                  .n_args = 1,
+                  .image_pull_policy = KC_PULL_IF_NOT_PRESENT },
+                { .name = "side", .image = "busybox", .image_pull_policy = KC_PULL_ALWAYS },
+        };
+        struct kc_api_container ic[] = {
+                { .name = "init", .image = "busybox", .image_pull_policy = KC_PULL_NEVER }
+        };
+        struct kc_label labels[] = { { key, "web" } };
+        struct kc_label ann[] = { { "a", "1" }, { "b", "" } };
+        struct kc_api_pod t = { .uid = "u",
+                                .name = "p",
+                                .restart_policy = KC_RESTART_POLICY_ON_FAILURE,
+                                .termination_grace_s = 30,
+                                .containers = c,
+                                .n_containers = 2,
+                                .init_containers = ic,
+                                .n_init_containers = 1,
+                                .labels = labels,
+                                .n_labels = 1,
+                                .annotations = ann,
+                                .n_annotations = 2 };
+        struct kc_api_pod *p = NULL;
+
+        (void)state;
+        assert_int_equal(kc_api_pod_new(&t, &p), 0);
+        image[0] = cmd0[0] = key[0] = 'X'; /* the copy does not see template changes */
+        assert_int_equal(p->restart_policy, KC_RESTART_POLICY_ON_FAILURE);
+        assert_int_equal(p->termination_grace_s, 30);
+        assert_int_equal(p->n_containers, 2);
+        assert_ptr_not_equal(p->containers, c);
+        assert_string_equal(p->containers[0].name, "web");
+        assert_string_equal(p->containers[0].image, "busybox:1.36");
+        assert_int_equal(p->containers[0].n_command, 2);
+        assert_string_equal(p->containers[0].command[0], "sleep");
+        assert_string_equal(p->containers[0].command[1], "3600");
+        assert_int_equal(p->containers[0].n_args, 1);
+        assert_string_equal(p->containers[0].args[0], "-v");
+        assert_int_equal(p->containers[0].image_pull_policy, KC_PULL_IF_NOT_PRESENT);
+        assert_string_equal(p->containers[1].name, "side");
+        assert_null(p->containers[1].command);
+        assert_int_equal(p->containers[1].n_command, 0);
+        assert_null(p->containers[1].args);
+        assert_int_equal(p->containers[1].image_pull_policy, KC_PULL_ALWAYS);
+        assert_int_equal(p->n_init_containers, 1);
+        assert_string_equal(p->init_containers[0].name, "init");
+        assert_int_equal(p->init_containers[0].image_pull_policy, KC_PULL_NEVER);
+        assert_int_equal(p->n_labels, 1);
+        assert_string_equal(p->labels[0].key, "app");
+        assert_string_equal(p->labels[0].value, "web");
+        assert_int_equal(p->n_annotations, 2);
+        assert_string_equal(p->annotations[1].key, "b");
+        assert_string_equal(p->annotations[1].value, "");
+        /* everything lives in the object's one allocation, after the pod */
+        assert_true((const char *)p->containers > (const char *)p);
+        assert_true((const char *)p->containers[0].command[1] > (const char *)p);
+        kc_api_pod_unref(p);
+
+        /* a pod without a spec packs no arrays */
+        assert_int_equal(kc_api_pod_new(&(struct kc_api_pod){ .uid = "u" }, &p), 0);
+        assert_null(p->containers);
+        assert_null(p->init_containers);
+        assert_null(p->labels);
+        assert_null(p->annotations);
+        assert_int_equal(p->restart_policy, KC_RESTART_POLICY_ALWAYS);
+        kc_api_pod_unref(p);
+
+        assert_string_equal(kc_restart_policy_to_string(KC_RESTART_POLICY_NEVER), "Never");
+        assert_null(kc_restart_policy_to_string(_KC_RESTART_POLICY_MAX));
+        assert_int_equal(kc_restart_policy_from_string("OnFailure"), KC_RESTART_POLICY_ON_FAILURE);
+        assert_int_equal(kc_restart_policy_from_string("always"), _KC_RESTART_POLICY_INVALID);
+        assert_int_equal(kc_restart_policy_from_string(NULL), _KC_RESTART_POLICY_INVALID);
+        assert_string_equal(kc_pull_policy_to_string(KC_PULL_IF_NOT_PRESENT), "IfNotPresent");
+        assert_null(kc_pull_policy_to_string(_KC_PULL_POLICY_INVALID));
+        assert_int_equal(kc_pull_policy_from_string("Never"), KC_PULL_NEVER);
+        assert_int_equal(kc_pull_policy_from_string(""), _KC_PULL_POLICY_INVALID);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -342,6 +429,7 @@ int main(void)
                 cmocka_unit_test(test_pod_list_done),
                 cmocka_unit_test(test_pod_many),
                 cmocka_unit_test(test_api_pod),
+                cmocka_unit_test(test_api_pod_spec),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
