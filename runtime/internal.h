@@ -154,3 +154,6 @@ int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *sr
 /* Tests: how many pods the runtime manager's GetPods(@all) reuse cache holds. */
 struct kc_runtime_manager;
 size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all);
+
+/* pod_actions.c: the backoff key of doBackOff (getStableKey), malloc'd; NULL on ENOMEM. */
+char *kc__backoff_key(const struct kc_api_pod *pod, const struct kc_api_container *c);

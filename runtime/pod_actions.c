@@ -1,0 +1,517 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The decision half of SyncPod: computePodActions, doBackOff and the
+ * container spec hash (upstream kuberuntime_manager.go and
+ * kubecontainer/helpers.go). Pure functions over the API pod and the
+ * runtime's PodStatus; the backoff table is the only state touched.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Spec hash                                                                  */
+
+#define FNV64_OFFSET UINT64_C(0xcbf29ce484222325)
+#define FNV64_PRIME UINT64_C(0x100000001b3)
+
+static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+        const unsigned char *b = p;
+        size_t i;
+
+        for (i = 0; i < n; i++) {
+                h ^= b[i];
+                h *= FNV64_PRIME;
+        }
+        return h;
+}
+
+/* Little-endian, so the hash does not depend on the host byte order. */
+static uint64_t fnv_u64(uint64_t h, uint64_t v)
+{
+        unsigned char b[8];
+        int i;
+
+        for (i = 0; i < 8; i++)
+                b[i] = (unsigned char)(v >> (8 * i));
+        return fnv_bytes(h, b, sizeof(b));
+}
+
+/* Length-prefixed; NULL hashes like "" (Go strings have no nil). */
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+
+        h = fnv_u64(h, n);
+        return fnv_bytes(h, s ? s : "", n);
+}
+
+static uint64_t fnv_strv(uint64_t h, const char *const *v, size_t n)
+{
+        size_t i;
+
+        h = fnv_u64(h, n);
+        for (i = 0; i < n; i++)
+                h = fnv_str(h, v[i]);
+        return h;
+}
+
+uint64_t kc_container_spec_hash(const struct kc_api_container *c)
+{
+        uint64_t h = FNV64_OFFSET;
+
+        if (!c)
+                return 0;
+        h = fnv_str(h, c->name);
+        h = fnv_str(h, c->image);
+        h = fnv_strv(h, c->command, c->n_command);
+        h = fnv_strv(h, c->args, c->n_args);
+        h = fnv_u64(h, (uint64_t)(int64_t)c->image_pull_policy);
+        return h;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Helpers over PodStatus (kubecontainer helpers.go)                          */
+
+/* PodStatus.FindContainerStatusByName: statuses are newest first. */
+static const struct kc_container_status *find_status(const struct kc_pod_status *s,
+                                                     const char *name)
+{
+        size_t i;
+
+        for (i = 0; i < s->n_containers; i++)
+                if (kc__streq(s->containers[i].name, name))
+                        return &s->containers[i];
+        return NULL;
+}
+
+/* shouldRestartOnFailure */
+static bool restart_on_failure(const struct kc_api_pod *pod)
+{
+        return pod->restart_policy != KC_RESTART_POLICY_NEVER;
+}
+
+/* containerSucceeded */
+static bool container_succeeded(const struct kc_api_container *c, const struct kc_pod_status *s)
+{
+        const struct kc_container_status *cs = find_status(s, c->name);
+
+        if (!cs || cs->state == KC_CONTAINER_STATE_RUNNING)
+                return false;
+        return cs->exit_code == 0;
+}
+
+/* ShouldContainerBeRestarted (helpers.go), without per-container restart policies. */
+static bool should_container_be_restarted(const struct kc_api_container *c,
+                                          const struct kc_api_pod *pod,
+                                          const struct kc_pod_status *s)
+{
+        const struct kc_container_status *cs;
+
+        if (pod->deletion_ts != 0) /* marked deleted: never restarted */
+                return false;
+        cs = find_status(s, c->name);
+        if (!cs) /* never started (or every instance was GC'd) */
+                return true;
+        if (cs->state == KC_CONTAINER_STATE_RUNNING)
+                return false;
+        if (cs->state == KC_CONTAINER_STATE_UNKNOWN || cs->state == KC_CONTAINER_STATE_CREATED)
+                return true;
+        if (pod->restart_policy == KC_RESTART_POLICY_NEVER)
+                return false;
+        if (pod->restart_policy == KC_RESTART_POLICY_ON_FAILURE && cs->exit_code == 0)
+                return false;
+        return true;
+}
+
+/* isInitContainerFailed */
+static bool init_container_failed(const struct kc_container_status *cs)
+{
+        if (kc__streq(cs->reason, "OOMKilled"))
+                return true;
+        if (cs->state == KC_CONTAINER_STATE_EXITED && cs->exit_code != 0)
+                return true;
+        return cs->state == KC_CONTAINER_STATE_UNKNOWN;
+}
+
+/*
+ * findNextInitContainerToRun: *ret_last is the status of the last failed init
+ * container (or NULL), *ret_next the index of the next init container to run
+ * (or -1). Returns "done".
+ */
+static bool next_init_container(const struct kc_api_pod *pod, const struct kc_pod_status *s,
+                                const struct kc_container_status **ret_last, int *ret_next)
+{
+        size_t i;
+
+        *ret_last = NULL;
+        *ret_next = -1;
+        if (pod->n_init_containers == 0)
+                return true;
+        /* A running app container means initialization happened at some point. */
+        for (i = 0; i < pod->n_containers; i++) {
+                const struct kc_container_status *cs = find_status(s, pod->containers[i].name);
+
+                if (cs && cs->state == KC_CONTAINER_STATE_RUNNING)
+                        return true;
+        }
+        /* The last failed one, if any. */
+        for (i = pod->n_init_containers; i-- > 0;) {
+                const struct kc_container_status *cs = find_status(s, pod->init_containers[i].name);
+
+                if (cs && init_container_failed(cs)) {
+                        *ret_last = cs;
+                        *ret_next = (int)i;
+                        return false;
+                }
+        }
+        for (i = pod->n_init_containers; i-- > 0;) {
+                const struct kc_container_status *cs = find_status(s, pod->init_containers[i].name);
+
+                if (!cs)
+                        continue;
+                if (cs->state == KC_CONTAINER_STATE_RUNNING)
+                        return false;
+                if (cs->state == KC_CONTAINER_STATE_EXITED) {
+                        if (i == pod->n_init_containers - 1)
+                                return true;
+                        *ret_next = (int)i + 1;
+                        return false;
+                }
+        }
+        *ret_next = 0;
+        return false;
+}
+
+/* ------------------------------------------------------------------------ */
+/* kc_pod_actions                                                             */
+
+void kc_pod_actions_done(struct kc_pod_actions *a)
+{
+        size_t i;
+
+        if (!a)
+                return;
+        for (i = 0; i < a->n_containers_to_kill; i++) {
+                free(a->containers_to_kill[i].id);
+                free(a->containers_to_kill[i].name);
+                free(a->containers_to_kill[i].message);
+        }
+        free(a->containers_to_kill);
+        free(a->containers_to_start);
+        free(a->sandbox_id);
+        free(a->message);
+        *a = (struct kc_pod_actions){ .next_init_container_to_start = -1 };
+}
+
+static int add_start(struct kc_pod_actions *a, size_t idx)
+{
+        size_t *n = realloc(a->containers_to_start, (a->n_containers_to_start + 1) * sizeof(*n));
+
+        if (!n)
+                return -ENOMEM;
+        a->containers_to_start = n;
+        a->containers_to_start[a->n_containers_to_start++] = idx;
+        return 0;
+}
+
+static int add_kill(struct kc_pod_actions *a, const struct kc_container_status *cs,
+                    bool init_container, size_t idx, char *message /* takes */)
+{
+        struct kc_container_to_kill *n, *k;
+
+        if (!message)
+                return -ENOMEM;
+        n = realloc(a->containers_to_kill, (a->n_containers_to_kill + 1) * sizeof(*n));
+        if (!n) {
+                free(message);
+                return -ENOMEM;
+        }
+        a->containers_to_kill = n;
+        k = &n[a->n_containers_to_kill];
+        *k = (struct kc_container_to_kill){
+                .id = strdup(cs->id ? cs->id : ""),
+                .name = strdup(cs->name ? cs->name : ""),
+                .message = message,
+                .init_container = init_container,
+                .container_index = idx,
+        };
+        a->n_containers_to_kill++;
+        if (!k->id || !k->name)
+                return -ENOMEM;
+        return 0;
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+        va_list ap;
+        char *s;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return r < 0 ? NULL : s;
+}
+
+static int set_message(struct kc_pod_actions *a, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static int set_message(struct kc_pod_actions *a, const char *fmt, ...)
+{
+        va_list ap;
+        char *s;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                return -ENOMEM;
+        free(a->message);
+        a->message = s;
+        return 0;
+}
+
+/*
+ * PodSandboxChanged, minus the network-namespace and missing-IP checks.
+ * Returns the reason (static string) when a new sandbox is needed, else NULL.
+ */
+static const char *sandbox_changed(const struct kc_pod_status *s, uint32_t *ret_attempt,
+                                   const char **ret_id)
+{
+        const struct kc_sandbox_status *newest;
+        size_t i, ready = 0;
+
+        *ret_attempt = 0;
+        *ret_id = NULL;
+        if (s->n_sandboxes == 0)
+                return "no sandbox";
+        for (i = 0; i < s->n_sandboxes; i++)
+                if (s->sandboxes[i].state == KC_SANDBOX_STATE_READY)
+                        ready++;
+        newest = &s->sandboxes[0];
+        *ret_id = newest->id;
+        *ret_attempt = newest->attempt + 1;
+        if (ready > 1)
+                return "several ready sandboxes";
+        if (newest->state != KC_SANDBOX_STATE_READY)
+                return "newest sandbox is not ready";
+        *ret_attempt = newest->attempt;
+        return NULL;
+}
+
+static int compute(const struct kc_api_pod *pod, const struct kc_pod_status *s,
+                   struct kc_pod_actions *a)
+{
+        const struct kc_container_status *init_last;
+        const char *why, *sandbox_id;
+        size_t i, keep = 0;
+        int r, next;
+        bool done;
+
+        why = sandbox_changed(s, &a->attempt, &sandbox_id);
+        if (sandbox_id) {
+                a->sandbox_id = strdup(sandbox_id);
+                if (!a->sandbox_id)
+                        return -ENOMEM;
+        }
+
+        if (why) {
+                a->kill_pod = a->create_sandbox = true;
+                if (!restart_on_failure(pod) && a->attempt != 0 && s->n_containers != 0) {
+                        /* The pod already ran and must not restart: just kill it. */
+                        a->create_sandbox = false;
+                        return set_message(a,
+                                           "%s; restartPolicy Never and the pod already ran: "
+                                           "kill only",
+                                           why);
+                }
+                for (i = 0; i < pod->n_containers; i++) {
+                        const struct kc_api_container *c = &pod->containers[i];
+
+                        if (pod->restart_policy == KC_RESTART_POLICY_ON_FAILURE &&
+                            container_succeeded(c, s))
+                                continue;
+                        if (pod->restart_policy == KC_RESTART_POLICY_NEVER) {
+                                /* Deviation: upstream would run an exited container again here. */
+                                const struct kc_container_status *cs = find_status(s, c->name);
+
+                                if (cs && cs->state == KC_CONTAINER_STATE_EXITED)
+                                        continue;
+                        }
+                        r = add_start(a, i);
+                        if (r < 0)
+                                return r;
+                }
+                if (a->n_containers_to_start == 0 &&
+                    next_init_container(pod, s, &init_last, &next)) {
+                        a->create_sandbox = false;
+                        return set_message(a, "%s; nothing to start: kill only", why);
+                }
+                if (pod->n_init_containers > 0) {
+                        /* Restart from the initial state: first init container. */
+                        free(a->containers_to_start);
+                        a->containers_to_start = NULL;
+                        a->n_containers_to_start = 0;
+                        a->next_init_container_to_start = 0;
+                }
+                return set_message(a, "%s; re-create the sandbox (attempt %" PRIu32 ")", why,
+                                   a->attempt);
+        }
+
+        /* Initialization progress (non-sidecar path). */
+        done = next_init_container(pod, s, &init_last, &next);
+        if (!done) {
+                if (next >= 0) {
+                        const struct kc_api_container *ic = &pod->init_containers[next];
+
+                        if (init_last && !restart_on_failure(pod)) {
+                                a->kill_pod = true;
+                                return set_message(a,
+                                                   "init container %s failed and restartPolicy "
+                                                   "is Never",
+                                                   ic->name);
+                        }
+                        if (init_last && init_last->state == KC_CONTAINER_STATE_UNKNOWN) {
+                                r = add_kill(
+                                        a, init_last, true, (size_t)next,
+                                        xasprintf("Init container is in \"%s\" state, try "
+                                                  "killing it before restart",
+                                                  kc_container_state_to_string(init_last->state)));
+                                if (r < 0)
+                                        return r;
+                        }
+                        a->next_init_container_to_start = next;
+                        return set_message(a, "start init container %s", ic->name);
+                }
+                return set_message(a, "initialization in progress");
+        }
+
+        for (i = 0; i < pod->n_containers; i++) {
+                const struct kc_api_container *c = &pod->containers[i];
+                const struct kc_container_status *cs = find_status(s, c->name);
+
+                if (!cs || cs->state != KC_CONTAINER_STATE_RUNNING) {
+                        if (!should_container_be_restarted(c, pod, s))
+                                continue;
+                        r = add_start(a, i);
+                        if (r < 0)
+                                return r;
+                        /* Unknown may still be running: kill before restarting. */
+                        if (cs && cs->state == KC_CONTAINER_STATE_UNKNOWN) {
+                                r = add_kill(a, cs, false, i,
+                                             xasprintf("Container is in \"%s\" state, try "
+                                                       "killing it before restart",
+                                                       kc_container_state_to_string(cs->state)));
+                                if (r < 0)
+                                        return r;
+                        }
+                        continue;
+                }
+                if (cs->hash == kc_container_spec_hash(c)) {
+                        keep++;
+                        continue;
+                }
+                /* Spec changed: restart regardless of the restart policy. */
+                r = add_start(a, i);
+                if (r < 0)
+                        return r;
+                r = add_kill(
+                        a, cs, false, i,
+                        xasprintf("Container %s definition changed, will be restarted", c->name));
+                if (r < 0)
+                        return r;
+        }
+
+        if (keep == 0 && a->n_containers_to_start == 0) {
+                a->kill_pod = true;
+                return set_message(a, "no container to keep or start: kill the pod");
+        }
+        return set_message(a, "keep %zu, start %zu, kill %zu container(s)", keep,
+                           a->n_containers_to_start, a->n_containers_to_kill);
+}
+
+int kc_compute_pod_actions(const struct kc_api_pod *pod, const struct kc_pod_status *status,
+                           struct kc_pod_actions *ret)
+{
+        struct kc_pod_actions a = { .next_init_container_to_start = -1 };
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        *ret = (struct kc_pod_actions){ .next_init_container_to_start = -1 };
+        if (!pod || !status)
+                return -EINVAL;
+        r = compute(pod, status, &a);
+        if (r < 0) {
+                kc_pod_actions_done(&a);
+                return r;
+        }
+        *ret = a;
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* doBackOff                                                                  */
+
+char *kc__backoff_key(const struct kc_api_pod *pod, const struct kc_api_container *c)
+{
+        /* getStableKey: name_namespace_uid_containerName_hash (FormatUint(hash, 16)). */
+        return xasprintf("%s_%s_%s_%s_%" PRIx64, pod->name ? pod->name : "",
+                         pod->namespace ? pod->namespace : "", pod->uid ? pod->uid : "",
+                         c->name ? c->name : "", kc_container_spec_hash(c));
+}
+
+int kc_do_back_off(struct kc_backoff *b, const struct kc_api_pod *pod,
+                   const struct kc_api_container *c, const struct kc_pod_status *status,
+                   int64_t now_ns, char **ret_msg)
+{
+        const struct kc_container_status *cs = NULL;
+        char buf[KC_DURATION_MAX];
+        _cleanup_free_ char *key = NULL;
+        int64_t d = 0;
+        size_t i;
+
+        (void)now_ns; /* the backoff's own clock decides, as upstream's backOff.Clock */
+        if (ret_msg)
+                *ret_msg = NULL;
+        if (!b || !pod || !c || !status)
+                return -EINVAL;
+
+        /* The first (newest) exited instance of this container. */
+        for (i = 0; i < status->n_containers; i++)
+                if (kc__streq(status->containers[i].name, c->name) &&
+                    status->containers[i].state == KC_CONTAINER_STATE_EXITED) {
+                        cs = &status->containers[i];
+                        break;
+                }
+        if (!cs)
+                return 0;
+
+        key = kc__backoff_key(pod, c);
+        if (!key)
+                return -ENOMEM;
+        if (kc_backoff_is_in_backoff_since(b, key, cs->finished_at)) {
+                /*
+                 * Upstream: fmt.Errorf("back-off %s restarting failed container=%s pod=%s",
+                 * backOff.Get(key), container.Name, format.Pod(pod)), format.Pod being
+                 * "name_namespace(uid)"; the duration in Go's Duration.String().
+                 */
+                (void)kc_backoff_get(b, key, &d);
+                if (ret_msg) {
+                        *ret_msg = xasprintf(
+                                "back-off %s restarting failed container=%s pod=%s_%s(%s)",
+                                kc_format_duration(d, buf), c->name ? c->name : "",
+                                pod->name ? pod->name : "", pod->namespace ? pod->namespace : "",
+                                pod->uid ? pod->uid : "");
+                        if (!*ret_msg)
+                                return -ENOMEM;
+                }
+                return -EAGAIN;
+        }
+        return kc_backoff_next(b, key, cs->finished_at);
+}
