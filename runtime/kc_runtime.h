@@ -622,3 +622,53 @@ int kc_compute_pod_actions(const struct kc_api_pod *pod, const struct kc_pod_sta
 int kc_do_back_off(struct kc_backoff *b, const struct kc_api_pod *pod,
                    const struct kc_api_container *c, const struct kc_pod_status *status,
                    int64_t now_ns, char **ret_msg);
+
+/* ------------------------------------------------------------------------ */
+/* SyncPod and KillPod: the acting half (runtime/sync_pod.c)                  */
+
+/** KillPod raises any smaller grace period to this (minimumGracePeriodInSeconds). */
+#define KC_MINIMUM_GRACE_PERIOD_S 2
+
+/** The runtime service the manager was built on (borrowed). */
+struct kc_runtime_service kc_runtime_manager_service(struct kc_runtime_manager *m);
+
+/**
+ * @brief SyncPod (kuberuntime_manager.go), steps 1-4, 6 and 8:
+ * kc_compute_pod_actions; KillPod (grace from the pod: deletion grace, else
+ * spec termination grace, else 30 s) or stop containers_to_kill; RunPodSandbox
+ * when asked (metadata, io.kubernetes.pod.* labels plus the pod labels, the
+ * pod annotations, hostname = pod name, log directory
+ * "/var/log/pods/<ns>_<name>_<uid>", host_network); then the next init
+ * container (and nothing else, as upstream), else every container to start:
+ * doBackOff, CreateContainer (attempt = newest status' restart count + 1, or
+ * 0; log path "<name>/<attempt>.log"; container labels; hash and
+ * restartCount annotations), StartContainer. A back-off does not stop the
+ * other containers. Not done: image pulling (ImageStatus/PullImage), pruning
+ * and purging init containers, ephemeral containers, resize, post-start
+ * hooks, the "network is not ready" check.
+ * @param status the pod's current runtime status (NULL: none known).
+ * @param backoff the restart backoff (NULL: never back off).
+ * @param ctx checked before each runtime call (may be NULL).
+ * @param ret_err (may be NULL) on failure the first error's message,
+ *        malloc'd: "CrashLoopBackOff: back-off 10s restarting failed
+ *        container=<c> pod=<name>_<ns>(<uid>)" for a back-off.
+ * @return 0; the first error: -ECANCELED (ctx), -EAGAIN (CrashLoopBackOff),
+ *         a runtime call's -errno, -EINVAL or -ENOMEM.
+ */
+int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_api_pod *pod,
+                                const struct kc_pod_status *status, struct kc_backoff *backoff,
+                                struct kc_cancel *ctx, char **ret_err);
+
+/**
+ * @brief KillPod: @p grace_s below 2 s is raised to 2 s; StopContainer(timeout
+ * = grace) for every container of @p running_pod (sequentially; upstream runs
+ * them in parallel), then StopPodSandbox for each of its sandboxes. With
+ * @p running_pod NULL the pod's running containers and all its sandboxes
+ * are listed through the service by the io.kubernetes.pod.uid label of
+ * @p pod. Errors do not stop the other calls; the first is returned.
+ * @param pod may be NULL when @p running_pod is given.
+ * @return 0, -ECANCELED, the first runtime call's -errno, -EINVAL, -ENOMEM.
+ */
+int kc_runtime_manager_kill_pod(struct kc_runtime_manager *m, const struct kc_api_pod *pod,
+                                const struct kc_pod *running_pod, int64_t grace_s,
+                                struct kc_cancel *ctx, char **ret_err);

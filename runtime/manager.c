@@ -676,3 +676,8 @@ struct kc_pod_runtime kc_runtime_manager_pod_runtime(struct kc_runtime_manager *
 {
         return (struct kc_pod_runtime){ .ops = &manager_pod_runtime_ops, .self = m };
 }
+
+struct kc_runtime_service kc_runtime_manager_service(struct kc_runtime_manager *m)
+{
+        return m ? m->svc : (struct kc_runtime_service){ 0 };
+}
