@@ -13,6 +13,7 @@ packages=(
         libjansson-dev   # JSON: pleg-replay scripts and output
         libcmocka-dev    # unit tests
         libyaml-dev      # static-pod manifests (YAML and JSON)
+        libmicrohttpd-dev # read-only HTTP: /healthz, /metrics, /pods, /node
 )
 
 missing=()
