@@ -243,9 +243,6 @@ int kc_pod_manager_new(struct kc_pod_manager **ret);
 struct kc_pod_manager *kc_pod_manager_free(struct kc_pod_manager *m);
 KC_DEFINE_CLEANUP_FUNC(struct kc_pod_manager, kc_pod_manager_free)
 
-/** "name_namespace" (kubecontainer.GetPodFullName) into a malloc'd string; NULL on ENOMEM. */
-char *kc_pod_full_name(const struct kc_api_pod *pod);
-
 /** AddPod/UpdatePod: stores @p pod (a reference is taken), mirror or not. */
 int kc_pod_manager_update_pod(struct kc_pod_manager *m, struct kc_api_pod *pod);
 /** RemovePod. */

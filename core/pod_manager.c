@@ -29,19 +29,9 @@ struct kc_pod_manager {
         /* translationByUID is derived: a mirror's static pod is pods.by_full_name[its name]. */
 };
 
-char *kc_pod_full_name(const struct kc_api_pod *pod)
-{
-        char *s;
-
-        if (asprintf(&s, "%s_%s", pod->name ? pod->name : "",
-                     pod->namespace ? pod->namespace : "") < 0)
-                return NULL;
-        return s;
-}
-
 static struct entry *entry_new(struct kc_api_pod *pod)
 {
-        _cleanup_free_ char *name = kc_pod_full_name(pod);
+        _cleanup_free_ char *name = kc_pod_full_name(pod->name, pod->namespace);
         struct entry *e;
         size_t len;
 
@@ -213,8 +203,7 @@ struct kc_api_pod *kc_pod_manager_get_pod_by_full_name(struct kc_pod_manager *m,
 struct kc_api_pod *kc_pod_manager_get_pod_by_name(struct kc_pod_manager *m, const char *namespace,
                                                   const char *name)
 {
-        const struct kc_api_pod key = { .name = name, .namespace = namespace };
-        _cleanup_free_ char *full = kc_pod_full_name(&key);
+        _cleanup_free_ char *full = kc_pod_full_name(name, namespace);
 
         return full ? kc_pod_manager_get_pod_by_full_name(m, full) : NULL;
 }
@@ -222,7 +211,7 @@ struct kc_api_pod *kc_pod_manager_get_pod_by_name(struct kc_pod_manager *m, cons
 /* The entry in @x with @pod's full name. Lock held. */
 static struct entry *by_name_of(struct index *x, const struct kc_api_pod *pod)
 {
-        _cleanup_free_ char *full = kc_pod_full_name(pod);
+        _cleanup_free_ char *full = kc_pod_full_name(pod->name, pod->namespace);
 
         return full ? kc_map_get(x->by_full_name, full) : NULL;
 }

@@ -304,15 +304,6 @@ static void update_copy(struct pw_update *dst, const struct pw_update *src)
         kc_pod_ref(dst->running);
 }
 
-static char *build_full_name(const char *name, const char *ns)
-{
-        char *s = NULL;
-
-        if (asprintf(&s, "%s_%s", name ? name : "", ns ? ns : "") < 0)
-                return NULL;
-        return s;
-}
-
 static bool is_static_pod(const struct kc_api_pod *pod)
 {
         return pod && pod->static_pod;
@@ -372,7 +363,7 @@ static struct pod_entry *entry_new(const char *uid, const char *name, const char
         if (!e)
                 return NULL;
         memcpy(e->uid, uid, len);
-        e->fullname = build_full_name(name, ns);
+        e->fullname = kc_pod_full_name(name, ns);
         if (!e->fullname) {
                 free(e);
                 return NULL;

@@ -256,6 +256,13 @@ struct kc_api_pod {
         size_t n_annotations;
 };
 
+/**
+ * "name_namespace" (kubecontainer.BuildPodFullName): how static pods and
+ * their mirror pods are matched. NULL parts count as "". malloc'd; NULL on
+ * ENOMEM.
+ */
+char *kc_pod_full_name(const char *name, const char *namespace);
+
 /** Deep-copies @p tmpl (borrowed pointers) into one reference-counted allocation. */
 int kc_api_pod_new(const struct kc_api_pod *tmpl, struct kc_api_pod **ret);
 struct kc_api_pod *kc_api_pod_ref(struct kc_api_pod *p);

@@ -543,6 +543,15 @@ const char *kc_pod_phase_to_string(enum kc_pod_phase p)
         return (unsigned)p < _KC_POD_PHASE_MAX ? pod_phase_table[p] : NULL;
 }
 
+char *kc_pod_full_name(const char *name, const char *namespace)
+{
+        char *s;
+
+        if (asprintf(&s, "%s_%s", name ? name : "", namespace ? namespace : "") < 0)
+                return NULL;
+        return s;
+}
+
 struct api_pod_box {
         struct ref_header h;
         struct kc_api_pod pod;

@@ -40,7 +40,7 @@ static const char *uid_of(struct kc_api_pod *p)
 static void test_full_name(void **state)
 {
         struct kc_api_pod *p = mkpod("u", "web", false, false);
-        char *s = kc_pod_full_name(p);
+        char *s = kc_pod_full_name(p->name, p->namespace);
 
         (void)state;
         assert_string_equal(s, "web_ns");
