@@ -8,7 +8,24 @@
 #include <stdalign.h>
 #include <string.h>
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "kc_runtime.h"
+
+/* vasprintf into a new string: malloc'd, or NULL on ENOMEM. */
+static inline char *kc__strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline char *kc__strdup_printf(const char *fmt, ...)
+{
+        va_list ap;
+        char *s;
+        int r;
+
+        va_start(ap, fmt);
+        r = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return r < 0 ? NULL : s;
+}
 
 /*
  * A two-pass packer for "one allocation" objects. The same layout code runs

@@ -245,19 +245,6 @@ static int add_kill(struct kc_pod_actions *a, const struct kc_container_status *
         return 0;
 }
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-        va_list ap;
-        char *s;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        return r < 0 ? NULL : s;
-}
-
 static int set_message(struct kc_pod_actions *a, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 static int set_message(struct kc_pod_actions *a, const char *fmt, ...)
@@ -379,9 +366,10 @@ static int compute(const struct kc_api_pod *pod, const struct kc_pod_status *s,
                         if (init_last && init_last->state == KC_CONTAINER_STATE_UNKNOWN) {
                                 r = add_kill(
                                         a, init_last, true, (size_t)next,
-                                        xasprintf("Init container is in \"%s\" state, try "
-                                                  "killing it before restart",
-                                                  kc_container_state_to_string(init_last->state)));
+                                        kc__strdup_printf(
+                                                "Init container is in \"%s\" state, try "
+                                                "killing it before restart",
+                                                kc_container_state_to_string(init_last->state)));
                                 if (r < 0)
                                         return r;
                         }
@@ -403,10 +391,11 @@ static int compute(const struct kc_api_pod *pod, const struct kc_pod_status *s,
                                 return r;
                         /* Unknown may still be running: kill before restarting. */
                         if (cs && cs->state == KC_CONTAINER_STATE_UNKNOWN) {
-                                r = add_kill(a, cs, false, i,
-                                             xasprintf("Container is in \"%s\" state, try "
-                                                       "killing it before restart",
-                                                       kc_container_state_to_string(cs->state)));
+                                r = add_kill(
+                                        a, cs, false, i,
+                                        kc__strdup_printf("Container is in \"%s\" state, try "
+                                                          "killing it before restart",
+                                                          kc_container_state_to_string(cs->state)));
                                 if (r < 0)
                                         return r;
                         }
@@ -420,9 +409,9 @@ static int compute(const struct kc_api_pod *pod, const struct kc_pod_status *s,
                 r = add_start(a, i);
                 if (r < 0)
                         return r;
-                r = add_kill(
-                        a, cs, false, i,
-                        xasprintf("Container %s definition changed, will be restarted", c->name));
+                r = add_kill(a, cs, false, i,
+                             kc__strdup_printf("Container %s definition changed, will be restarted",
+                                               c->name));
                 if (r < 0)
                         return r;
         }
@@ -461,9 +450,9 @@ int kc_compute_pod_actions(const struct kc_api_pod *pod, const struct kc_pod_sta
 char *kc__backoff_key(const struct kc_api_pod *pod, const struct kc_api_container *c)
 {
         /* getStableKey: name_namespace_uid_containerName_hash (FormatUint(hash, 16)). */
-        return xasprintf("%s_%s_%s_%s_%" PRIx64, pod->name ? pod->name : "",
-                         pod->namespace ? pod->namespace : "", pod->uid ? pod->uid : "",
-                         c->name ? c->name : "", kc_container_spec_hash(c));
+        return kc__strdup_printf("%s_%s_%s_%s_%" PRIx64, pod->name ? pod->name : "",
+                                 pod->namespace ? pod->namespace : "", pod->uid ? pod->uid : "",
+                                 c->name ? c->name : "", kc_container_spec_hash(c));
 }
 
 int kc_do_back_off(struct kc_backoff *b, const struct kc_api_pod *pod,
@@ -503,7 +492,7 @@ int kc_do_back_off(struct kc_backoff *b, const struct kc_api_pod *pod,
                  */
                 (void)kc_backoff_get(b, key, &d);
                 if (ret_msg) {
-                        *ret_msg = xasprintf(
+                        *ret_msg = kc__strdup_printf(
                                 "back-off %s restarting failed container=%s pod=%s_%s(%s)",
                                 kc_format_duration(d, buf), c->name ? c->name : "",
                                 pod->name ? pod->name : "", pod->namespace ? pod->namespace : "",

@@ -17,19 +17,6 @@
 /* v1 default of spec.terminationGracePeriodSeconds. */
 #define DEFAULT_TERMINATION_GRACE_S 30
 
-static char *sp_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *sp_asprintf(const char *fmt, ...)
-{
-        va_list ap;
-        char *s;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        return r < 0 ? NULL : s;
-}
-
 /* Records the first error: its code is returned, its message kept. */
 struct sp_result {
         int r;
@@ -249,7 +236,7 @@ static bool start_one(struct kc_runtime_service *svc, const struct kc_api_pod *p
         cs = find_status(status, c->name);
         if (cs)
                 attempt = (uint32_t)cs->restart_count + 1;
-        log_path = sp_asprintf("%s/%" PRIu32 ".log", str_or_empty(c->name), attempt);
+        log_path = kc__strdup_printf("%s/%" PRIu32 ".log", str_or_empty(c->name), attempt);
         if (!log_path) {
                 result_fail(res, -ENOMEM, "out of memory");
                 return true;
@@ -354,8 +341,8 @@ static int sync_pod(struct kc_runtime_service *svc, const struct kc_api_pod *pod
         }
 
         /* Step 4: create the sandbox. */
-        log_dir = sp_asprintf("/var/log/pods/%s_%s_%s", str_or_empty(pod->namespace),
-                              str_or_empty(pod->name), str_or_empty(pod->uid));
+        log_dir = kc__strdup_printf("/var/log/pods/%s_%s_%s", str_or_empty(pod->namespace),
+                                    str_or_empty(pod->name), str_or_empty(pod->uid));
         sb_labels = calloc(pod->n_labels + 3, sizeof(*sb_labels));
         if (!log_dir || !sb_labels) {
                 result_fail(res, -ENOMEM, "out of memory");
