@@ -17,9 +17,21 @@ struct kc_counter;
 struct kc_gauge;
 struct kc_gauge_vec;
 struct kc_histogram;
+struct kc_histogram_vec;
 
 /** Prometheus' DefBuckets: .005 .01 .025 .05 .1 .25 .5 1 2.5 5 10. */
 extern const double kc_metrics_default_buckets[11];
+
+/**
+ * Prometheus' ExponentialBuckets: fills @p out[0..count) with @p start,
+ * start * factor, start * factor^2, ... (each the previous bound times
+ * @p factor, rounded). The implicit +Inf bucket is not included.
+ * @return 0, or -EINVAL with @p out untouched when @p count is 0, @p start
+ * is not > 0, @p factor is not > 1, either is not finite, or a bound would
+ * overflow to infinity or fail to grow (Go panics on the first three and
+ * builds a histogram its constructor rejects on the others).
+ */
+int kc_metrics_exponential_buckets(double start, double factor, size_t count, double *out);
 
 int kc_metrics_registry_new(struct kc_metrics_registry **ret);
 struct kc_metrics_registry *kc_metrics_registry_free(struct kc_metrics_registry *r);
@@ -37,9 +49,22 @@ int kc_metrics_gauge_new(struct kc_metrics_registry *r, const char *name, const 
 /** A gauge with one label dimension, e.g. container_state. */
 int kc_metrics_gauge_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
                              const char *label_name, struct kc_gauge_vec **ret);
-/** @p buckets NULL means kc_metrics_default_buckets. Upper bounds, ascending. */
+/**
+ * @p buckets NULL means kc_metrics_default_buckets. Finite upper bounds,
+ * strictly ascending; a trailing +Inf is dropped as implicit (-EINVAL
+ * otherwise). Copied.
+ */
 int kc_metrics_histogram_new(struct kc_metrics_registry *r, const char *name, const char *help,
                              const double *buckets, size_t n_buckets, struct kc_histogram **ret);
+/**
+ * A histogram with one label dimension, e.g. operation_type: one series
+ * per label value, every series with the same @p buckets (as for
+ * kc_metrics_histogram_new()). @p label_name must be a valid label name
+ * other than "le", which the buckets use (-EINVAL).
+ */
+int kc_metrics_histogram_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                                 const char *label_name, const double *buckets, size_t n_buckets,
+                                 struct kc_histogram_vec **ret);
 
 /** Any thread. @p v must be >= 0 for counters. */
 void kc_counter_add_mp(struct kc_counter *c, double v);
@@ -65,9 +90,28 @@ uint64_t kc_histogram_count(const struct kc_histogram *h);
 double kc_histogram_sum(const struct kc_histogram *h);
 
 /**
+ * Any thread. Observes @p v in the series for @p label_value, creating it
+ * on first use (@p label_value is copied).
+ * @return 0, -EINVAL (NULL @p label_value) or -ENOMEM (series not created,
+ * nothing observed).
+ */
+int kc_histogram_vec_observe_mp(struct kc_histogram_vec *hv, const char *label_value, double v);
+/**
+ * Any thread. Observation count / sum of one series.
+ * @return 0 and *ret; -ENOENT when the series does not exist, -EINVAL for
+ * a NULL @p label_value (*ret unchanged on failure).
+ */
+int kc_histogram_vec_count(const struct kc_histogram_vec *hv, const char *label_value,
+                           uint64_t *ret);
+int kc_histogram_vec_sum(const struct kc_histogram_vec *hv, const char *label_value, double *ret);
+
+/**
  * Renders every metric in registration order in the Prometheus text format
  * (# HELP, # TYPE, samples; histograms with cumulative _bucket{le=...},
- * le="+Inf", _sum and _count).
+ * le="+Inf", _sum and _count). Vectors render their series in label-value
+ * (strcmp) order, a histogram vector's as _bucket{<label>="v",le="..."},
+ * _sum{<label>="v"} and _count{<label>="v"}; label values are escaped
+ * (backslash, double quote, newline).
  * @return 0 and a malloc'd NUL-terminated *ret, or -ENOMEM.
  */
 int kc_metrics_render(const struct kc_metrics_registry *r, char **ret);
@@ -75,6 +119,11 @@ int kc_metrics_render(const struct kc_metrics_registry *r, char **ret);
 /* ------------------------------------------------------------------------ */
 /* kubelet metrics (upstream pkg/kubelet/metrics, subsystem "kubelet")        */
 
+/**
+ * The fields are in registration order, which is also the order
+ * kc_metrics_render() prints them in. New metrics are appended, so a scrape
+ * keeps its layout as the set grows.
+ */
 struct kc_kubelet_metrics {
         struct kc_histogram *pleg_relist_duration; /* kubelet_pleg_relist_duration_seconds */
         struct kc_histogram *pleg_relist_interval; /* kubelet_pleg_relist_interval_seconds */
@@ -82,9 +131,23 @@ struct kc_kubelet_metrics {
         struct kc_gauge *pleg_last_seen;           /* kubelet_pleg_last_seen_seconds */
         struct kc_gauge *running_pods;             /* kubelet_running_pods */
         struct kc_gauge_vec *running_containers;   /* kubelet_running_containers{container_state} */
+        /* kubelet_pod_worker_duration_seconds{operation_type}, DefBuckets: one pod
+         * sync, labelled with its sync type (upstream: create, update, sync, ...). */
+        struct kc_histogram_vec *pod_worker_duration;
+        /* kubelet_pod_worker_start_duration_seconds, DefBuckets: from the kubelet
+         * seeing a pod to its worker starting. */
+        struct kc_histogram *pod_worker_start_duration;
+        /* kubelet_containers_per_pod_count, buckets 1 2 4 8 16
+         * (ExponentialBuckets(1, 2, 5)): upstream observes len(spec.containers)
+         * once per pod, when the pod is created. */
+        struct kc_histogram *containers_per_pod;
 };
 
-/** Registers every kubelet metric in @p r and fills @p ret. */
+/**
+ * Registers every kubelet metric in @p r, in field order, and fills @p ret.
+ * @return 0; -EEXIST (a name already registered), -ENOMEM or -EINVAL with
+ * *ret untouched, the metrics registered before the failure left in @p r.
+ */
 int kc_kubelet_metrics_register(struct kc_metrics_registry *r, struct kc_kubelet_metrics *ret);
 
 /* ------------------------------------------------------------------------ */

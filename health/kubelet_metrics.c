@@ -4,7 +4,10 @@
  * (pkg/kubelet/metrics/metrics.go, subsystem "kubelet"; UPSTREAM.md §11).
  *
  * One table row per metric: adding a metric is a field in struct
- * kc_kubelet_metrics plus a row here. Upstream's metrics are all ALPHA and
+ * kc_kubelet_metrics plus a row here, both appended at the end. Rows are
+ * registered in table order, so the table, the struct fields and a scrape
+ * all list the metrics in the same order; appending keeps an existing
+ * scrape's layout stable. Upstream's metrics are all ALPHA and
  * component-base prefixes their help text with "[ALPHA] "; we keep that
  * prefix so a scrape reads like a kubelet's.
  */
@@ -19,15 +22,23 @@ enum kubelet_metric_kind {
         KIND_GAUGE,
         KIND_GAUGE_VEC,
         KIND_HISTOGRAM,
+        KIND_HISTOGRAM_VEC,
 };
+
+/* The most buckets a row's ExponentialBuckets may ask for. */
+#define EXP_BUCKETS_MAX 32
 
 struct kubelet_metric_def {
         enum kubelet_metric_kind kind;
         const char *name;
         const char *help;
-        const char *label;     /* KIND_GAUGE_VEC only */
-        const double *buckets; /* KIND_HISTOGRAM only; NULL: default buckets */
+        const char *label;     /* KIND_GAUGE_VEC and KIND_HISTOGRAM_VEC only */
+        const double *buckets; /* KIND_HISTOGRAM*: NULL means the default buckets ... */
         size_t n_buckets;
+        struct {
+                double start, factor;
+                size_t count; /* ... unless > 0: ExponentialBuckets(start, factor, count) */
+        } exp_buckets;
         size_t offset; /* of the pointer in struct kc_kubelet_metrics */
 };
 
@@ -73,6 +84,29 @@ static const struct kubelet_metric_def kubelet_metric_defs[] = {
                 .label = "container_state",
                 .offset = FIELD(running_containers),
         },
+        {
+                .kind = KIND_HISTOGRAM_VEC,
+                .name = "kubelet_pod_worker_duration_seconds",
+                .help = KC_ALPHA
+                "Time in seconds that one pod sync took, by operation type (create, update, sync).",
+                .label = "operation_type",
+                .offset = FIELD(pod_worker_duration),
+        },
+        {
+                .kind = KIND_HISTOGRAM,
+                .name = "kubelet_pod_worker_start_duration_seconds",
+                .help = KC_ALPHA
+                "Time in seconds from the kubelet first seeing a pod to its pod worker starting.",
+                .offset = FIELD(pod_worker_start_duration),
+        },
+        {
+                .kind = KIND_HISTOGRAM,
+                .name = "kubelet_containers_per_pod_count",
+                .help = KC_ALPHA
+                "Number of containers in each pod, counted when the pod is created.",
+                .exp_buckets = { .start = 1, .factor = 2, .count = 5 },
+                .offset = FIELD(containers_per_pod),
+        },
 };
 
 /* Every field of struct kc_kubelet_metrics is one metric pointer with a row. */
@@ -83,7 +117,21 @@ static_assert(sizeof(struct kc_kubelet_metrics) ==
 static int register_one(struct kc_metrics_registry *r, const struct kubelet_metric_def *d,
                         void **ret)
 {
+        double exp_bounds[EXP_BUCKETS_MAX];
+        const double *buckets = d->buckets;
+        size_t n_buckets = d->n_buckets;
         int k = -EINVAL;
+
+        if (d->exp_buckets.count > 0) {
+                if (d->exp_buckets.count > KC_ELEMENTSOF(exp_bounds))
+                        return -EINVAL;
+                k = kc_metrics_exponential_buckets(d->exp_buckets.start, d->exp_buckets.factor,
+                                                   d->exp_buckets.count, exp_bounds);
+                if (k < 0)
+                        return k;
+                buckets = exp_bounds;
+                n_buckets = d->exp_buckets.count;
+        }
 
         switch (d->kind) {
         case KIND_COUNTER: {
@@ -113,9 +161,18 @@ static int register_one(struct kc_metrics_registry *r, const struct kubelet_metr
         case KIND_HISTOGRAM: {
                 struct kc_histogram *h;
 
-                k = kc_metrics_histogram_new(r, d->name, d->help, d->buckets, d->n_buckets, &h);
+                k = kc_metrics_histogram_new(r, d->name, d->help, buckets, n_buckets, &h);
                 if (k == 0)
                         *ret = h;
+                break;
+        }
+        case KIND_HISTOGRAM_VEC: {
+                struct kc_histogram_vec *hv;
+
+                k = kc_metrics_histogram_vec_new(r, d->name, d->help, d->label, buckets, n_buckets,
+                                                 &hv);
+                if (k == 0)
+                        *ret = hv;
                 break;
         }
         }

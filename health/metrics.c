@@ -23,14 +23,27 @@
  *   double buffer: a scrape that is one observation off is fine for kubelet
  *   alerting, and observe stays three atomics with no writer coordination.
  *
- * Gauge vectors
- *   Series are never deleted. The sorted series index is an immutable
- *   snapshot published through an atomic pointer: writers that create a
- *   series copy the index under the vec's mutex, insert and publish the copy
- *   with release; lookups load it with acquire and binary-search without a
- *   lock. Old snapshots are chained and freed with the vec. That costs
- *   O(n^2) pointers for n label values over the vec's lifetime, which is
- *   nothing for the handful of values a label like container_state takes.
+ * Vectors (gauge and histogram)
+ *   A vector has one label dimension; each label value has its own series,
+ *   created on first use and never deleted. The sorted series index is an
+ *   immutable snapshot published through an atomic pointer: writers that
+ *   create a series copy the index under the vector's mutex, insert and
+ *   publish the copy with release; lookups load it with acquire and
+ *   binary-search without a lock. A series is fully initialised (atomics
+ *   included) before the snapshot holding it is published, so an updater or
+ *   renderer that finds it through an acquired snapshot sees its initial
+ *   state, never an unconstructed one. Old snapshots are chained and freed
+ *   with the vector. That costs O(n^2) pointers for n label values over the
+ *   vector's lifetime, which is nothing for the handful of values labels
+ *   like container_state or operation_type take. The same code (struct
+ *   series_set) serves both vector kinds; only the series payload differs.
+ *
+ * Histogram vectors
+ *   Every series is a histogram of its own as described above (same bounds
+ *   for all series, same observe and render orders), so each series' scrape
+ *   has the same guarantees. Series render in label-value order, each with
+ *   its _bucket lines (the vector's label first, le last, as the Go client
+ *   orders them), then _sum and _count.
  *
  * Registry
  *   An array of metrics in registration order under a mutex held by
@@ -39,8 +52,8 @@
  *
  * Differences from the Go client (client_golang, expfmt), on purpose:
  *   - families are rendered in registration order, not sorted by name;
- *   - a gauge vector without series still renders its # HELP and # TYPE
- *     lines (Go drops families without samples);
+ *   - a vector (gauge or histogram) without series still renders its
+ *     # HELP and # TYPE lines (Go drops families without samples);
  *   - integral values up to 2^53 print without exponent ("1700000000"
  *     where Go's 'g' formatting prints "1.7e+09"); both parse to the same
  *     double.
@@ -64,14 +77,16 @@ enum metric_type {
         METRIC_GAUGE,
         METRIC_GAUGE_VEC,
         METRIC_HISTOGRAM,
+        METRIC_HISTOGRAM_VEC,
         _METRIC_TYPE_MAX,
 };
 
 static const char *const metric_type_names[] = {
         [METRIC_COUNTER] = "counter",
         [METRIC_GAUGE] = "gauge",
-        [METRIC_GAUGE_VEC] = "gauge",
+        [METRIC_GAUGE_VEC] = "gauge", /* one gauge per label value */
         [METRIC_HISTOGRAM] = "histogram",
+        [METRIC_HISTOGRAM_VEC] = "histogram", /* one histogram per label value */
 };
 static_assert(KC_ELEMENTSOF(metric_type_names) == _METRIC_TYPE_MAX,
               "every metric type needs its # TYPE name");
@@ -93,32 +108,68 @@ struct kc_gauge {
         _Atomic uint64_t bits;
 };
 
+/*
+ * Common head of the series of a vector; always the first member. A series
+ * is one allocation (the label value aside), freed with free().
+ */
 struct series {
         char *label_value;
+};
+
+struct gauge_series {
+        struct series s;
         _Atomic uint64_t bits;
 };
 
-/* Immutable once published; see "Gauge vectors" above. */
+/* Finite upper bounds of a histogram, shared by every series of a vector. */
+struct hist_bounds {
+        size_t n;
+        double *v; /* ascending; n + 1 allocated so that it is never malloc(0) */
+};
+
+/* The observations of one histogram; see "Histograms" above. */
+struct hist_cells {
+        _Atomic uint64_t *bucket_count; /* hist_bounds.n, per bucket, not cumulative */
+        _Atomic uint64_t count;
+        _Atomic uint64_t sum_bits;
+};
+
+struct hist_series {
+        struct series s;
+        struct hist_cells cells; /* cells.bucket_count points at storage */
+        _Atomic uint64_t storage[];
+};
+
+/* Immutable once published; see "Vectors" above. */
 struct series_index {
-        struct series_index *older; /* retired snapshots, freed with the vec */
+        struct series_index *older; /* retired snapshots, freed with the vector */
         size_t n;
         struct series *items[]; /* sorted by strcmp(label_value) */
+};
+
+/* The series of one vector. */
+struct series_set {
+        pthread_mutex_t create_lock; /* serialises series creation */
+        _Atomic(struct series_index *) index;
 };
 
 struct kc_gauge_vec {
         struct metric m;
         char *label_name;
-        pthread_mutex_t create_lock; /* serialises series creation */
-        _Atomic(struct series_index *) index;
+        struct series_set set; /* of struct gauge_series */
 };
 
 struct kc_histogram {
         struct metric m;
-        size_t n_bounds;
-        double *bounds;                 /* finite upper bounds, ascending */
-        _Atomic uint64_t *bucket_count; /* n_bounds, per bucket, not cumulative */
-        _Atomic uint64_t count;
-        _Atomic uint64_t sum_bits;
+        struct hist_bounds bounds;
+        struct hist_cells cells;
+};
+
+struct kc_histogram_vec {
+        struct metric m;
+        char *label_name;
+        struct hist_bounds bounds;
+        struct series_set set; /* of struct hist_series */
 };
 
 struct kc_metrics_registry {
@@ -199,6 +250,233 @@ static bool label_name_is_valid(const char *s)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Series sets (the label values of a vector)                                 */
+
+/* Initialises a series just allocated (zeroed, label value set) before it is published. */
+typedef void (*series_init_fn)(struct series *s, const void *userdata);
+
+static void series_set_init(struct series_set *set)
+{
+        pthread_mutex_init(&set->create_lock, NULL);
+        atomic_init(&set->index, NULL);
+}
+
+/* Frees every series and snapshot. No concurrent users. */
+static void series_set_done(struct series_set *set)
+{
+        struct series_index *idx = atomic_load_explicit(&set->index, memory_order_relaxed);
+
+        /* The newest snapshot holds every series; older ones only pointers. */
+        if (idx)
+                for (size_t i = 0; i < idx->n; i++) {
+                        free(idx->items[i]->label_value);
+                        free(idx->items[i]);
+                }
+        while (idx) {
+                struct series_index *older = idx->older;
+
+                free(idx);
+                idx = older;
+        }
+        pthread_mutex_destroy(&set->create_lock);
+}
+
+/*
+ * Acquire pairs with the release store in series_create(): a reader that
+ * sees a snapshot also sees its array and every series it points to,
+ * initialised.
+ */
+static struct series_index *series_index_load(const struct series_set *set)
+{
+        return atomic_load_explicit((_Atomic(struct series_index *) *)&set->index,
+                                    memory_order_acquire);
+}
+
+/* Binary search; *ret_pos is the insertion point when not found. */
+static struct series *series_find(const struct series_index *idx, const char *label_value,
+                                  size_t *ret_pos)
+{
+        size_t lo = 0, hi = idx ? idx->n : 0;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(idx->items[mid]->label_value, label_value);
+
+                if (c == 0)
+                        return idx->items[mid];
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (ret_pos)
+                *ret_pos = lo;
+        return NULL;
+}
+
+/*
+ * Finds the series for @p label_value or creates it: @p size bytes zeroed,
+ * label set, then @p init; published only once initialised.
+ */
+static int series_create(struct series_set *set, const char *label_value, size_t size,
+                         series_init_fn init, const void *userdata, struct series **ret)
+{
+        struct series_index *old, *idx = NULL;
+        struct series *s = NULL;
+        size_t pos = 0;
+        int k = 0;
+
+        assert(size >= sizeof(struct series));
+        pthread_mutex_lock(&set->create_lock);
+        /* Writers are serialised here, so relaxed would do; acquire is harmless. */
+        old = series_index_load(set);
+        s = series_find(old, label_value, &pos);
+        if (s) /* another thread created it first */
+                goto out;
+
+        s = calloc(1, size);
+        idx = malloc(sizeof(*idx) + ((old ? old->n : 0) + 1) * sizeof(idx->items[0]));
+        if (!s || !idx || !(s->label_value = strdup(label_value))) {
+                free(s);
+                free(idx);
+                s = NULL;
+                k = -ENOMEM;
+                goto out;
+        }
+        init(s, userdata);
+        idx->older = old;
+        idx->n = (old ? old->n : 0) + 1;
+        if (pos > 0)
+                memcpy(idx->items, old->items, pos * sizeof(idx->items[0]));
+        idx->items[pos] = s;
+        if (old && old->n > pos)
+                memcpy(idx->items + pos + 1, old->items + pos,
+                       (old->n - pos) * sizeof(idx->items[0]));
+        /* Release pairs with the acquire in series_index_load(). */
+        atomic_store_explicit(&set->index, idx, memory_order_release);
+out:
+        pthread_mutex_unlock(&set->create_lock);
+        if (k == 0)
+                *ret = s;
+        return k;
+}
+
+/* The lock-free path first; creation (under the mutex) only on a miss. */
+static int series_get(struct series_set *set, const char *label_value, size_t size,
+                      series_init_fn init, const void *userdata, struct series **ret)
+{
+        struct series *s;
+
+        if (!label_value)
+                return -EINVAL;
+        s = series_find(series_index_load(set), label_value, NULL);
+        if (s) {
+                *ret = s;
+                return 0;
+        }
+        return series_create(set, label_value, size, init, userdata, ret);
+}
+
+/* -EINVAL for a NULL label value, -ENOENT for a missing series. */
+static int series_lookup(const struct series_set *set, const char *label_value,
+                         const struct series **ret)
+{
+        const struct series *s;
+
+        if (!label_value)
+                return -EINVAL;
+        s = series_find(series_index_load(set), label_value, NULL);
+        if (!s)
+                return -ENOENT;
+        *ret = s;
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Histogram bounds and cells (shared by histograms and histogram vectors)    */
+
+/*
+ * Resolves NULL to the default buckets and drops a trailing +Inf (implicit,
+ * as in the Go client), then checks the rest are finite and strictly
+ * ascending.
+ */
+static int hist_bounds_check(const double **buckets, size_t *n_buckets)
+{
+        const double *b = *buckets;
+        size_t n = *n_buckets;
+
+        if (!b) {
+                b = kc_metrics_default_buckets;
+                n = KC_ELEMENTSOF(kc_metrics_default_buckets);
+        }
+        if (n > 0 && isinf(b[n - 1]) && b[n - 1] > 0)
+                n--;
+        for (size_t i = 0; i < n; i++)
+                if (isnan(b[i]) || isinf(b[i]) || (i > 0 && !(b[i - 1] < b[i])))
+                        return -EINVAL;
+        *buckets = b;
+        *n_buckets = n;
+        return 0;
+}
+
+/* Copies bounds that passed hist_bounds_check(). */
+static int hist_bounds_copy(struct hist_bounds *hb, const double *buckets, size_t n)
+{
+        /* +1: never malloc(0), so NULL always means ENOMEM. */
+        hb->v = malloc((n + 1) * sizeof(double));
+        if (!hb->v)
+                return -ENOMEM;
+        if (n > 0)
+                memcpy(hb->v, buckets, n * sizeof(double));
+        hb->n = n;
+        return 0;
+}
+
+/* @p bucket_count has room for @p n_bounds counters. */
+static void hist_cells_init(struct hist_cells *c, _Atomic uint64_t *bucket_count, size_t n_bounds)
+{
+        c->bucket_count = bucket_count;
+        for (size_t i = 0; i < n_bounds; i++)
+                atomic_init(&c->bucket_count[i], 0);
+        atomic_init(&c->count, 0);
+        atomic_init(&c->sum_bits, double_to_bits(0.0));
+}
+
+static void hist_observe(const struct hist_bounds *hb, struct hist_cells *c, double v)
+{
+        size_t lo = 0, hi = hb->n;
+
+        /* First bucket whose upper bound is >= v (le is inclusive); hb->n
+         * means +Inf only, which has no slot: it is the count. NaN lands
+         * there too, as in Go. */
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (v <= hb->v[mid])
+                        hi = mid;
+                else
+                        lo = mid + 1;
+        }
+
+        /* Order matters, see the file comment: count, sum, then bucket. */
+        atomic_fetch_add_explicit(&c->count, 1, memory_order_relaxed);
+        atomic_double_add(&c->sum_bits, v, memory_order_relaxed);
+        if (lo < hb->n)
+                /* Release pairs with the acquire bucket loads in render_histogram(). */
+                atomic_fetch_add_explicit(&c->bucket_count[lo], 1, memory_order_release);
+}
+
+static uint64_t hist_count(const struct hist_cells *c)
+{
+        return atomic_load_explicit((_Atomic uint64_t *)&c->count, memory_order_relaxed);
+}
+
+static double hist_sum(const struct hist_cells *c)
+{
+        return atomic_double_load(&c->sum_bits, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Registry                                                                   */
 
 int kc_metrics_registry_new(struct kc_metrics_registry **ret)
@@ -224,29 +502,24 @@ static void metric_free(struct metric *m)
                 break;
         case METRIC_GAUGE_VEC: {
                 struct kc_gauge_vec *g = (struct kc_gauge_vec *)m;
-                struct series_index *idx = atomic_load_explicit(&g->index, memory_order_relaxed);
 
-                /* The newest snapshot holds every series; older ones only pointers. */
-                if (idx)
-                        for (size_t i = 0; i < idx->n; i++) {
-                                free(idx->items[i]->label_value);
-                                free(idx->items[i]);
-                        }
-                while (idx) {
-                        struct series_index *older = idx->older;
-
-                        free(idx);
-                        idx = older;
-                }
-                pthread_mutex_destroy(&g->create_lock);
+                series_set_done(&g->set);
                 free(g->label_name);
                 break;
         }
         case METRIC_HISTOGRAM: {
                 struct kc_histogram *h = (struct kc_histogram *)m;
 
-                free(h->bounds);
-                free((void *)h->bucket_count);
+                free(h->bounds.v);
+                free((void *)h->cells.bucket_count);
+                break;
+        }
+        case METRIC_HISTOGRAM_VEC: {
+                struct kc_histogram_vec *hv = (struct kc_histogram_vec *)m;
+
+                series_set_done(&hv->set);
+                free(hv->label_name);
+                free(hv->bounds.v);
                 break;
         }
         case _METRIC_TYPE_MAX:
@@ -390,8 +663,7 @@ int kc_metrics_gauge_vec_new(struct kc_metrics_registry *r, const char *name, co
         if (k < 0)
                 return k;
         g = (struct kc_gauge_vec *)m;
-        pthread_mutex_init(&g->create_lock, NULL);
-        atomic_init(&g->index, NULL);
+        series_set_init(&g->set);
         g->label_name = strdup(label_name);
         if (!g->label_name) {
                 metric_free(m);
@@ -407,45 +679,100 @@ int kc_metrics_gauge_vec_new(struct kc_metrics_registry *r, const char *name, co
 int kc_metrics_histogram_new(struct kc_metrics_registry *r, const char *name, const char *help,
                              const double *buckets, size_t n_buckets, struct kc_histogram **ret)
 {
+        _Atomic uint64_t *bucket_count;
         struct kc_histogram *h;
         struct metric *m;
         int k;
 
         assert(r && ret);
-        if (!buckets) {
-                buckets = kc_metrics_default_buckets;
-                n_buckets = KC_ELEMENTSOF(kc_metrics_default_buckets);
-        }
-        /* A trailing +Inf is implicit (the Go client drops it too). */
-        if (n_buckets > 0 && isinf(buckets[n_buckets - 1]) && buckets[n_buckets - 1] > 0)
-                n_buckets--;
-        for (size_t i = 0; i < n_buckets; i++)
-                if (isnan(buckets[i]) || isinf(buckets[i]) ||
-                    (i > 0 && !(buckets[i - 1] < buckets[i])))
-                        return -EINVAL;
-
+        k = hist_bounds_check(&buckets, &n_buckets);
+        if (k < 0)
+                return k;
         k = metric_alloc(METRIC_HISTOGRAM, name, help, sizeof(struct kc_histogram), &m);
         if (k < 0)
                 return k;
         h = (struct kc_histogram *)m;
-        h->n_bounds = n_buckets;
-        /* +1: never malloc(0), so NULL always means ENOMEM. */
-        h->bounds = malloc((n_buckets + 1) * sizeof(double));
-        h->bucket_count = calloc(n_buckets + 1, sizeof(_Atomic uint64_t));
-        if (!h->bounds || !h->bucket_count) {
+        /* +1: never calloc(0), so NULL always means ENOMEM. */
+        bucket_count = calloc(n_buckets + 1, sizeof(_Atomic uint64_t));
+        if (!bucket_count) {
                 metric_free(m);
                 return -ENOMEM;
         }
-        if (n_buckets > 0)
-                memcpy(h->bounds, buckets, n_buckets * sizeof(double));
-        for (size_t i = 0; i < n_buckets; i++)
-                atomic_init(&h->bucket_count[i], 0);
-        atomic_init(&h->count, 0);
-        atomic_init(&h->sum_bits, double_to_bits(0.0));
+        hist_cells_init(&h->cells, bucket_count, n_buckets);
+        k = hist_bounds_copy(&h->bounds, buckets, n_buckets);
+        if (k < 0) {
+                metric_free(m);
+                return k;
+        }
         k = register_or_free(r, m);
         if (k < 0)
                 return k;
-        *ret = (struct kc_histogram *)m;
+        *ret = h;
+        return 0;
+}
+
+int kc_metrics_histogram_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                                 const char *label_name, const double *buckets, size_t n_buckets,
+                                 struct kc_histogram_vec **ret)
+{
+        struct kc_histogram_vec *hv;
+        struct metric *m;
+        int k;
+
+        assert(r && ret);
+        if (!label_name_is_valid(label_name))
+                return -EINVAL;
+        /* le is the bucket label; a vector label of that name would be ambiguous. */
+        if (strcmp(label_name, "le") == 0)
+                return -EINVAL;
+        k = hist_bounds_check(&buckets, &n_buckets);
+        if (k < 0)
+                return k;
+        k = metric_alloc(METRIC_HISTOGRAM_VEC, name, help, sizeof(struct kc_histogram_vec), &m);
+        if (k < 0)
+                return k;
+        hv = (struct kc_histogram_vec *)m;
+        series_set_init(&hv->set);
+        hv->label_name = strdup(label_name);
+        if (!hv->label_name) {
+                metric_free(m);
+                return -ENOMEM;
+        }
+        k = hist_bounds_copy(&hv->bounds, buckets, n_buckets);
+        if (k < 0) {
+                metric_free(m);
+                return k;
+        }
+        k = register_or_free(r, m);
+        if (k < 0)
+                return k;
+        *ret = hv;
+        return 0;
+}
+
+int kc_metrics_exponential_buckets(double start, double factor, size_t count, double *out)
+{
+        double b = start;
+
+        if (count == 0 || !isfinite(start) || !isfinite(factor) || !(start > 0) || !(factor > 1))
+                return -EINVAL;
+        assert(out);
+        /* Validate every bound before writing any, so that @p out stays untouched on
+         * failure. Each bound is the previous one times factor, rounded, as Go
+         * computes them; a bound that overflows, or that rounding fails to grow
+         * (subnormal start), would make an invalid bucket layout. */
+        for (size_t i = 1; i < count; i++) {
+                double next = b * factor;
+
+                if (isinf(next) || !(next > b))
+                        return -EINVAL;
+                b = next;
+        }
+        b = start;
+        for (size_t i = 0; i < count; i++) {
+                out[i] = b;
+                b *= factor;
+        }
         return 0;
 }
 
@@ -489,99 +816,32 @@ double kc_gauge_value(const struct kc_gauge *g)
 /* ------------------------------------------------------------------------ */
 /* Gauge vector                                                               */
 
-/*
- * Acquire pairs with the release store in series_create(): a reader that
- * sees a snapshot also sees its array and every series it points to.
- */
-static struct series_index *series_index_load(const struct kc_gauge_vec *g)
+static void gauge_series_init(struct series *s, const void *userdata)
 {
-        return atomic_load_explicit((_Atomic(struct series_index *) *)&g->index,
-                                    memory_order_acquire);
+        (void)userdata;
+        atomic_init(&((struct gauge_series *)s)->bits, double_to_bits(0.0));
 }
 
-/* Binary search; *ret_pos is the insertion point when not found. */
-static struct series *series_find(const struct series_index *idx, const char *label_value,
-                                  size_t *ret_pos)
-{
-        size_t lo = 0, hi = idx ? idx->n : 0;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(idx->items[mid]->label_value, label_value);
-
-                if (c == 0)
-                        return idx->items[mid];
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        if (ret_pos)
-                *ret_pos = lo;
-        return NULL;
-}
-
-static int series_create(struct kc_gauge_vec *g, const char *label_value, struct series **ret)
-{
-        struct series_index *old, *idx = NULL;
-        struct series *s = NULL;
-        size_t pos = 0;
-        int k = 0;
-
-        pthread_mutex_lock(&g->create_lock);
-        /* Writers are serialised here, so relaxed would do; acquire is harmless. */
-        old = series_index_load(g);
-        s = series_find(old, label_value, &pos);
-        if (s) /* another thread created it first */
-                goto out;
-
-        s = calloc(1, sizeof(*s));
-        idx = malloc(sizeof(*idx) + ((old ? old->n : 0) + 1) * sizeof(idx->items[0]));
-        if (!s || !idx || !(s->label_value = strdup(label_value))) {
-                free(s);
-                free(idx);
-                s = NULL;
-                k = -ENOMEM;
-                goto out;
-        }
-        atomic_init(&s->bits, double_to_bits(0.0));
-        idx->older = old;
-        idx->n = (old ? old->n : 0) + 1;
-        if (pos > 0)
-                memcpy(idx->items, old->items, pos * sizeof(idx->items[0]));
-        idx->items[pos] = s;
-        if (old && old->n > pos)
-                memcpy(idx->items + pos + 1, old->items + pos,
-                       (old->n - pos) * sizeof(idx->items[0]));
-        /* Release pairs with the acquire in series_index_load(). */
-        atomic_store_explicit(&g->index, idx, memory_order_release);
-out:
-        pthread_mutex_unlock(&g->create_lock);
-        if (k == 0)
-                *ret = s;
-        return k;
-}
-
-static int series_get(struct kc_gauge_vec *g, const char *label_value, struct series **ret)
-{
-        struct series *s;
-
-        if (!label_value)
-                return -EINVAL;
-        s = series_find(series_index_load(g), label_value, NULL);
-        if (s) {
-                *ret = s;
-                return 0;
-        }
-        return series_create(g, label_value, ret);
-}
-
-int kc_gauge_vec_set_mp(struct kc_gauge_vec *g, const char *label_value, double v)
+static int gauge_series_get(struct kc_gauge_vec *g, const char *label_value,
+                            struct gauge_series **ret)
 {
         struct series *s;
         int k;
 
-        k = series_get(g, label_value, &s);
+        k = series_get(&g->set, label_value, sizeof(struct gauge_series), gauge_series_init, NULL,
+                       &s);
+        if (k < 0)
+                return k;
+        *ret = (struct gauge_series *)s; /* the series head comes first */
+        return 0;
+}
+
+int kc_gauge_vec_set_mp(struct kc_gauge_vec *g, const char *label_value, double v)
+{
+        struct gauge_series *s;
+        int k;
+
+        k = gauge_series_get(g, label_value, &s);
         if (k < 0)
                 return k;
         atomic_store_explicit(&s->bits, double_to_bits(v), memory_order_relaxed); /* standalone */
@@ -590,10 +850,10 @@ int kc_gauge_vec_set_mp(struct kc_gauge_vec *g, const char *label_value, double 
 
 int kc_gauge_vec_add_mp(struct kc_gauge_vec *g, const char *label_value, double v)
 {
-        struct series *s;
+        struct gauge_series *s;
         int k;
 
-        k = series_get(g, label_value, &s);
+        k = gauge_series_get(g, label_value, &s);
         if (k < 0)
                 return k;
         atomic_double_add(&s->bits, v, memory_order_relaxed); /* standalone value */
@@ -602,14 +862,14 @@ int kc_gauge_vec_add_mp(struct kc_gauge_vec *g, const char *label_value, double 
 
 int kc_gauge_vec_value(const struct kc_gauge_vec *g, const char *label_value, double *ret)
 {
-        struct series *s;
+        const struct series *s;
+        int k;
 
-        if (!label_value)
-                return -EINVAL;
-        s = series_find(series_index_load(g), label_value, NULL);
-        if (!s)
-                return -ENOENT;
-        *ret = atomic_double_load(&s->bits, memory_order_relaxed); /* standalone value */
+        k = series_lookup(&g->set, label_value, &s);
+        if (k < 0)
+                return k;
+        *ret = atomic_double_load(&((const struct gauge_series *)s)->bits,
+                                  memory_order_relaxed); /* standalone value */
         return 0;
 }
 
@@ -617,50 +877,78 @@ void kc_gauge_vec_foreach(const struct kc_gauge_vec *g,
                           void (*cb)(const char *label_value, double v, void *userdata),
                           void *userdata)
 {
-        const struct series_index *idx = series_index_load(g);
+        const struct series_index *idx = series_index_load(&g->set);
 
-        if (!idx)
-                return;
-        for (size_t i = 0; i < idx->n; i++)
-                cb(idx->items[i]->label_value,
-                   atomic_double_load(&idx->items[i]->bits, memory_order_relaxed), userdata);
+        for (size_t i = 0; idx && i < idx->n; i++) {
+                const struct gauge_series *s = (const struct gauge_series *)idx->items[i];
+
+                cb(s->s.label_value, atomic_double_load(&s->bits, memory_order_relaxed), userdata);
+        }
 }
 
 /* ------------------------------------------------------------------------ */
-/* Histogram                                                                  */
+/* Histogram and histogram vector                                             */
 
 void kc_histogram_observe_mp(struct kc_histogram *h, double v)
 {
-        size_t lo = 0, hi = h->n_bounds;
-
-        /* First bucket whose upper bound is >= v (le is inclusive); n_bounds
-         * means +Inf only, which has no slot: it is the count. NaN lands
-         * there too, as in Go. */
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (v <= h->bounds[mid])
-                        hi = mid;
-                else
-                        lo = mid + 1;
-        }
-
-        /* Order matters, see the file comment: count, sum, then bucket. */
-        atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
-        atomic_double_add(&h->sum_bits, v, memory_order_relaxed);
-        if (lo < h->n_bounds)
-                /* Release pairs with the acquire bucket loads in render_histogram(). */
-                atomic_fetch_add_explicit(&h->bucket_count[lo], 1, memory_order_release);
+        hist_observe(&h->bounds, &h->cells, v);
 }
 
 uint64_t kc_histogram_count(const struct kc_histogram *h)
 {
-        return atomic_load_explicit((_Atomic uint64_t *)&h->count, memory_order_relaxed);
+        return hist_count(&h->cells);
 }
 
 double kc_histogram_sum(const struct kc_histogram *h)
 {
-        return atomic_double_load(&h->sum_bits, memory_order_relaxed);
+        return hist_sum(&h->cells);
+}
+
+static void hist_series_init(struct series *s, const void *userdata)
+{
+        const struct kc_histogram_vec *hv = userdata;
+        struct hist_series *hs = (struct hist_series *)s;
+
+        hist_cells_init(&hs->cells, hs->storage, hv->bounds.n);
+}
+
+int kc_histogram_vec_observe_mp(struct kc_histogram_vec *hv, const char *label_value, double v)
+{
+        struct series *s;
+        int k;
+
+        k = series_get(&hv->set, label_value,
+                       sizeof(struct hist_series) + hv->bounds.n * sizeof(_Atomic uint64_t),
+                       hist_series_init, hv, &s);
+        if (k < 0)
+                return k;
+        hist_observe(&hv->bounds, &((struct hist_series *)s)->cells, v);
+        return 0;
+}
+
+int kc_histogram_vec_count(const struct kc_histogram_vec *hv, const char *label_value,
+                           uint64_t *ret)
+{
+        const struct series *s;
+        int k;
+
+        k = series_lookup(&hv->set, label_value, &s);
+        if (k < 0)
+                return k;
+        *ret = hist_count(&((const struct hist_series *)s)->cells);
+        return 0;
+}
+
+int kc_histogram_vec_sum(const struct kc_histogram_vec *hv, const char *label_value, double *ret)
+{
+        const struct series *s;
+        int k;
+
+        k = series_lookup(&hv->set, label_value, &s);
+        if (k < 0)
+                return k;
+        *ret = hist_sum(&((const struct hist_series *)s)->cells);
+        return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -756,46 +1044,64 @@ static void strbuf_put_escaped(struct strbuf *b, const char *s, bool quote)
         strbuf_puts(b, run);
 }
 
-/* "name[suffix][{label="value"}] number\n"; @p label_value is escaped here. */
+struct label {
+        const char *name;
+        const char *value; /* unescaped */
+};
+
+/* "name[suffix][{l1="v1",l2="v2"}] number\n"; label values are escaped here. */
 static void render_sample(struct strbuf *b, const char *name, const char *suffix,
-                          const char *label_name, const char *label_value, double v)
+                          const struct label *labels, size_t n_labels, double v)
 {
         char num[NUMBER_MAX];
 
         strbuf_puts(b, name);
         if (suffix)
                 strbuf_puts(b, suffix);
-        if (label_name) {
-                strbuf_puts(b, "{");
-                strbuf_puts(b, label_name);
+        for (size_t i = 0; i < n_labels; i++) {
+                strbuf_puts(b, i == 0 ? "{" : ",");
+                strbuf_puts(b, labels[i].name);
                 strbuf_puts(b, "=\"");
-                strbuf_put_escaped(b, label_value, true);
-                strbuf_puts(b, "\"}");
+                strbuf_put_escaped(b, labels[i].value, true);
+                strbuf_puts(b, "\"");
         }
+        if (n_labels > 0)
+                strbuf_puts(b, "}");
         strbuf_puts(b, " ");
         strbuf_puts(b, format_number(v, num));
         strbuf_puts(b, "\n");
 }
 
-static void render_histogram(struct strbuf *b, const struct kc_histogram *h)
+/*
+ * One histogram's samples; @p series_label is the vector's label of this
+ * series, or NULL for a plain histogram. le comes after it.
+ */
+static void render_histogram(struct strbuf *b, const char *name, const struct label *series_label,
+                             const struct hist_bounds *hb, const struct hist_cells *c)
 {
+        struct label labels[2];
         char le[NUMBER_MAX];
         uint64_t cumulative = 0, count;
+        size_t n = 0;
         double sum;
 
-        for (size_t i = 0; i < h->n_bounds; i++) {
-                /* Acquire pairs with the release in kc_histogram_observe_mp(). */
-                cumulative += atomic_load_explicit((_Atomic uint64_t *)&h->bucket_count[i],
+        if (series_label)
+                labels[n++] = *series_label;
+        labels[n].name = "le";
+        for (size_t i = 0; i < hb->n; i++) {
+                /* Acquire pairs with the release in hist_observe(). */
+                cumulative += atomic_load_explicit((_Atomic uint64_t *)&c->bucket_count[i],
                                                    memory_order_acquire);
-                render_sample(b, h->m.name, "_bucket", "le", format_number(h->bounds[i], le),
-                              (double)cumulative);
+                labels[n].value = format_number(hb->v[i], le);
+                render_sample(b, name, "_bucket", labels, n + 1, (double)cumulative);
         }
         /* Loaded after every bucket: count >= cumulative (see the file comment). */
-        sum = atomic_double_load(&h->sum_bits, memory_order_relaxed);
-        count = atomic_load_explicit((_Atomic uint64_t *)&h->count, memory_order_relaxed);
-        render_sample(b, h->m.name, "_bucket", "le", "+Inf", (double)count);
-        render_sample(b, h->m.name, "_sum", NULL, NULL, sum);
-        render_sample(b, h->m.name, "_count", NULL, NULL, (double)count);
+        sum = hist_sum(c);
+        count = hist_count(c);
+        labels[n].value = "+Inf";
+        render_sample(b, name, "_bucket", labels, n + 1, (double)count);
+        render_sample(b, name, "_sum", labels, n, sum);
+        render_sample(b, name, "_count", labels, n, (double)count);
 }
 
 static void render_metric(struct strbuf *b, const struct metric *m)
@@ -812,26 +1118,44 @@ static void render_metric(struct strbuf *b, const struct metric *m)
 
         switch (m->type) {
         case METRIC_COUNTER:
-                render_sample(b, m->name, NULL, NULL, NULL,
+                render_sample(b, m->name, NULL, NULL, 0,
                               kc_counter_value((const struct kc_counter *)m));
                 break;
         case METRIC_GAUGE:
-                render_sample(b, m->name, NULL, NULL, NULL,
+                render_sample(b, m->name, NULL, NULL, 0,
                               kc_gauge_value((const struct kc_gauge *)m));
                 break;
         case METRIC_GAUGE_VEC: {
                 const struct kc_gauge_vec *g = (const struct kc_gauge_vec *)m;
-                const struct series_index *idx = series_index_load(g);
+                const struct series_index *idx = series_index_load(&g->set);
 
-                for (size_t i = 0; idx && i < idx->n; i++)
-                        render_sample(
-                                b, m->name, NULL, g->label_name, idx->items[i]->label_value,
-                                atomic_double_load(&idx->items[i]->bits, memory_order_relaxed));
+                for (size_t i = 0; idx && i < idx->n; i++) {
+                        const struct gauge_series *s = (const struct gauge_series *)idx->items[i];
+                        const struct label l = { g->label_name, s->s.label_value };
+
+                        render_sample(b, m->name, NULL, &l, 1,
+                                      atomic_double_load(&s->bits, memory_order_relaxed));
+                }
                 break;
         }
-        case METRIC_HISTOGRAM:
-                render_histogram(b, (const struct kc_histogram *)m);
+        case METRIC_HISTOGRAM: {
+                const struct kc_histogram *h = (const struct kc_histogram *)m;
+
+                render_histogram(b, m->name, NULL, &h->bounds, &h->cells);
                 break;
+        }
+        case METRIC_HISTOGRAM_VEC: {
+                const struct kc_histogram_vec *hv = (const struct kc_histogram_vec *)m;
+                const struct series_index *idx = series_index_load(&hv->set);
+
+                for (size_t i = 0; idx && i < idx->n; i++) {
+                        const struct hist_series *s = (const struct hist_series *)idx->items[i];
+                        const struct label l = { hv->label_name, s->s.label_value };
+
+                        render_histogram(b, m->name, &l, &hv->bounds, &s->cells);
+                }
+                break;
+        }
         case _METRIC_TYPE_MAX:
                 assert(false);
                 break;

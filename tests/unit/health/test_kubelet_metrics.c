@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kubelet metrics (UPSTREAM.md §11): every upstream name is registered
- * with its upstream type, histograms use DefBuckets, and the struct fields
- * point at the registered objects.
+ * with its upstream type and buckets (DefBuckets, or ExponentialBuckets(1,
+ * 2, 5) for containers per pod), in the documented (field) order, and the
+ * struct fields point at the registered objects.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +24,9 @@ static const struct {
         { "kubelet_pleg_last_seen_seconds", "gauge" },
         { "kubelet_running_pods", "gauge" },
         { "kubelet_running_containers", "gauge" },
+        { "kubelet_pod_worker_duration_seconds", "histogram" },
+        { "kubelet_pod_worker_start_duration_seconds", "histogram" },
+        { "kubelet_containers_per_pod_count", "histogram" },
 };
 
 static void test_register_and_render(void **state)
@@ -41,14 +45,27 @@ static void test_register_and_render(void **state)
         assert_non_null(m.pleg_last_seen);
         assert_non_null(m.running_pods);
         assert_non_null(m.running_containers);
+        assert_non_null(m.pod_worker_duration);
+        assert_non_null(m.pod_worker_start_duration);
+        assert_non_null(m.containers_per_pod);
 
         assert_int_equal(kc_metrics_render(r, &text), 0);
         for (size_t i = 0; i < KC_ELEMENTSOF(upstream); i++) {
+                const char *help, *type;
+
                 snprintf(line, sizeof(line), "# HELP %s [ALPHA] ", upstream[i].name);
-                assert_non_null(strstr(text, line));
+                help = strstr(text, line);
+                assert_non_null(help);
                 snprintf(line, sizeof(line), "\n# TYPE %s %s\n", upstream[i].name,
                          upstream[i].type);
-                assert_non_null(strstr(text, line));
+                type = strstr(text, line);
+                assert_non_null(type);
+                /* Registration order is the table's: appended metrics come last. */
+                assert_true(help < type);
+                if (i > 0) {
+                        snprintf(line, sizeof(line), "# HELP %s ", upstream[i - 1].name);
+                        assert_true(strstr(text, line) < help);
+                }
         }
         /* Nothing else is registered. */
         {
@@ -76,6 +93,29 @@ static void test_register_and_render(void **state)
         assert_non_null(strstr(text,
                                "kubelet_pleg_relist_interval_seconds_bucket{le=\"10\"} 0\n"
                                "kubelet_pleg_relist_interval_seconds_bucket{le=\"+Inf\"} 0\n"));
+        assert_non_null(
+                strstr(text, "# TYPE kubelet_pod_worker_start_duration_seconds histogram\n"
+                             "kubelet_pod_worker_start_duration_seconds_bucket{le=\"0.005\"} 0\n"));
+        assert_non_null(
+                strstr(text, "kubelet_pod_worker_start_duration_seconds_bucket{le=\"10\"} 0\n"
+                             "kubelet_pod_worker_start_duration_seconds_bucket{le=\"+Inf\"} 0\n"));
+        /* A vector without series: its # HELP and # TYPE lines only. */
+        assert_non_null(strstr(text, "\n# TYPE kubelet_pod_worker_duration_seconds histogram\n"
+                                     "# HELP kubelet_pod_worker_start_duration_seconds "));
+        /* ExponentialBuckets(1, 2, 5); the last metric registered. */
+        assert_non_null(strstr(text, "# TYPE kubelet_containers_per_pod_count histogram\n"
+                                     "kubelet_containers_per_pod_count_bucket{le=\"1\"} 0\n"
+                                     "kubelet_containers_per_pod_count_bucket{le=\"2\"} 0\n"
+                                     "kubelet_containers_per_pod_count_bucket{le=\"4\"} 0\n"
+                                     "kubelet_containers_per_pod_count_bucket{le=\"8\"} 0\n"
+                                     "kubelet_containers_per_pod_count_bucket{le=\"16\"} 0\n"
+                                     "kubelet_containers_per_pod_count_bucket{le=\"+Inf\"} 0\n"
+                                     "kubelet_containers_per_pod_count_sum 0\n"
+                                     "kubelet_containers_per_pod_count_count 0\n"));
+        assert_true(strlen(text) > strlen("kubelet_containers_per_pod_count_count 0\n"));
+        assert_string_equal(text + strlen(text) -
+                                    strlen("kubelet_containers_per_pod_count_count 0\n"),
+                            "kubelet_containers_per_pod_count_count 0\n");
 }
 
 /* The struct fields are the registered objects: updates show in the scrape. */
@@ -95,6 +135,10 @@ static void test_fields_are_live(void **state)
         kc_gauge_set_mp(m.running_pods, 2);
         assert_int_equal(kc_gauge_vec_set_mp(m.running_containers, "running", 3), 0);
         assert_int_equal(kc_gauge_vec_set_mp(m.running_containers, "exited", 1), 0);
+        assert_int_equal(kc_histogram_vec_observe_mp(m.pod_worker_duration, "sync", 0.3), 0);
+        assert_int_equal(kc_histogram_vec_observe_mp(m.pod_worker_duration, "create", 2), 0);
+        kc_histogram_observe_mp(m.pod_worker_start_duration, 0.01);
+        kc_histogram_observe_mp(m.containers_per_pod, 3);
 
         assert_int_equal(kc_metrics_render(r, &text), 0);
         assert_non_null(
@@ -109,6 +153,25 @@ static void test_fields_are_live(void **state)
         assert_non_null(strstr(text,
                                "\nkubelet_running_containers{container_state=\"exited\"} 1\n"
                                "kubelet_running_containers{container_state=\"running\"} 3\n"));
+        assert_non_null(strstr(
+                text, "\nkubelet_pod_worker_duration_seconds_bucket{operation_type=\"create\","
+                      "le=\"10\"} 1\n"
+                      "kubelet_pod_worker_duration_seconds_bucket{operation_type=\"create\","
+                      "le=\"+Inf\"} 1\n"
+                      "kubelet_pod_worker_duration_seconds_sum{operation_type=\"create\"} 2\n"
+                      "kubelet_pod_worker_duration_seconds_count{operation_type=\"create\"} 1\n"
+                      "kubelet_pod_worker_duration_seconds_bucket{operation_type=\"sync\","
+                      "le=\"0.005\"} 0\n"));
+        assert_non_null(
+                strstr(text, "\nkubelet_pod_worker_duration_seconds_bucket{operation_type=\"sync\","
+                             "le=\"0.25\"} 0\n"
+                             "kubelet_pod_worker_duration_seconds_bucket{operation_type=\"sync\","
+                             "le=\"0.5\"} 1\n"));
+        assert_non_null(strstr(
+                text, "\nkubelet_pod_worker_start_duration_seconds_bucket{le=\"0.01\"} 1\n"));
+        assert_non_null(strstr(text, "\nkubelet_containers_per_pod_count_bucket{le=\"2\"} 0\n"
+                                     "kubelet_containers_per_pod_count_bucket{le=\"4\"} 1\n"));
+        assert_non_null(strstr(text, "\nkubelet_containers_per_pod_count_sum 3\n"));
 }
 
 /* A second registration in the same registry fails and leaves *ret alone. */
@@ -123,6 +186,8 @@ static void test_register_twice(void **state)
         assert_int_equal(kc_kubelet_metrics_register(r, &m2), -EEXIST);
         assert_null(m2.pleg_relist_duration);
         assert_null(m2.running_containers);
+        assert_null(m2.pod_worker_duration);
+        assert_null(m2.containers_per_pod);
 }
 
 int main(void)

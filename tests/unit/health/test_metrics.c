@@ -226,11 +226,209 @@ static void test_histogram_buckets(void **state)
                               "b_count 1\n");
 }
 
+static void test_histogram_vec(void **state)
+{
+        static const double buckets[] = { 0.5, 1 };
+        struct kc_histogram_vec *hv = NULL;
+        uint64_t count = 42;
+        double sum = -1;
+
+        assert_int_equal(kc_metrics_histogram_vec_new(*state, "hv_seconds", "Op \"time\".\nBy op.",
+                                                      "op", buckets, KC_ELEMENTSOF(buckets), &hv),
+                         0);
+        assert_non_null(hv);
+        /* No series yet: the family still announces itself. */
+        assert_render(*state, "# HELP hv_seconds Op \"time\".\\nBy op.\n"
+                              "# TYPE hv_seconds histogram\n");
+        assert_int_equal(kc_histogram_vec_count(hv, "sync", &count), -ENOENT);
+        assert_int_equal(kc_histogram_vec_sum(hv, "sync", &sum), -ENOENT);
+        assert_int_equal(count, 42); /* untouched on failure */
+        assert_true(sum == -1);
+
+        /* Created in this order; rendered in strcmp order, "" first. */
+        assert_int_equal(kc_histogram_vec_observe_mp(hv, "sync", 0.25), 0);
+        assert_int_equal(kc_histogram_vec_observe_mp(hv, "create", 1), 0); /* le is inclusive */
+        assert_int_equal(kc_histogram_vec_observe_mp(hv, "sync", 2), 0);   /* +Inf only */
+        assert_int_equal(kc_histogram_vec_observe_mp(hv, "a\"b\\c\nd", 0.5), 0);
+        assert_int_equal(kc_histogram_vec_observe_mp(hv, "", 0.75), 0);
+
+        assert_int_equal(kc_histogram_vec_count(hv, "sync", &count), 0);
+        assert_int_equal(count, 2);
+        assert_int_equal(kc_histogram_vec_sum(hv, "sync", &sum), 0);
+        assert_true(sum == 2.25);
+        assert_int_equal(kc_histogram_vec_count(hv, "a\"b\\c\nd", &count), 0);
+        assert_int_equal(count, 1);
+        assert_int_equal(kc_histogram_vec_count(hv, "syn", &count), -ENOENT);
+        assert_int_equal(kc_histogram_vec_count(hv, NULL, &count), -EINVAL);
+        assert_int_equal(kc_histogram_vec_sum(hv, NULL, &sum), -EINVAL);
+        assert_int_equal(kc_histogram_vec_observe_mp(hv, NULL, 1), -EINVAL);
+        assert_int_equal(count, 1);
+        assert_true(sum == 2.25);
+
+        assert_render(*state, "# HELP hv_seconds Op \"time\".\\nBy op.\n"
+                              "# TYPE hv_seconds histogram\n"
+                              "hv_seconds_bucket{op=\"\",le=\"0.5\"} 0\n"
+                              "hv_seconds_bucket{op=\"\",le=\"1\"} 1\n"
+                              "hv_seconds_bucket{op=\"\",le=\"+Inf\"} 1\n"
+                              "hv_seconds_sum{op=\"\"} 0.75\n"
+                              "hv_seconds_count{op=\"\"} 1\n"
+                              "hv_seconds_bucket{op=\"a\\\"b\\\\c\\nd\",le=\"0.5\"} 1\n"
+                              "hv_seconds_bucket{op=\"a\\\"b\\\\c\\nd\",le=\"1\"} 1\n"
+                              "hv_seconds_bucket{op=\"a\\\"b\\\\c\\nd\",le=\"+Inf\"} 1\n"
+                              "hv_seconds_sum{op=\"a\\\"b\\\\c\\nd\"} 0.5\n"
+                              "hv_seconds_count{op=\"a\\\"b\\\\c\\nd\"} 1\n"
+                              "hv_seconds_bucket{op=\"create\",le=\"0.5\"} 0\n"
+                              "hv_seconds_bucket{op=\"create\",le=\"1\"} 1\n"
+                              "hv_seconds_bucket{op=\"create\",le=\"+Inf\"} 1\n"
+                              "hv_seconds_sum{op=\"create\"} 1\n"
+                              "hv_seconds_count{op=\"create\"} 1\n"
+                              "hv_seconds_bucket{op=\"sync\",le=\"0.5\"} 1\n"
+                              "hv_seconds_bucket{op=\"sync\",le=\"1\"} 1\n"
+                              "hv_seconds_bucket{op=\"sync\",le=\"+Inf\"} 2\n"
+                              "hv_seconds_sum{op=\"sync\"} 2.25\n"
+                              "hv_seconds_count{op=\"sync\"} 2\n");
+}
+
+/* Default buckets, no finite bucket at all, and the neighbours' layout. */
+static void test_histogram_vec_buckets(void **state)
+{
+        static const double only_inf[] = { INFINITY };
+        struct kc_histogram_vec *d = NULL, *i = NULL;
+        struct kc_counter *c = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        assert_int_equal(kc_metrics_histogram_vec_new(*state, "d", "", "l", NULL, 0, &d), 0);
+        assert_int_equal(kc_metrics_histogram_vec_new(*state, "i", "", "l", only_inf, 1, &i), 0);
+        assert_int_equal(kc_metrics_counter_new(*state, "c", "", &c), 0);
+        assert_int_equal(kc_histogram_vec_observe_mp(d, "x", 0.3), 0);
+        assert_int_equal(kc_histogram_vec_observe_mp(i, "y", -1), 0);
+        assert_int_equal(kc_metrics_render(*state, &text), 0);
+        assert_non_null(strstr(text, "# HELP d \n# TYPE d histogram\n"
+                                     "d_bucket{l=\"x\",le=\"0.005\"} 0\n"));
+        assert_non_null(strstr(text, "d_bucket{l=\"x\",le=\"0.25\"} 0\n"
+                                     "d_bucket{l=\"x\",le=\"0.5\"} 1\n"));
+        assert_non_null(strstr(text, "d_bucket{l=\"x\",le=\"10\"} 1\n"
+                                     "d_bucket{l=\"x\",le=\"+Inf\"} 1\n"
+                                     "d_sum{l=\"x\"} 0.3\n"
+                                     "d_count{l=\"x\"} 1\n"
+                                     "# HELP i \n# TYPE i histogram\n"
+                                     "i_bucket{l=\"y\",le=\"+Inf\"} 1\n"
+                                     "i_sum{l=\"y\"} -1\n"
+                                     "i_count{l=\"y\"} 1\n"
+                                     "# HELP c \n# TYPE c counter\nc 0\n"));
+}
+
+static void test_histogram_vec_invalid(void **state)
+{
+        static const double descending[] = { 1, 0.5 };
+        static const char *const bad_labels[] = { "", "1a", "a:b", "__reserved", "le", "a b" };
+        struct kc_metrics_registry *r = *state;
+        struct kc_histogram_vec *sentinel = (struct kc_histogram_vec *)0x1, *hv = sentinel;
+        struct kc_counter *c = NULL;
+        _cleanup_free_ char *text = NULL;
+
+        for (size_t i = 0; i < KC_ELEMENTSOF(bad_labels); i++)
+                assert_int_equal(
+                        kc_metrics_histogram_vec_new(r, "hv", "", bad_labels[i], NULL, 0, &hv),
+                        -EINVAL);
+        assert_int_equal(kc_metrics_histogram_vec_new(r, "hv", "", NULL, NULL, 0, &hv), -EINVAL);
+        assert_int_equal(kc_metrics_histogram_vec_new(r, "1hv", "", "l", NULL, 0, &hv), -EINVAL);
+        assert_int_equal(kc_metrics_histogram_vec_new(r, "hv", "", "l", descending, 2, &hv),
+                         -EINVAL);
+        assert_ptr_equal(hv, sentinel);
+        assert_int_equal(kc_metrics_render(r, &text), 0);
+        assert_string_equal(text, "");
+
+        /* The metric namespace is shared by every type. */
+        assert_int_equal(kc_metrics_counter_new(r, "dup", "", &c), 0);
+        assert_int_equal(kc_metrics_histogram_vec_new(r, "dup", "", "l", NULL, 0, &hv), -EEXIST);
+        assert_ptr_equal(hv, sentinel);
+        assert_int_equal(kc_metrics_histogram_vec_new(r, "hv", "", "le_", NULL, 0, &hv), 0);
+        assert_ptr_not_equal(hv, sentinel);
+}
+
+static void test_exponential_buckets(void **state)
+{
+        static const struct {
+                double start, factor;
+                size_t count;
+                double expected[5];
+        } ok[] = {
+                { 1, 2, 5, { 1, 2, 4, 8, 16 } }, /* kubelet_containers_per_pod_count */
+                { 0.25, 4, 4, { 0.25, 1, 4, 16 } }, { 1, 1.5, 4, { 1, 1.5, 2.25, 3.375 } },
+                { 3, 10, 3, { 3, 30, 300 } },       { 7, 2, 1, { 7 } },
+        };
+        static const struct {
+                double start, factor;
+                size_t count;
+        } bad[] = {
+                { 1, 2, 0 }, /* no bucket */
+                { 0, 2, 3 }, /* start must be > 0 */
+                { -1, 2, 3 },
+                { 1, 1, 3 }, /* factor must be > 1 */
+                { 1, 0.5, 3 },
+                { NAN, 2, 3 }, /* not finite */
+                { 1, NAN, 3 },
+                { INFINITY, 2, 1 },
+                { 1, INFINITY, 2 },
+                { 1e300, 10, 10 },                 /* overflows to +Inf */
+                { 5e-324, 1.0000000000000002, 2 }, /* rounding cannot grow it */
+        };
+        double out[16];
+
+        (void)state;
+        for (size_t i = 0; i < KC_ELEMENTSOF(ok); i++) {
+                for (size_t j = 0; j < KC_ELEMENTSOF(out); j++)
+                        out[j] = -1;
+                assert_int_equal(
+                        kc_metrics_exponential_buckets(ok[i].start, ok[i].factor, ok[i].count, out),
+                        0);
+                for (size_t j = 0; j < ok[i].count; j++)
+                        assert_true(out[j] == ok[i].expected[j]);
+                assert_true(out[ok[i].count] == -1); /* nothing written past count */
+        }
+        for (size_t i = 0; i < KC_ELEMENTSOF(bad); i++) {
+                for (size_t j = 0; j < KC_ELEMENTSOF(out); j++)
+                        out[j] = -1;
+                assert_int_equal(kc_metrics_exponential_buckets(bad[i].start, bad[i].factor,
+                                                                bad[i].count, out),
+                                 -EINVAL);
+                for (size_t j = 0; j < KC_ELEMENTSOF(out); j++)
+                        assert_true(out[j] == -1); /* untouched on failure */
+        }
+        /* 1e300 * 10^k stays finite up to k = 8. */
+        assert_int_equal(kc_metrics_exponential_buckets(1e300, 10, 9, out), 0);
+        assert_true(isfinite(out[8]));
+}
+
+/* The helper's output is a valid bucket layout. */
+static void test_exponential_buckets_histogram(void **state)
+{
+        struct kc_histogram *h = NULL;
+        double b[5];
+
+        assert_int_equal(kc_metrics_exponential_buckets(1, 2, 5, b), 0);
+        assert_int_equal(kc_metrics_histogram_new(*state, "n", "", b, KC_ELEMENTSOF(b), &h), 0);
+        kc_histogram_observe_mp(h, 3);
+        kc_histogram_observe_mp(h, 17);
+        assert_render(*state, "# HELP n \n"
+                              "# TYPE n histogram\n"
+                              "n_bucket{le=\"1\"} 0\n"
+                              "n_bucket{le=\"2\"} 0\n"
+                              "n_bucket{le=\"4\"} 1\n"
+                              "n_bucket{le=\"8\"} 1\n"
+                              "n_bucket{le=\"16\"} 1\n"
+                              "n_bucket{le=\"+Inf\"} 2\n"
+                              "n_sum 20\n"
+                              "n_count 2\n");
+}
+
 /* A small registry of every type, in registration (not name) order. */
 static void test_render_registry(void **state)
 {
         struct kc_metrics_registry *r = *state;
         static const double buckets[] = { 0.1, 1 };
+        struct kc_histogram_vec *hv = NULL;
         struct kc_gauge_vec *gv = NULL;
         struct kc_histogram *h = NULL;
         struct kc_counter *c = NULL;
@@ -241,6 +439,9 @@ static void test_render_registry(void **state)
         assert_int_equal(kc_metrics_gauge_vec_new(r, "m_containers", "By state.", "state", &gv), 0);
         assert_int_equal(kc_metrics_histogram_new(r, "ns:op_seconds", "Op time.", buckets, 2, &h),
                          0);
+        assert_int_equal(
+                kc_metrics_histogram_vec_new(r, "b_op_seconds", "By op.", "op", buckets, 2, &hv),
+                0);
 
         kc_gauge_set_mp(g, 1700000000);
         kc_counter_add_mp(c, 3);
@@ -249,6 +450,8 @@ static void test_render_registry(void **state)
         kc_histogram_observe_mp(h, 0.05);
         kc_histogram_observe_mp(h, 0.5);
         kc_histogram_observe_mp(h, 0.25);
+        assert_int_equal(kc_histogram_vec_observe_mp(hv, "sync", 0.5), 0);
+        assert_int_equal(kc_histogram_vec_observe_mp(hv, "create", 2), 0);
 
         assert_render(r, "# HELP z_gauge A gauge.\n"
                          "# TYPE z_gauge gauge\n"
@@ -266,7 +469,19 @@ static void test_render_registry(void **state)
                          "ns:op_seconds_bucket{le=\"1\"} 3\n"
                          "ns:op_seconds_bucket{le=\"+Inf\"} 3\n"
                          "ns:op_seconds_sum 0.8\n"
-                         "ns:op_seconds_count 3\n");
+                         "ns:op_seconds_count 3\n"
+                         "# HELP b_op_seconds By op.\n"
+                         "# TYPE b_op_seconds histogram\n"
+                         "b_op_seconds_bucket{op=\"create\",le=\"0.1\"} 0\n"
+                         "b_op_seconds_bucket{op=\"create\",le=\"1\"} 0\n"
+                         "b_op_seconds_bucket{op=\"create\",le=\"+Inf\"} 1\n"
+                         "b_op_seconds_sum{op=\"create\"} 2\n"
+                         "b_op_seconds_count{op=\"create\"} 1\n"
+                         "b_op_seconds_bucket{op=\"sync\",le=\"0.1\"} 0\n"
+                         "b_op_seconds_bucket{op=\"sync\",le=\"1\"} 1\n"
+                         "b_op_seconds_bucket{op=\"sync\",le=\"+Inf\"} 1\n"
+                         "b_op_seconds_sum{op=\"sync\"} 0.5\n"
+                         "b_op_seconds_count{op=\"sync\"} 1\n");
 }
 
 /* An empty vector still announces itself. */
@@ -446,6 +661,11 @@ int main(void)
                 T(test_histogram),
                 T(test_histogram_default_buckets),
                 T(test_histogram_buckets),
+                T(test_histogram_vec),
+                T(test_histogram_vec_buckets),
+                T(test_histogram_vec_invalid),
+                cmocka_unit_test(test_exponential_buckets),
+                T(test_exponential_buckets_histogram),
                 T(test_render_registry),
                 T(test_render_empty_gauge_vec),
                 T(test_number_format),
