@@ -156,8 +156,10 @@ static size_t uid_index(const char *uid)
 
 static int fake_sync_pod(void *userdata, struct kc_cancel *ctx, enum kc_sync_pod_type update_type,
                          struct kc_api_pod *pod, struct kc_api_pod *mirror_pod,
-                         struct kc_pod_status *status, bool *ret_is_terminal, char **ret_err)
+                         struct kc_pod_status *status, bool *ret_is_terminal,
+                         int64_t *ret_requeue_after_ns, char **ret_err)
 {
+        (void)ret_requeue_after_ns;
         struct world *w = userdata;
         int64_t now = mono_ns(), stamp;
         size_t i = uid_index(pod->uid), k;

@@ -5,6 +5,7 @@
  * HasExpiredFunc "eventTime - lastUpdate > 600 s"). No jitter: the kubelet
  * builds its restart backoff without one.
  */
+#include <stddef.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -128,7 +129,14 @@ out:
         return r;
 }
 
-bool kc_backoff_is_in_backoff_since(struct kc_backoff *b, const char *key, int64_t event_time_ns)
+/*
+ * The two IsInBackOff* questions: false without an entry or with one expired
+ * for @p event_time_ns; otherwise whether the elapsed time is under the
+ * backoff, measured from @p event_time_ns to now, or (@p since_update) from
+ * the last update to @p event_time_ns.
+ */
+static bool in_backoff(struct kc_backoff *b, const char *key, int64_t event_time_ns,
+                       bool since_update)
 {
         const struct backoff_entry *e;
         bool in = false;
@@ -138,13 +146,34 @@ bool kc_backoff_is_in_backoff_since(struct kc_backoff *b, const char *key, int64
 
         pthread_mutex_lock(&b->lock);
         e = kc_map_get(b->entries, key);
-        if (e && !entry_expired(b, e, event_time_ns))
-                in = sub_sat(kc_clock_now(b->clock), event_time_ns) < e->backoff;
+        if (e && !entry_expired(b, e, event_time_ns)) {
+                int64_t elapsed = since_update ? sub_sat(event_time_ns, e->last_update)
+                                               : sub_sat(kc_clock_now(b->clock), event_time_ns);
+
+                in = elapsed < e->backoff;
+        }
         pthread_mutex_unlock(&b->lock);
         return in;
 }
 
-int kc_backoff_get(struct kc_backoff *b, const char *key, int64_t *ret)
+bool kc_backoff_is_in_backoff_since(struct kc_backoff *b, const char *key, int64_t event_time_ns)
+{
+        return in_backoff(b, key, event_time_ns, false);
+}
+
+bool kc_backoff_is_in_backoff_since_update(struct kc_backoff *b, const char *key,
+                                           int64_t event_time_ns)
+{
+        return in_backoff(b, key, event_time_ns, true);
+}
+
+struct kc_clock *kc_backoff_clock(struct kc_backoff *b)
+{
+        return b ? b->clock : NULL;
+}
+
+/* Reads one field of @p key's entry (an offset into struct backoff_entry). */
+static int read_entry(struct kc_backoff *b, const char *key, size_t field, int64_t *ret)
 {
         const struct backoff_entry *e;
         int r = -ENOENT;
@@ -155,11 +184,21 @@ int kc_backoff_get(struct kc_backoff *b, const char *key, int64_t *ret)
         pthread_mutex_lock(&b->lock);
         e = kc_map_get(b->entries, key);
         if (e) {
-                *ret = e->backoff;
+                *ret = *(const int64_t *)((const char *)e + field);
                 r = 0;
         }
         pthread_mutex_unlock(&b->lock);
         return r;
+}
+
+int kc_backoff_last_update(struct kc_backoff *b, const char *key, int64_t *ret)
+{
+        return read_entry(b, key, offsetof(struct backoff_entry, last_update), ret);
+}
+
+int kc_backoff_get(struct kc_backoff *b, const char *key, int64_t *ret)
+{
+        return read_entry(b, key, offsetof(struct backoff_entry, backoff), ret);
 }
 
 void kc_backoff_reset(struct kc_backoff *b, const char *key)

@@ -95,3 +95,87 @@ char *kc_format_duration(int64_t ns, char buf[static KC_DURATION_MAX])
         buf[end - p] = '\0';
         return buf;
 }
+
+/* Units time.ParseDuration accepts, longest spelling first where one is a prefix. */
+static const struct {
+        const char *name;
+        uint64_t ns;
+} units[] = {
+        { "ns", 1 },
+        { "us", 1000 },
+        { "\xc2\xb5s", 1000 }, /* U+00B5 micro sign */
+        { "\xce\xbcs", 1000 }, /* U+03BC Greek mu */
+        { "ms", 1000000 },
+        { "s", 1000000000 },
+        { "m", 60ull * 1000000000 },
+        { "h", 3600ull * 1000000000 },
+};
+
+/* Matches the unit at @p s (the longest one: "ms" before "m"). */
+static int match_unit(const char *s, uint64_t *ret_ns)
+{
+        size_t best = 0;
+
+        for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+                size_t n = strlen(units[i].name);
+
+                if (n > best && strncmp(s, units[i].name, n) == 0) {
+                        best = n;
+                        *ret_ns = units[i].ns;
+                }
+        }
+        return (int)best;
+}
+
+int kc_parse_duration(const char *s, int64_t *ret)
+{
+        const char *p = s;
+        bool neg = false;
+        uint64_t total = 0;
+
+        if (!s || !ret)
+                return -EINVAL;
+        if (*p == '-' || *p == '+')
+                neg = *p++ == '-';
+        if (strcmp(p, "0") == 0) {
+                *ret = 0;
+                return 0;
+        }
+        if (!*p)
+                return -EINVAL;
+        while (*p) {
+                uint64_t whole = 0, frac = 0, scale = 1, unit = 0, v;
+                bool digits = false;
+                int n;
+
+                for (; *p >= '0' && *p <= '9'; p++, digits = true) {
+                        if (whole > (UINT64_MAX - 9) / 10)
+                                return -ERANGE;
+                        whole = whole * 10 + (uint64_t)(*p - '0');
+                }
+                if (*p == '.') {
+                        for (p++; *p >= '0' && *p <= '9'; p++, digits = true)
+                                /* Digits beyond what a nanosecond can hold are dropped. */
+                                if (scale <= UINT64_MAX / 100) {
+                                        frac = frac * 10 + (uint64_t)(*p - '0');
+                                        scale *= 10;
+                                }
+                }
+                if (!digits)
+                        return -EINVAL;
+                n = match_unit(p, &unit);
+                if (n == 0)
+                        return -EINVAL; /* a missing or unknown unit */
+                p += n;
+                if (whole > (uint64_t)INT64_MAX / unit)
+                        return -ERANGE;
+                v = whole * unit;
+                /* frac/scale of a unit, rounded down like Go. */
+                v += (uint64_t)((long double)frac * (long double)unit / (long double)scale);
+                if (v > (uint64_t)INT64_MAX - total)
+                        return -ERANGE;
+                total += v;
+        }
+        *ret = neg ? -(int64_t)total : (int64_t)total;
+        return 0;
+}

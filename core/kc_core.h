@@ -3,7 +3,8 @@
  * @file kc_core.h
  * @brief cubelet core: ownership helpers, the injected clock, cancellation
  * tokens, klog-style logging, the bounded lock-free channel (kc_chan), a
- * string-keyed hash map, a bump arena and Go-style duration formatting.
+ * string-keyed hash map, a bump arena, printf into a new string and Go-style
+ * duration formatting.
  *
  * Conventions (see docs/architecture.md):
  * - functions return 0 or a negative errno; `ret_*`/`*ret` out-parameters are
@@ -147,6 +148,18 @@ void kc_timer_disarm(struct kc_timer *t);
 bool kc_timer_ack(struct kc_timer *t);
 
 /* ------------------------------------------------------------------------ */
+/* printf into a new string                                                   */
+
+/**
+ * Formats into a new string, like asprintf().
+ * @return the string (the caller frees it), or NULL on failure (ENOMEM, or
+ * EOVERFLOW when the result does not fit an int), errno set.
+ */
+char *kc_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** kc_strdup_printf() with a va_list; @p ap is consumed as by vprintf(). */
+char *kc_strdup_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/* ------------------------------------------------------------------------ */
 /* Go-style duration formatting                                               */
 
 #define KC_DURATION_MAX 40
@@ -156,6 +169,15 @@ bool kc_timer_ack(struct kc_timer *t);
  * "4m0s", "1h2m3.5s", "-2s". Returns @p buf.
  */
 char *kc_format_duration(int64_t ns, char buf[static KC_DURATION_MAX]);
+
+/**
+ * Parses a Go duration (time.ParseDuration): an optional sign, then one or
+ * more decimal numbers each with a unit (ns, us or µs, ms, s, m, h), e.g.
+ * "300ms", "-1.5h", "2h45m"; "0" alone needs no unit.
+ * @return 0, -EINVAL (malformed) or -ERANGE (beyond ±292 years); *ret
+ * unchanged on failure.
+ */
+int kc_parse_duration(const char *s, int64_t *ret);
 
 /* ------------------------------------------------------------------------ */
 /* Logging (klog text format)                                                 */
@@ -395,6 +417,25 @@ int kc_backoff_next(struct kc_backoff *b, const char *key, int64_t event_time_ns
  * expired for @p event_time_ns; otherwise now - event_time < backoff.
  */
 bool kc_backoff_is_in_backoff_since(struct kc_backoff *b, const char *key, int64_t event_time_ns);
+
+/**
+ * IsInBackOffSinceUpdate(key, eventTime): false when there is no entry or it
+ * is expired for @p event_time_ns; otherwise event_time - last_update <
+ * backoff. The image manager asks this with eventTime = now: "did the last
+ * failure happen less than one backoff window ago?".
+ */
+bool kc_backoff_is_in_backoff_since_update(struct kc_backoff *b, const char *key,
+                                           int64_t event_time_ns);
+
+/** The clock the backoff was built with (upstream's Backoff.Clock); NULL for NULL. */
+struct kc_clock *kc_backoff_clock(struct kc_backoff *b);
+
+/**
+ * The clock time of the key's last Next() in *ret (to tell when a window
+ * that runs from the update ends: last update + Get()).
+ * @return 0, -ENOENT (no entry) or -EINVAL; *ret unchanged on failure.
+ */
+int kc_backoff_last_update(struct kc_backoff *b, const char *key, int64_t *ret);
 
 /**
  * Get(key): the current backoff in *ret.

@@ -119,20 +119,17 @@ struct ctx {
 
 static int failv(struct ctx *c, const char *fmt, va_list ap)
 {
-        char *what = NULL, *msg = NULL;
+        _cleanup_free_ char *what = NULL;
+        char *msg;
 
         if (c->err)
                 return -EBADMSG;
-        if (vasprintf(&what, fmt, ap) < 0) {
+        what = kc_strdup_vprintf(fmt, ap);
+        msg = what ? kc_strdup_printf("%s: %s", c->file_name, what) : NULL;
+        if (!msg) {
                 c->oom = true;
                 return -ENOMEM;
         }
-        if (asprintf(&msg, "%s: %s", c->file_name, what) < 0) {
-                free(what);
-                c->oom = true;
-                return -ENOMEM;
-        }
-        free(what);
         c->err = msg;
         return -EBADMSG;
 }
@@ -474,7 +471,6 @@ static int fail_path(struct ctx *c, const struct path *p, const char *fmt, ...)
         size_t n = 0;
         va_list ap;
         FILE *f;
-        int r;
 
         f = open_memstream(&path, &n);
         if (!f) {
@@ -487,10 +483,9 @@ static int fail_path(struct ctx *c, const struct path *p, const char *fmt, ...)
                 return -ENOMEM;
         }
         va_start(ap, fmt);
-        r = vasprintf(&what, fmt, ap);
+        what = kc_strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (r < 0) {
-                what = NULL;
+        if (!what) {
                 c->oom = true;
                 return -ENOMEM;
         }

@@ -124,11 +124,18 @@ struct kc_pod_update_options {
  * reference to keep it).
  */
 struct kc_pod_syncer_ops {
-        /** SyncPod: @p status may be NULL. Sets *ret_is_terminal when the pod
-         * reached a terminal phase. */
+        /**
+         * SyncPod: @p status may be NULL. Sets *ret_is_terminal when the pod
+         * reached a terminal phase. When the sync failed only on back-offs
+         * (CrashLoopBackOff, ImagePullBackOff) it may set
+         * *ret_requeue_after_ns (initially -1) to the time until the first
+         * back-off ends: the failed sync is then requeued after that instead
+         * of the jittered backOffPeriod (docs/deviations.md D10).
+         */
         int (*sync_pod)(void *userdata, struct kc_cancel *ctx, enum kc_sync_pod_type update_type,
                         struct kc_api_pod *pod, struct kc_api_pod *mirror_pod,
-                        struct kc_pod_status *status, bool *ret_is_terminal, char **ret_err);
+                        struct kc_pod_status *status, bool *ret_is_terminal,
+                        int64_t *ret_requeue_after_ns, char **ret_err);
         /** SyncTerminatingPod: @p grace_period_s is -1 when unset. */
         int (*sync_terminating_pod)(void *userdata, struct kc_cancel *ctx, struct kc_api_pod *pod,
                                     struct kc_pod_status *status, int64_t grace_period_s,

@@ -947,6 +947,7 @@ static void run_one(struct kc_pod_workers *pw, struct pod_entry *e)
         struct kc_pod_status *status = NULL;
         char *msg = NULL, *cerr = NULL;
         bool retry, ok, is_terminal = false, phase_transition = false, exit_worker = false;
+        int64_t requeue_after = -1;
         int err = 0, r;
 
         pthread_mutex_lock(&pw->lock);
@@ -1009,7 +1010,8 @@ static void run_one(struct kc_pod_workers *pw, struct pod_entry *e)
                 }
                 default:
                         err = pw->syncer->sync_pod(pw->syncer_userdata, w.ctx, w.u.type, w.u.pod,
-                                                   w.u.mirror, status, &is_terminal, &msg);
+                                                   w.u.mirror, status, &is_terminal, &requeue_after,
+                                                   &msg);
                         break;
                 }
                 e->last_sync_time = kc_clock_now(pw->clock);
@@ -1037,6 +1039,8 @@ static void run_one(struct kc_pod_workers *pw, struct pod_entry *e)
                 else if (err == 0)
                         delay = kc__pod_workers_jitter(pw, pw->resync_interval_ns,
                                                        KC_POD_WORKERS_JITTER_FACTOR);
+                else if (requeue_after >= 0)
+                        delay = requeue_after; /* a back-off ends then (D10) */
                 else if (error_is_network_not_ready(msg))
                         delay = kc__pod_workers_jitter(pw, KC_POD_WORKERS_TRANSIENT_BACKOFF_NS,
                                                        KC_POD_WORKERS_JITTER_FACTOR);

@@ -8,24 +8,7 @@
 #include <stdalign.h>
 #include <string.h>
 
-#include <stdarg.h>
-#include <stdio.h>
-
 #include "kc_runtime.h"
-
-/* vasprintf into a new string: malloc'd, or NULL on ENOMEM. */
-static inline char *kc__strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static inline char *kc__strdup_printf(const char *fmt, ...)
-{
-        va_list ap;
-        char *s;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        return r < 0 ? NULL : s;
-}
 
 /*
  * A two-pass packer for "one allocation" objects. The same layout code runs
@@ -174,3 +157,21 @@ size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all);
 
 /* pod_actions.c: the backoff key of doBackOff (getStableKey), malloc'd; NULL on ENOMEM. */
 char *kc__backoff_key(const struct kc_api_pod *pod, const struct kc_api_container *c);
+
+/*
+ * images.c: a parsed image reference, as spans of the parsed string. Lengths
+ * are 0 for absent parts; offsets point past the '/', ':' or '@'.
+ */
+struct kc__image_ref {
+        size_t domain_len; /* registry[:port], at offset 0 */
+        size_t path_off, path_len;
+        size_t tag_off, tag_len;
+        size_t digest_off, digest_len;
+};
+
+/*
+ * Parses an image reference (grammar in kc_image_apply_default_tag). 0 and
+ * *ret, or -EINVAL; *ret_why (may be NULL) then names the problem (a static
+ * string, "invalid reference format..."), NULL on success.
+ */
+int kc__image_ref_parse(const char *s, struct kc__image_ref *ret, const char **ret_why);

@@ -421,7 +421,10 @@ struct kc_pod_sandbox_config {
 /** What CreateContainer needs (CRI ContainerConfig, the fields we use). */
 struct kc_container_config {
         struct kc_container_metadata metadata;
+        /* ImageSpec.image: what the runtime resolves; kubelet passes the image ref (id) */
         const char *image;
+        /* ImageSpec.user_specified_image: the image as the pod spec names it (may be NULL) */
+        const char *user_specified_image;
         const char *const *command;
         size_t n_command;
         const char *const *args;
@@ -431,6 +434,26 @@ struct kc_container_config {
         size_t n_labels;
         const struct kc_label *annotations;
         size_t n_annotations;
+};
+
+/** CRI Image (ImageStatus), the fields we use. */
+struct kc_image {
+        const char *id; /* "sha256:<hex>" */
+        const char *const *repo_tags;
+        size_t n_repo_tags;
+        const char *const *repo_digests;
+        size_t n_repo_digests;
+        uint64_t size; /* bytes */
+};
+
+/**
+ * ImageStatus' result. A missing image is a success with found = false (CRI
+ * answers with a nil image); then image is zeroed and arena may be NULL.
+ */
+struct kc_image_status_result {
+        bool found;
+        struct kc_image image;
+        struct kc_arena *arena;
 };
 
 struct kc_runtime_service_ops {
@@ -460,6 +483,24 @@ struct kc_runtime_service_ops {
                                struct kc_container_list *ret, struct kc_runtime_error *err);
         int (*container_status)(void *self, const char *id, struct kc_container_status_result *ret,
                                 struct kc_runtime_error *err);
+
+        /* ImageService */
+
+        /**
+         * ImageStatus(@p image): @p image is a reference ("busybox:1.36",
+         * "registry/x@sha256:...") or an image id. An absent image is not an
+         * error: 0 with ret->found = false.
+         */
+        int (*image_status)(void *self, const char *image, struct kc_image_status_result *ret,
+                            struct kc_runtime_error *err);
+        /**
+         * PullImage(@p image, @p sandbox_config): on success *ret_image_ref
+         * (malloc'd) is the pulled image's reference, its id. No credentials
+         * (the CRI's AuthConfig) yet. @p sandbox_config may be NULL.
+         */
+        int (*pull_image)(void *self, const char *image,
+                          const struct kc_pod_sandbox_config *sandbox_config, char **ret_image_ref,
+                          struct kc_runtime_error *err);
 };
 
 struct kc_runtime_service {
@@ -544,11 +585,38 @@ struct kc_sim_pod_spec {
 int kc_sim_set_pods(struct kc_sim *s, const struct kc_sim_pod_spec *pods, size_t n);
 
 /**
+ * @brief Images: the sim keeps a store of pulled images. PullImage "pulls"
+ * at once and records the image under its reference with the default tag
+ * applied ("busybox" is "busybox:latest", no registry normalisation) and a
+ * stable id, "sha256:" + 64 hex digits of a hash of that reference. It fails
+ * with NOT_FOUND (-ENOENT), as a registry would, when the repository path
+ * (the name without registry, tag and digest) contains "doesnotexist" or
+ * "invalid", and with INVALID_ARGUMENT (-EINVAL) for a malformed reference.
+ * ImageStatus finds an image by reference or id. CreateContainer fails with
+ * NOT_FOUND unless ImageSpec.image names a stored image, and records the
+ * image's id as image_ref and user_specified_image (else image) as image.
+ *
+ * kc_sim_add_image() preloads @p image as if pulled (no call counted, no
+ * fault consumed; the "doesnotexist" rule does not apply).
+ * @return 0, -EINVAL (NULL or malformed reference) or -ENOMEM.
+ */
+int kc_sim_add_image(struct kc_sim *s, const char *image);
+
+/**
+ * What Status reports as NetworkReady (initially true): false models a node
+ * whose CNI is not ready yet, with @p reason and @p message (copied,
+ * truncated to 63 and 255 bytes; NULL means "").
+ */
+int kc_sim_set_network_ready(struct kc_sim *s, bool ready, const char *reason, const char *message);
+
+/**
  * Fault injection: the next @p times calls of operation @p op fail with
  * @p message (code UNKNOWN). @p key narrows it to one pod UID (for
- * GetPodStatus) or object id; NULL matches any call. Operation names are
- * upstream's: GetPods, GetPodStatus (kubecontainer face) and the CRI method
- * names (ListPodSandbox, ContainerStatus, ...) of the service face.
+ * GetPodStatus), object id or image (ImageStatus, PullImage: the reference
+ * as passed); NULL matches any call. Operation names are upstream's:
+ * GetPods, GetPodStatus (kubecontainer face) and the CRI method names
+ * (ListPodSandbox, ContainerStatus, ImageStatus, PullImage, ...) of the
+ * service face.
  */
 int kc_sim_inject_fault(struct kc_sim *s, const char *op, const char *key, const char *message,
                         unsigned times);
@@ -565,8 +633,20 @@ int kc_sim_call_counts(struct kc_sim *s, struct kc_sim_call_count **ret, size_t 
 /* ------------------------------------------------------------------------ */
 /* Pod actions: the decision half of SyncPod (kuberuntime_manager.go)         */
 
+/*
+ * Reasons of a failed container start (upstream kubecontainer and images
+ * error names); they become the waiting state's reason in the pod status.
+ */
 /** ErrCrashLoopBackOff's reason string (kubecontainer.ErrCrashLoopBackOff). */
 #define KC_CRASH_LOOP_BACK_OFF_REASON "CrashLoopBackOff"
+#define KC_IMAGE_PULL_BACK_OFF_REASON "ImagePullBackOff"
+#define KC_ERR_IMAGE_PULL_REASON "ErrImagePull"
+#define KC_ERR_IMAGE_NEVER_PULL_REASON "ErrImageNeverPull"
+#define KC_ERR_IMAGE_INSPECT_REASON "ImageInspectError"
+#define KC_INVALID_IMAGE_NAME_REASON "InvalidImageName"
+#define KC_CREATE_CONTAINER_CONFIG_ERROR_REASON "CreateContainerConfigError"
+#define KC_CREATE_CONTAINER_ERROR_REASON "CreateContainerError"
+#define KC_RUN_CONTAINER_ERROR_REASON "RunContainerError"
 
 /**
  * HashContainer, our own: FNV-1a 64 over name, image, command, args and pull
@@ -631,6 +711,60 @@ int kc_do_back_off(struct kc_backoff *b, const struct kc_api_pod *pod,
                    int64_t now_ns, char **ret_msg);
 
 /* ------------------------------------------------------------------------ */
+/* Images (runtime/images.c; upstream pkg/kubelet/images)                     */
+
+/** The kubelet's image pull backoff: 10 s initial (backOffPeriod), 300 s cap (MaxImageBackOff). */
+#define KC_IMAGE_BACKOFF_INITIAL_NS (10 * KC_NSEC_PER_SEC)
+#define KC_IMAGE_BACKOFF_MAX_NS (300 * KC_NSEC_PER_SEC)
+
+/**
+ * @brief applyDefaultImageTag: parses @p image as a container image
+ * reference ([registry[:port]/]path[:tag][@digest]: lowercase path
+ * components, a registry recognised by a '.' or ':' or as "localhost" or by
+ * an uppercase letter, tags of word characters, digests "algo:hex") and
+ * appends ":latest" when it has neither tag nor digest.
+ * @return 0 and *ret (malloc'd); -EINVAL for NULL, empty or malformed
+ * references (whitespace, an uppercase repository, a bare 64-hex id, ...);
+ * -ENOMEM. *ret untouched on failure.
+ */
+int kc_image_apply_default_tag(const char *image, char **ret);
+
+/**
+ * @brief EnsureImageExists for container @p c of @p pod: InvalidImageName
+ * (-EINVAL) unless the image parses (kc_image_apply_default_tag); then
+ * ImageStatus (failure: ImageInspectError); with policy Never a missing
+ * image is ErrImageNeverPull (-ENOENT), with IfNotPresent a present one is
+ * used as is, with Always (and IfNotPresent when missing) the image is
+ * pulled. Before a pull, key "<pod uid>_<c->image>" in @p image_backoff
+ * (NULL: never back off) gives ImagePullBackOff (-EAGAIN) while the last
+ * failed pull is less than one backoff window old; a failed pull is
+ * ErrImagePull (the runtime's -errno and message) and counts Next() for the
+ * key; a successful one runs the backoff's GC.
+ *
+ * Messages (upstream's): ErrImageNeverPull 'Container image "<img>" is not
+ * present with pull policy of Never', ImagePullBackOff 'Back-off pulling
+ * image "<img>"', ErrImagePull the runtime's message, ImageInspectError
+ * 'Failed to inspect image "<img>": <runtime message>', InvalidImageName
+ * 'Failed to apply default image tag "<img>": couldn't parse image reference
+ * "<img>": invalid reference format'.
+ *
+ * Exception to the out-parameter rule: on failure *ret_reason (a static
+ * KC_*_REASON string) and *ret_msg (malloc'd, may be NULL on ENOMEM) are
+ * set, *ret_image_ref is untouched; on success *ret_image_ref (malloc'd)
+ * is the image ref (id) and *ret_reason, *ret_msg are NULL. NULL arguments
+ * are -EINVAL with no reason (*ret_reason NULL). @p ret_retry_after_ns
+ * (may be NULL) is always set: on ImagePullBackOff the time left in the
+ * window (last failed pull + backoff - now, >= 0), else -1.
+ * Same thread contract as the runtime service; @p image_backoff is
+ * thread-safe.
+ * @return 0, -EAGAIN, -EINVAL, -ENOENT, -ENOMEM or a runtime call's -errno.
+ */
+int kc_ensure_image_exists(struct kc_runtime_service svc, struct kc_backoff *image_backoff,
+                           const struct kc_api_pod *pod, const struct kc_api_container *c,
+                           const struct kc_pod_sandbox_config *sandbox_config, char **ret_image_ref,
+                           const char **ret_reason, char **ret_msg, int64_t *ret_retry_after_ns);
+
+/* ------------------------------------------------------------------------ */
 /* SyncPod and KillPod: the acting half (runtime/sync_pod.c)                  */
 
 /** KillPod raises any smaller grace period to this (minimumGracePeriodInSeconds). */
@@ -639,32 +773,70 @@ int kc_do_back_off(struct kc_backoff *b, const struct kc_api_pod *pod,
 /** The runtime service the manager was built on (borrowed). */
 struct kc_runtime_service kc_runtime_manager_service(struct kc_runtime_manager *m);
 
+/** One StartContainer action's outcome (a kubecontainer SyncResult). */
+struct kc_start_result {
+        const char *container_name;
+        bool init_container;
+        int r;               /* 0 on success, else a negative errno */
+        const char *reason;  /* NULL on success: "CrashLoopBackOff", "ErrImagePull", ... */
+        const char *message; /* NULL on success; may be NULL on ENOMEM */
+        /*
+         * CrashLoopBackOff, ImagePullBackOff: clock time until the back-off
+         * window ends (>= 0), after which a sync may start the container;
+         * -1 for success and every other failure.
+         */
+        int64_t retry_after_ns;
+};
+
+/** Receives each start result; the strings are valid during the call only. */
+typedef void (*kc_start_result_fn)(void *userdata, const struct kc_start_result *res);
+
+struct kc_sync_pod_options {
+        struct kc_backoff *backoff;       /* restart backoff; NULL: never back off */
+        struct kc_backoff *image_backoff; /* image pull backoff; NULL: never back off */
+        struct kc_cancel *ctx;            /* checked before each runtime call; may be NULL */
+        /* May be NULL; called on the calling thread for every start attempted. */
+        kc_start_result_fn on_start_result;
+        void *userdata;
+};
+
 /**
- * @brief SyncPod (kuberuntime_manager.go), steps 1-4, 6 and 8:
+ * @brief SyncPod (kuberuntime_manager.go), steps 1-4, 6 and 8 (F-SYNC-02):
  * kc_compute_pod_actions; KillPod (grace from the pod: deletion grace, else
  * spec termination grace, else 30 s) or stop containers_to_kill; RunPodSandbox
  * when asked (metadata, io.kubernetes.pod.* labels plus the pod labels, the
  * pod annotations, hostname = pod name, log directory
  * "/var/log/pods/<ns>_<name>_<uid>", host_network); then the next init
- * container (and nothing else, as upstream), else every container to start:
- * doBackOff, CreateContainer (attempt = newest status' restart count + 1, or
- * 0; log path "<name>/<attempt>.log"; container labels; hash and
- * restartCount annotations), StartContainer. A back-off does not stop the
- * other containers. Not done: image pulling (ImageStatus/PullImage), pruning
- * and purging init containers, ephemeral containers, resize, post-start
- * hooks, the "network is not ready" check.
+ * container (and nothing else, as upstream), else every container to start.
+ * Each start (startContainer): doBackOff (CrashLoopBackOff), then
+ * kc_ensure_image_exists (ImagePullBackOff, ErrImagePull, ErrImageNeverPull,
+ * ImageInspectError, InvalidImageName), CreateContainer (image = the image
+ * ref, user_specified_image = the spec's image; attempt = newest status'
+ * restart count + 1, or 0; log path "<name>/<attempt>.log"; container
+ * labels; hash and restartCount annotations; failure CreateContainerError),
+ * StartContainer (failure RunContainerError). Each start attempted is
+ * reported through opts->on_start_result, success included; a failed start
+ * does not stop the other app containers. A start cut short by @p ctx is
+ * reported with r = -ECANCELED and the reason of the step it did not run.
+ * Not done: pruning and purging init containers, ephemeral containers,
+ * resize, post-start hooks, the "network is not ready" check, image pull
+ * secrets.
+ * Thread contract: any thread; concurrent calls for different pods are
+ * safe, for the same pod they are not (the pod worker serialises them).
  * @param status the pod's current runtime status (NULL: none known).
- * @param backoff the restart backoff (NULL: never back off).
- * @param ctx checked before each runtime call (may be NULL).
+ * @param opts may be NULL (no backoffs, no context, no callback).
  * @param ret_err (may be NULL) on failure the first error's message,
- *        malloc'd: "CrashLoopBackOff: back-off 10s restarting failed
- *        container=<c> pod=<name>_<ns>(<uid>)" for a back-off.
- * @return 0; the first error: -ECANCELED (ctx), -EAGAIN (CrashLoopBackOff),
- *         a runtime call's -errno, -EINVAL or -ENOMEM.
+ *        malloc'd, for the worker's log: "<reason>: <message>" for
+ *        CrashLoopBackOff and ImagePullBackOff ("CrashLoopBackOff: back-off
+ *        10s restarting failed container=<c> pod=<name>_<ns>(<uid>)"), for
+ *        other start failures upstream's SyncResult shape
+ *        'failed to "StartContainer" for "<c>" with <reason>: <message>'.
+ * @return 0; the first error: -ECANCELED (ctx), -EAGAIN (CrashLoopBackOff,
+ *         ImagePullBackOff), a runtime call's -errno, -EINVAL or -ENOMEM.
  */
 int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_api_pod *pod,
-                                const struct kc_pod_status *status, struct kc_backoff *backoff,
-                                struct kc_cancel *ctx, char **ret_err);
+                                const struct kc_pod_status *status,
+                                const struct kc_sync_pod_options *opts, char **ret_err);
 
 /**
  * @brief KillPod: @p grace_s below 2 s is raised to 2 s; StopContainer(timeout

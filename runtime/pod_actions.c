@@ -251,12 +251,11 @@ static int set_message(struct kc_pod_actions *a, const char *fmt, ...)
 {
         va_list ap;
         char *s;
-        int r;
 
         va_start(ap, fmt);
-        r = vasprintf(&s, fmt, ap);
+        s = kc_strdup_vprintf(fmt, ap);
         va_end(ap);
-        if (r < 0)
+        if (!s)
                 return -ENOMEM;
         free(a->message);
         a->message = s;
@@ -366,7 +365,7 @@ static int compute(const struct kc_api_pod *pod, const struct kc_pod_status *s,
                         if (init_last && init_last->state == KC_CONTAINER_STATE_UNKNOWN) {
                                 r = add_kill(
                                         a, init_last, true, (size_t)next,
-                                        kc__strdup_printf(
+                                        kc_strdup_printf(
                                                 "Init container is in \"%s\" state, try "
                                                 "killing it before restart",
                                                 kc_container_state_to_string(init_last->state)));
@@ -393,9 +392,9 @@ static int compute(const struct kc_api_pod *pod, const struct kc_pod_status *s,
                         if (cs && cs->state == KC_CONTAINER_STATE_UNKNOWN) {
                                 r = add_kill(
                                         a, cs, false, i,
-                                        kc__strdup_printf("Container is in \"%s\" state, try "
-                                                          "killing it before restart",
-                                                          kc_container_state_to_string(cs->state)));
+                                        kc_strdup_printf("Container is in \"%s\" state, try "
+                                                         "killing it before restart",
+                                                         kc_container_state_to_string(cs->state)));
                                 if (r < 0)
                                         return r;
                         }
@@ -410,8 +409,8 @@ static int compute(const struct kc_api_pod *pod, const struct kc_pod_status *s,
                 if (r < 0)
                         return r;
                 r = add_kill(a, cs, false, i,
-                             kc__strdup_printf("Container %s definition changed, will be restarted",
-                                               c->name));
+                             kc_strdup_printf("Container %s definition changed, will be restarted",
+                                              c->name));
                 if (r < 0)
                         return r;
         }
@@ -450,9 +449,9 @@ int kc_compute_pod_actions(const struct kc_api_pod *pod, const struct kc_pod_sta
 char *kc__backoff_key(const struct kc_api_pod *pod, const struct kc_api_container *c)
 {
         /* getStableKey: name_namespace_uid_containerName_hash (FormatUint(hash, 16)). */
-        return kc__strdup_printf("%s_%s_%s_%s_%" PRIx64, pod->name ? pod->name : "",
-                                 pod->namespace ? pod->namespace : "", pod->uid ? pod->uid : "",
-                                 c->name ? c->name : "", kc_container_spec_hash(c));
+        return kc_strdup_printf("%s_%s_%s_%s_%" PRIx64, pod->name ? pod->name : "",
+                                pod->namespace ? pod->namespace : "", pod->uid ? pod->uid : "",
+                                c->name ? c->name : "", kc_container_spec_hash(c));
 }
 
 int kc_do_back_off(struct kc_backoff *b, const struct kc_api_pod *pod,
@@ -492,7 +491,7 @@ int kc_do_back_off(struct kc_backoff *b, const struct kc_api_pod *pod,
                  */
                 (void)kc_backoff_get(b, key, &d);
                 if (ret_msg) {
-                        *ret_msg = kc__strdup_printf(
+                        *ret_msg = kc_strdup_printf(
                                 "back-off %s restarting failed container=%s pod=%s_%s(%s)",
                                 kc_format_duration(d, buf), c->name ? c->name : "",
                                 pod->name ? pod->name : "", pod->namespace ? pod->namespace : "",

@@ -28,16 +28,13 @@ static void result_fail(struct sp_result *res, int r, const char *fmt, ...)
 static void result_fail(struct sp_result *res, int r, const char *fmt, ...)
 {
         va_list ap;
-        char *s = NULL;
 
         if (res->r < 0)
                 return;
         res->r = r;
         va_start(ap, fmt);
-        if (vasprintf(&s, fmt, ap) < 0)
-                s = NULL;
+        res->msg = kc_strdup_vprintf(fmt, ap);
         va_end(ap);
-        res->msg = s;
 }
 
 static int result_finish(struct sp_result *res, char **ret_err)
@@ -200,45 +197,145 @@ static const struct kc_container_status *find_status(const struct kc_pod_status 
         return NULL;
 }
 
-/*
- * startContainer: doBackOff, CreateContainer, StartContainer. Returns false
- * when cancelled; failures (including the back-off) are recorded in @res
- * and reported through *failed.
- */
-static bool start_one(struct kc_runtime_service *svc, const struct kc_api_pod *pod,
-                      const struct kc_api_container *c, const struct kc_pod_status *status,
-                      struct kc_backoff *backoff, const char *sandbox_id,
-                      const struct kc_pod_sandbox_config *sb_config, struct kc_cancel *ctx,
-                      struct sp_result *res, bool *failed)
+/* What every start of one SyncPod shares. */
+struct start_ctx {
+        struct kc_runtime_service *svc;
+        const struct kc_api_pod *pod;
+        const struct kc_pod_status *status;
+        const struct kc_sync_pod_options *opts;
+        const char *sandbox_id;
+        const struct kc_pod_sandbox_config *sb_config;
+        struct sp_result *res;
+};
+
+/* Hands one start result to the caller's callback, if any. */
+static void report(struct start_ctx *sc, const struct kc_api_container *c, bool init, int r,
+                   const char *reason, const char *msg, int64_t retry_after_ns)
 {
+        struct kc_start_result res = {
+                .container_name = str_or_empty(c->name),
+                .init_container = init,
+                .r = r,
+                .reason = reason,
+                .message = msg,
+                .retry_after_ns = retry_after_ns,
+        };
+
+        if (sc->opts->on_start_result)
+                sc->opts->on_start_result(sc->opts->userdata, &res);
+}
+
+/*
+ * A failed start: recorded as the sync's error (if first) and reported.
+ * Back-offs log as "<reason>: <message>" (their messages name the container
+ * or the image), other failures in upstream's SyncResult shape.
+ */
+static void start_fail(struct start_ctx *sc, const struct kc_api_container *c, bool init, int r,
+                       const char *reason, const char *msg, int64_t retry_after_ns)
+{
+        if (kc__streq(reason, KC_CRASH_LOOP_BACK_OFF_REASON) ||
+            kc__streq(reason, KC_IMAGE_PULL_BACK_OFF_REASON))
+                result_fail(sc->res, r, "%s: %s", reason, str_or_empty(msg));
+        else
+                result_fail(sc->res, r, "failed to \"StartContainer\" for \"%s\" with %s: %s",
+                            str_or_empty(c->name), reason, str_or_empty(msg));
+        report(sc, c, init, r, reason, msg, retry_after_ns);
+}
+
+/*
+ * True (and -ECANCELED recorded) when the context is set. A start already
+ * under way is reported as failed at the step it did not run (@p reason),
+ * as a cancelled CRI call would fail upstream.
+ */
+static bool start_cancelled(struct start_ctx *sc, const struct kc_api_container *c, bool init,
+                            const char *reason)
+{
+        if (!cancelled(sc->opts->ctx, sc->res))
+                return false;
+        report(sc, c, init, -ECANCELED, reason, "context canceled", -1);
+        return true;
+}
+
+/*
+ * How long the CrashLoopBackOff of @p c lasts from now: doBackOff's window
+ * runs from the newest exit (finished_at) for the key's backoff. -1 if
+ * unknown.
+ */
+static int64_t crash_loop_remaining(struct kc_backoff *b, const struct kc_api_pod *pod,
+                                    const struct kc_api_container *c,
+                                    const struct kc_pod_status *status)
+{
+        _cleanup_free_ char *key = NULL;
+        int64_t d, now, end;
+        size_t i;
+
+        for (i = 0; i < status->n_containers; i++)
+                if (kc__streq(status->containers[i].name, c->name) &&
+                    status->containers[i].state == KC_CONTAINER_STATE_EXITED)
+                        break;
+        if (i == status->n_containers)
+                return -1;
+        key = kc__backoff_key(pod, c);
+        if (!key || kc_backoff_get(b, key, &d) < 0)
+                return -1;
+        now = kc_clock_now(kc_backoff_clock(b));
+        if (__builtin_add_overflow(status->containers[i].finished_at, d, &end))
+                return -1;
+        return end > now ? end - now : 0;
+}
+
+/*
+ * The start closure of SyncPod: doBackOff, then startContainer
+ * (EnsureImageExists, CreateContainer, StartContainer). Returns false when
+ * cancelled; every outcome, success included, is reported.
+ */
+static bool start_one(struct start_ctx *sc, const struct kc_api_container *c, bool init)
+{
+        const struct kc_api_pod *pod = sc->pod;
+        struct kc_runtime_service *svc = sc->svc;
         const struct kc_container_status *cs;
-        _cleanup_free_ char *bo_msg = NULL, *log_path = NULL, *id = NULL;
+        _cleanup_free_ char *bo_msg = NULL, *log_path = NULL, *id = NULL, *image_ref = NULL,
+                            *image_msg = NULL;
         struct kc_runtime_error e = { 0 };
+        const char *image_reason = NULL;
+        int64_t retry_after = -1;
         char hash[17], restart[16];
         uint32_t attempt = 0;
         int r;
 
-        *failed = true;
-        if (backoff) {
-                r = kc_do_back_off(backoff, pod, c, status, 0, &bo_msg);
+        if (cancelled(sc->opts->ctx, sc->res))
+                return false; /* not attempted: nothing to report */
+
+        if (sc->opts->backoff) {
+                r = kc_do_back_off(sc->opts->backoff, pod, c, sc->status, 0, &bo_msg);
                 if (r == -EAGAIN) {
-                        result_fail(res, -EAGAIN, "%s: %s", KC_CRASH_LOOP_BACK_OFF_REASON,
-                                    str_or_empty(bo_msg));
+                        start_fail(sc, c, init, r, KC_CRASH_LOOP_BACK_OFF_REASON, bo_msg,
+                                   crash_loop_remaining(sc->opts->backoff, pod, c, sc->status));
                         return true;
                 }
                 if (r < 0) {
-                        result_fail(res, r, "failed to back off container %s: %s",
-                                    str_or_empty(c->name), strerror(-r));
+                        start_fail(sc, c, init, r, KC_CREATE_CONTAINER_CONFIG_ERROR_REASON,
+                                   strerror(-r), -1);
                         return true;
                 }
         }
 
-        cs = find_status(status, c->name);
+        r = kc_ensure_image_exists(*svc, sc->opts->image_backoff, pod, c, sc->sb_config, &image_ref,
+                                   &image_reason, &image_msg, &retry_after);
+        if (r < 0) {
+                start_fail(sc, c, init, r,
+                           image_reason ? image_reason : KC_ERR_IMAGE_INSPECT_REASON,
+                           image_msg ? image_msg : strerror(-r), retry_after);
+                return true;
+        }
+
+        cs = find_status(sc->status, c->name);
         if (cs)
                 attempt = (uint32_t)cs->restart_count + 1;
-        log_path = kc__strdup_printf("%s/%" PRIu32 ".log", str_or_empty(c->name), attempt);
+        log_path = kc_strdup_printf("%s/%" PRIu32 ".log", str_or_empty(c->name), attempt);
         if (!log_path) {
-                result_fail(res, -ENOMEM, "out of memory");
+                start_fail(sc, c, init, -ENOMEM, KC_CREATE_CONTAINER_CONFIG_ERROR_REASON,
+                           strerror(ENOMEM), -1);
                 return true;
         }
         snprintf(hash, sizeof(hash), "%" PRIx64, kc_container_spec_hash(c));
@@ -255,7 +352,8 @@ static bool start_one(struct kc_runtime_service *svc, const struct kc_api_pod *p
         };
         struct kc_container_config config = {
                 .metadata = { .name = c->name, .attempt = attempt },
-                .image = c->image,
+                .image = image_ref,
+                .user_specified_image = c->image,
                 .command = c->command,
                 .n_command = c->n_command,
                 .args = c->args,
@@ -267,40 +365,42 @@ static bool start_one(struct kc_runtime_service *svc, const struct kc_api_pod *p
                 .n_annotations = sizeof(annotations) / sizeof(annotations[0]),
         };
 
-        if (cancelled(ctx, res))
+        if (start_cancelled(sc, c, init, KC_CREATE_CONTAINER_ERROR_REASON))
                 return false;
-        r = svc->ops->create_container(svc->self, sandbox_id, &config, sb_config, &id, &e);
+        r = svc->ops->create_container(svc->self, sc->sandbox_id, &config, sc->sb_config, &id, &e);
         if (r < 0) {
-                result_fail(res, r,
-                            "failed to \"StartContainer\" for \"%s\" with CreateContainerError: %s",
-                            str_or_empty(c->name), e.message);
+                start_fail(sc, c, init, r, KC_CREATE_CONTAINER_ERROR_REASON, e.message, -1);
                 return true;
         }
-        if (cancelled(ctx, res))
+        if (start_cancelled(sc, c, init, KC_RUN_CONTAINER_ERROR_REASON))
                 return false;
         e = (struct kc_runtime_error){ 0 };
         r = svc->ops->start_container(svc->self, id, &e);
         if (r < 0) {
-                result_fail(res, r,
-                            "failed to \"StartContainer\" for \"%s\" with RunContainerError: %s",
-                            str_or_empty(c->name), e.message);
+                start_fail(sc, c, init, r, KC_RUN_CONTAINER_ERROR_REASON, e.message, -1);
                 return true;
         }
-        *failed = false;
+        kc_log_v(2,
+                 "Started %scontainer pod=\"%s/%s\" containerName=\"%s\" containerID=\"%s\" "
+                 "restartCount=%" PRIu32,
+                 init ? "init " : "", str_or_empty(pod->namespace), str_or_empty(pod->name),
+                 str_or_empty(c->name), id, attempt);
+        report(sc, c, init, 0, NULL, NULL, -1);
         return true;
 }
 
 static int sync_pod(struct kc_runtime_service *svc, const struct kc_api_pod *pod,
-                    const struct kc_pod_status *status, struct kc_backoff *backoff,
-                    struct kc_cancel *ctx, struct sp_result *res)
+                    const struct kc_pod_status *status, const struct kc_sync_pod_options *opts,
+                    struct sp_result *res)
 {
+        struct kc_cancel *ctx = opts->ctx;
         _cleanup_(kc_pod_actions_done) struct kc_pod_actions a = { 0 };
         _cleanup_free_ const char **cids = NULL, **sbids = NULL;
         _cleanup_free_ struct kc_label *sb_labels = NULL;
         _cleanup_free_ char *log_dir = NULL, *new_sb_id = NULL;
         struct kc_runtime_error e = { 0 };
+        struct start_ctx sc;
         const char *sandbox_id;
-        bool failed;
         size_t i, n;
         int r;
 
@@ -341,8 +441,8 @@ static int sync_pod(struct kc_runtime_service *svc, const struct kc_api_pod *pod
         }
 
         /* Step 4: create the sandbox. */
-        log_dir = kc__strdup_printf("/var/log/pods/%s_%s_%s", str_or_empty(pod->namespace),
-                                    str_or_empty(pod->name), str_or_empty(pod->uid));
+        log_dir = kc_strdup_printf("/var/log/pods/%s_%s_%s", str_or_empty(pod->namespace),
+                                   str_or_empty(pod->name), str_or_empty(pod->uid));
         sb_labels = calloc(pod->n_labels + 3, sizeof(*sb_labels));
         if (!log_dir || !sb_labels) {
                 result_fail(res, -ENOMEM, "out of memory");
@@ -390,39 +490,47 @@ static int sync_pod(struct kc_runtime_service *svc, const struct kc_api_pod *pod
                 return res->r; /* nothing to start in (no sandbox and none to create) */
 
         /* Step 6: the next init container, and nothing else this sync. */
+        sc = (struct start_ctx){
+                .svc = svc,
+                .pod = pod,
+                .status = status,
+                .opts = opts,
+                .sandbox_id = sandbox_id,
+                .sb_config = &sb_config,
+                .res = res,
+        };
         if (a.next_init_container_to_start >= 0) {
-                const struct kc_api_container *c =
-                        &pod->init_containers[a.next_init_container_to_start];
-
-                start_one(svc, pod, c, status, backoff, sandbox_id, &sb_config, ctx, res, &failed);
+                start_one(&sc, &pod->init_containers[a.next_init_container_to_start], true);
                 return res->r;
         }
 
         /* Step 8: the app containers; a failure (back-off included) does not stop the others. */
-        for (i = 0; i < a.n_containers_to_start; i++) {
-                const struct kc_api_container *c = &pod->containers[a.containers_to_start[i]];
-
-                if (!start_one(svc, pod, c, status, backoff, sandbox_id, &sb_config, ctx, res,
-                               &failed))
+        for (i = 0; i < a.n_containers_to_start; i++)
+                if (!start_one(&sc, &pod->containers[a.containers_to_start[i]], false))
                         return res->r;
-        }
         return res->r;
 }
 
 int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_api_pod *pod,
-                                const struct kc_pod_status *status, struct kc_backoff *backoff,
-                                struct kc_cancel *ctx, char **ret_err)
+                                const struct kc_pod_status *status,
+                                const struct kc_sync_pod_options *opts, char **ret_err)
 {
-        struct kc_runtime_service svc = kc_runtime_manager_service(m);
+        static const struct kc_sync_pod_options no_opts = { 0 };
+        struct kc_runtime_service svc;
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *empty = NULL;
         struct sp_result res = { 0 };
         int r;
 
         if (ret_err)
                 *ret_err = NULL;
-        if (!m || !svc.ops || !pod || !pod->uid)
+        if (!m || !pod || !pod->uid)
                 return -EINVAL;
-        if (cancelled(ctx, &res))
+        svc = kc_runtime_manager_service(m);
+        if (!svc.ops)
+                return -EINVAL;
+        if (!opts)
+                opts = &no_opts;
+        if (cancelled(opts->ctx, &res))
                 return result_finish(&res, ret_err);
         if (!status) {
                 r = kc_pod_status_new_default(pod->uid, &empty);
@@ -430,6 +538,6 @@ int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_ap
                         return r;
                 status = empty;
         }
-        sync_pod(&svc, pod, status, backoff, ctx, &res);
+        sync_pod(&svc, pod, status, opts, &res);
         return result_finish(&res, ret_err);
 }

@@ -8,6 +8,9 @@
  * with a deadline (`sleep N`) are advanced lazily, whenever a call looks at
  * the state, so a fake clock drives the sim deterministically.
  *
+ * Images live in their own store (name -> image, id -> image), untouched by
+ * kc_sim_set_pods: a pulled image stays pulled.
+ *
  * Two faces over the same state:
  * - the CRI-shaped kc_runtime_service (results packed in a per-call arena);
  * - the kubecontainer face (GetPods / GetPodStatus), like upstream's
@@ -26,7 +29,7 @@
 #include "../internal.h"
 
 #define SIM_VERSION "0.1.0"
-#define SIM_RUNTIME_NAME "cubelet-sim"
+#define SIM_RUNTIME_NAME "sim"
 #define SIM_API_VERSION "v1"
 #define SIM_EXIT_KILLED 137
 
@@ -49,6 +52,8 @@ enum sim_op {
         OP_REMOVE_CONTAINER,
         OP_LIST_CONTAINERS,
         OP_CONTAINER_STATUS,
+        OP_IMAGE_STATUS,
+        OP_PULL_IMAGE,
         _OP_MAX,
 };
 
@@ -68,6 +73,8 @@ static const char *const op_names[] = {
         [OP_REMOVE_CONTAINER] = "RemoveContainer",
         [OP_LIST_CONTAINERS] = "ListContainers",
         [OP_CONTAINER_STATUS] = "ContainerStatus",
+        [OP_IMAGE_STATUS] = "ImageStatus",
+        [OP_PULL_IMAGE] = "PullImage",
 };
 _Static_assert(KC_ELEMENTSOF(op_names) == _OP_MAX, "op_names must name every sim_op");
 
@@ -156,6 +163,15 @@ struct sim_fault {
         unsigned remaining;
 };
 
+/* A pulled image: one allocation with its strings. */
+struct sim_image {
+        const char *name;   /* the reference with the default tag applied: the store key */
+        const char *id;     /* "sha256:" + 64 hex: the id map key */
+        const char *digest; /* "<repository>@<id>" (RepoDigests) */
+        bool tagged;        /* name carries a tag (RepoTags), not only a digest */
+        uint64_t size;
+};
+
 struct status_count {
         uint64_t count;
         char uid[];
@@ -171,11 +187,19 @@ struct kc_sim {
         struct sim_fault **faults; /* FIFO */
         size_t n_faults;
 
+        struct kc_map *images;    /* name -> sim_image (owned) */
+        struct kc_map *image_ids; /* id -> sim_image (borrowed from images) */
+
         uint64_t op_counts[_OP_MAX];
         struct kc_map *status_counts; /* uid -> status_count (GetPodStatus) */
 
         struct kc_container *kscratch; /* kubecontainer-face build buffer */
         size_t kscratch_cap;
+
+        /* The conditions Status reports; "" reason/message when unset. */
+        bool network_ready;
+        char network_reason[64];
+        char network_message[256];
 };
 
 static void unlockp(pthread_mutex_t **l)
@@ -908,6 +932,7 @@ int kc_sim_new(struct kc_clock *clock, struct kc_sim **ret)
                 return -ENOMEM;
         s->clock = clock;
         s->next_ip = 2;
+        s->network_ready = true;
         r = state_init(&s->st);
         if (r < 0) {
                 free(s);
@@ -919,8 +944,17 @@ int kc_sim_new(struct kc_clock *clock, struct kc_sim **ret)
                 free(s);
                 return r;
         }
+        if (kc_map_new(&s->images) < 0 || kc_map_new(&s->image_ids) < 0) {
+                kc_map_free(s->images);
+                kc_map_free(s->status_counts);
+                state_done(&s->st);
+                free(s);
+                return -ENOMEM;
+        }
         r = -pthread_mutex_init(&s->lock, NULL);
         if (r < 0) {
+                kc_map_free(s->image_ids);
+                kc_map_free(s->images);
                 kc_map_free(s->status_counts);
                 state_done(&s->st);
                 free(s);
@@ -945,6 +979,11 @@ struct kc_sim *kc_sim_free(struct kc_sim *s)
         while (kc_map_next(s->status_counts, &iter, &key, &value))
                 free(value);
         kc_map_free(s->status_counts);
+        iter = 0;
+        while (kc_map_next(s->images, &iter, &key, &value))
+                free(value);
+        kc_map_free(s->images);
+        kc_map_free(s->image_ids);
         free(s->kscratch);
         pthread_mutex_destroy(&s->lock);
         free(s);
@@ -1455,6 +1494,155 @@ struct kc_pod_runtime kc_sim_pod_runtime(struct kc_sim *s)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Images                                                                     */
+
+#define IMAGE_ID_LEN (7 + 64) /* "sha256:" + 64 hex digits */
+
+/* FNV-1a 64 over @p s from a per-round basis, then a splitmix64 finish. Stable. */
+static uint64_t image_hash(const char *s, uint64_t round)
+{
+        uint64_t h = UINT64_C(14695981039346656037) ^ (round * UINT64_C(0x9e3779b97f4a7c15));
+
+        for (; *s; s++) {
+                h ^= (unsigned char)*s;
+                h *= UINT64_C(1099511628211);
+        }
+        h ^= h >> 30;
+        h *= UINT64_C(0xbf58476d1ce4e5b9);
+        h ^= h >> 27;
+        h *= UINT64_C(0x94d049bb133111eb);
+        h ^= h >> 31;
+        return h;
+}
+
+/* True when [s, s + n) contains @p needle. */
+static bool span_contains(const char *s, size_t n, const char *needle)
+{
+        size_t k = strlen(needle), i;
+
+        for (i = 0; k <= n && i <= n - k; i++)
+                if (memcmp(s + i, needle, k) == 0)
+                        return true;
+        return false;
+}
+
+/* A new, unlinked image record for @p name (a parsed reference with its default tag). */
+static struct sim_image *image_alloc(const char *name, const struct kc__image_ref *ref)
+{
+        size_t name_n = strlen(name) + 1, repo_n, digest_n;
+        struct sim_image *img;
+        char *p;
+        int i;
+
+        /* The repository: the name without tag and digest. */
+        repo_n = ref->tag_len      ? ref->tag_off - 1
+                 : ref->digest_len ? ref->digest_off - 1
+                                   : name_n - 1;
+        digest_n = repo_n + 1 + IMAGE_ID_LEN + 1;
+        img = calloc(1, sizeof(*img) + name_n + IMAGE_ID_LEN + 1 + digest_n);
+        if (!img)
+                return NULL;
+        p = (char *)(img + 1);
+        memcpy(p, name, name_n);
+        img->name = p;
+        p += name_n;
+        memcpy(p, "sha256:", 7);
+        for (i = 0; i < 4; i++)
+                snprintf(p + 7 + 16 * i, 17, "%016" PRIx64, image_hash(name, (uint64_t)i));
+        img->id = p;
+        p += IMAGE_ID_LEN + 1;
+        memcpy(p, name, repo_n);
+        p[repo_n] = '@';
+        memcpy(p + repo_n + 1, img->id, IMAGE_ID_LEN + 1);
+        img->digest = p;
+        img->tagged = ref->tag_len > 0;
+        /* 1 MiB to 201 MiB, stable per name. */
+        img->size = (UINT64_C(1) << 20) + image_hash(name, 4) % (UINT64_C(200) << 20);
+        return img;
+}
+
+/*
+ * The stored image for @p image (an id, or a reference: the default tag is
+ * applied), NULL when absent. -EINVAL for a malformed reference, -ENOMEM.
+ */
+static int image_lookup_locked(struct kc_sim *s, const char *image, struct sim_image **ret)
+{
+        _cleanup_free_ char *name = NULL;
+        struct sim_image *img;
+        int r;
+
+        img = kc_map_get(s->image_ids, image);
+        if (!img) {
+                r = kc_image_apply_default_tag(image, &name);
+                if (r < 0)
+                        return r;
+                img = kc_map_get(s->images, name);
+        }
+        *ret = img;
+        return 0;
+}
+
+/* Stores the image @p name (default tag applied) unless present; *ret is the stored one. */
+static int image_add_locked(struct kc_sim *s, const char *name, const struct kc__image_ref *ref,
+                            struct sim_image **ret)
+{
+        struct sim_image *img = kc_map_get(s->images, name);
+        int r;
+
+        if (!img) {
+                img = image_alloc(name, ref);
+                if (!img)
+                        return -ENOMEM;
+                r = kc_map_put(s->images, img->name, img);
+                if (r < 0) {
+                        free(img);
+                        return r;
+                }
+                r = kc_map_put(s->image_ids, img->id, img);
+                if (r < 0) {
+                        kc_map_remove(s->images, img->name);
+                        free(img);
+                        return r;
+                }
+        }
+        *ret = img;
+        return 0;
+}
+
+/* Parses @p image and applies the default tag: *ret_name (malloc'd) and its parse. */
+static int image_normalize(const char *image, char **ret_name, struct kc__image_ref *ret_ref)
+{
+        _cleanup_free_ char *name = NULL;
+        int r;
+
+        r = kc_image_apply_default_tag(image, &name);
+        if (r < 0)
+                return r;
+        r = kc__image_ref_parse(name, ret_ref, NULL);
+        if (r < 0)
+                return r;
+        *ret_name = TAKE_PTR(name);
+        return 0;
+}
+
+int kc_sim_add_image(struct kc_sim *s, const char *image)
+{
+        _cleanup_unlock_ pthread_mutex_t *l = NULL;
+        _cleanup_free_ char *name = NULL;
+        struct kc__image_ref ref;
+        struct sim_image *img;
+        int r;
+
+        if (!s || !image)
+                return -EINVAL;
+        r = image_normalize(image, &name, &ref);
+        if (r < 0)
+                return r;
+        l = sim_lock(s);
+        return image_add_locked(s, name, &ref, &img);
+}
+
+/* ------------------------------------------------------------------------ */
 /* CRI face                                                                   */
 
 static int not_found(struct kc_runtime_error *err, const char *what, const char *id)
@@ -1466,6 +1654,17 @@ static int not_found(struct kc_runtime_error *err, const char *what, const char 
 static int oom(struct kc_runtime_error *err)
 {
         return kc_runtime_error_set(err, -ENOMEM, KC_RUNTIME_INTERNAL, "out of memory");
+}
+
+/* @p image did not parse (@p r < 0): out of memory, or what containerd says of a bad reference. */
+static int image_parse_error(struct kc_runtime_error *err, int r, const char *image)
+{
+        if (r == -ENOMEM)
+                return oom(err);
+        return kc_runtime_error_set(err, r, KC_RUNTIME_INVALID_ARGUMENT,
+                                    "failed to parse image reference \"%s\": invalid "
+                                    "reference format",
+                                    image);
 }
 
 static int sim_version(void *self, struct kc_version_result *ret, struct kc_runtime_error *err)
@@ -1508,7 +1707,13 @@ static int sim_status(void *self, struct kc_runtime_status_result *ret,
         if (!c)
                 return oom(err);
         c[0] = (struct kc_runtime_condition){ .type = "RuntimeReady", .status = true };
-        c[1] = (struct kc_runtime_condition){ .type = "NetworkReady", .status = true };
+        c[1] = (struct kc_runtime_condition){ .type = "NetworkReady", .status = s->network_ready };
+        if (!s->network_ready) {
+                c[1].reason = kc_arena_strdup(a, s->network_reason);
+                c[1].message = kc_arena_strdup(a, s->network_message);
+                if (!c[1].reason || !c[1].message)
+                        return oom(err);
+        }
         *ret = (struct kc_runtime_status_result){
                 .conditions = c,
                 .n_conditions = 2,
@@ -1785,6 +1990,7 @@ static int sim_create_container(void *self, const char *pod_sandbox_id,
         _cleanup_free_ char *id_copy = NULL;
         struct sim_container *c;
         struct sim_sandbox *sb;
+        struct sim_image *img = NULL;
         char id[24];
         int r;
 
@@ -1808,6 +2014,16 @@ static int sim_create_container(void *self, const char *pod_sandbox_id,
                                 err, -EEXIST, KC_RUNTIME_ALREADY_EXISTS,
                                 "container name \"%s\" attempt %u is reserved for %s",
                                 config->metadata.name, config->metadata.attempt, c->v.id);
+        /* As a real runtime: the image must have been pulled. */
+        if (!config->image)
+                return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
+                                            "container config image is required");
+        r = image_lookup_locked(s, config->image, &img);
+        if (r == -ENOMEM)
+                return oom(err);
+        if (!img)
+                return kc_runtime_error_set(err, -ENOENT, KC_RUNTIME_NOT_FOUND,
+                                            "failed to get image \"%s\": not found", config->image);
 
         new_id_locked(s, id);
         id_copy = strdup(id);
@@ -1818,8 +2034,9 @@ static int sim_create_container(void *self, const char *pod_sandbox_id,
                         .id = id,
                         .pod_sandbox_id = sb->v.id,
                         .metadata = config->metadata,
-                        .image = config->image,
-                        .image_ref = config->image,
+                        .image = config->user_specified_image ? config->user_specified_image
+                                                              : config->image,
+                        .image_ref = img->id,
                         .state = KC_CONTAINER_STATE_CREATED,
                         .created_at = kc_clock_now(s->clock),
                         .labels = config->labels,
@@ -2010,6 +2227,97 @@ static int sim_container_status(void *self, const char *id, struct kc_container_
         return 0;
 }
 
+static int sim_image_status(void *self, const char *image, struct kc_image_status_result *ret,
+                            struct kc_runtime_error *err)
+{
+        struct kc_sim *s = self;
+        _cleanup_unlock_ pthread_mutex_t *l = sim_lock(s);
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct sim_image *img = NULL;
+        const char **tags = NULL, **digests;
+        const char *id;
+        int r;
+
+        r = enter_locked(s, OP_IMAGE_STATUS, image, err);
+        if (r < 0)
+                return r;
+        if (!image || !ret)
+                return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
+                                            "image is required");
+        r = image_lookup_locked(s, image, &img);
+        if (r < 0)
+                return image_parse_error(err, r, image);
+        if (!img) {
+                /* CRI: a nil image, not an error. */
+                *ret = (struct kc_image_status_result){ .found = false };
+                return 0;
+        }
+        if (kc_arena_new(&a) < 0)
+                return oom(err);
+        id = kc_arena_strdup(a, img->id);
+        digests = kc_arena_alloc(a, sizeof(*digests));
+        if (img->tagged)
+                tags = kc_arena_alloc(a, sizeof(*tags));
+        if (!id || !digests || (img->tagged && !tags))
+                return oom(err);
+        digests[0] = kc_arena_strdup(a, img->digest);
+        if (tags)
+                tags[0] = kc_arena_strdup(a, img->name);
+        if (!digests[0] || (tags && !tags[0]))
+                return oom(err);
+        *ret = (struct kc_image_status_result){
+                .found = true,
+                .image = {
+                        .id = id,
+                        .repo_tags = tags,
+                        .n_repo_tags = tags ? 1 : 0,
+                        .repo_digests = digests,
+                        .n_repo_digests = 1,
+                        .size = img->size,
+                },
+                .arena = TAKE_PTR(a),
+        };
+        return 0;
+}
+
+static int sim_pull_image(void *self, const char *image,
+                          const struct kc_pod_sandbox_config *sandbox_config, char **ret_image_ref,
+                          struct kc_runtime_error *err)
+{
+        struct kc_sim *s = self;
+        _cleanup_unlock_ pthread_mutex_t *l = sim_lock(s);
+        _cleanup_free_ char *name = NULL, *ref_copy = NULL;
+        struct kc__image_ref ref;
+        struct sim_image *img;
+        int r;
+
+        (void)sandbox_config;
+        r = enter_locked(s, OP_PULL_IMAGE, image, err);
+        if (r < 0)
+                return r;
+        if (!image || !ret_image_ref)
+                return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
+                                            "image is required");
+        r = image_normalize(image, &name, &ref);
+        if (r < 0)
+                return image_parse_error(err, r, image);
+        /* The registry has no such repository: what containerd reports. */
+        if (span_contains(name + ref.path_off, ref.path_len, "doesnotexist") ||
+            span_contains(name + ref.path_off, ref.path_len, "invalid"))
+                return kc_runtime_error_set(err, -ENOENT, KC_RUNTIME_NOT_FOUND,
+                                            "failed to pull and unpack image \"%s\": failed to "
+                                            "resolve reference \"%s\": %s: not found",
+                                            name, name, name);
+        r = image_add_locked(s, name, &ref, &img);
+        if (r < 0)
+                return oom(err);
+        ref_copy = strdup(img->id);
+        if (!ref_copy)
+                return oom(err);
+        *ret_image_ref = TAKE_PTR(ref_copy);
+        return 0;
+}
+
 static const struct kc_runtime_service_ops sim_service_ops = {
         .version = sim_version,
         .status = sim_status,
@@ -2024,7 +2332,22 @@ static const struct kc_runtime_service_ops sim_service_ops = {
         .remove_container = sim_remove_container,
         .list_containers = sim_list_containers,
         .container_status = sim_container_status,
+        .image_status = sim_image_status,
+        .pull_image = sim_pull_image,
 };
+
+int kc_sim_set_network_ready(struct kc_sim *s, bool ready, const char *reason, const char *message)
+{
+        _cleanup_unlock_ pthread_mutex_t *l = NULL;
+
+        if (!s)
+                return -EINVAL;
+        l = sim_lock(s);
+        s->network_ready = ready;
+        snprintf(s->network_reason, sizeof(s->network_reason), "%s", reason ? reason : "");
+        snprintf(s->network_message, sizeof(s->network_message), "%s", message ? message : "");
+        return 0;
+}
 
 struct kc_runtime_service kc_sim_service(struct kc_sim *s)
 {

@@ -214,8 +214,10 @@ static int maybe_sleep(struct slot *s, struct kc_cancel *ctx)
 
 static int f_sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type t,
                       struct kc_api_pod *pod, struct kc_api_pod *mirror,
-                      struct kc_pod_status *status, bool *ret_is_terminal, char **ret_err)
+                      struct kc_pod_status *status, bool *ret_is_terminal,
+                      int64_t *ret_requeue_after_ns, char **ret_err)
 {
+        (void)ret_requeue_after_ns;
         struct slot *s = slot_of(pod ? pod->uid : NULL, "SyncPod");
         uint64_t gen, prev;
         int r;

@@ -118,6 +118,49 @@ static void test_backoff_window_boundary(void **state)
         assert_false(kc_backoff_is_in_backoff_since(f->b, "k", t));
 }
 
+/* IsInBackOffSinceUpdate: the window runs from the last Next(), whatever the event time was. */
+static void test_backoff_since_update(void **state)
+{
+        struct fixture *f = *state;
+        int64_t t;
+
+        int64_t last = 42;
+
+        assert_ptr_equal(kc_backoff_clock(f->b), f->clk);
+        assert_null(kc_backoff_clock(NULL));
+        assert_int_equal(kc_backoff_last_update(f->b, "img", &last), -ENOENT);
+        assert_int_equal(kc_backoff_last_update(NULL, "img", &last), -EINVAL);
+        assert_int_equal(last, 42);
+        assert_false(kc_backoff_is_in_backoff_since_update(f->b, "img", kc_clock_now(f->clk)));
+        assert_false(kc_backoff_is_in_backoff_since_update(NULL, "img", 0));
+        assert_false(kc_backoff_is_in_backoff_since_update(f->b, NULL, 0));
+
+        /* An old event time does not matter: last_update is now. */
+        assert_int_equal(kc_backoff_next(f->b, "img", T0 - 100 * SEC), 0);
+        t = kc_clock_now(f->clk);
+        assert_int_equal(kc_backoff_last_update(f->b, "img", &last), 0);
+        assert_int_equal(last, t);
+        assert_true(kc_backoff_is_in_backoff_since_update(f->b, "img", t));
+        assert_int_equal(kc_fake_clock_advance(f->clk, INITIAL - 1), 0);
+        assert_true(kc_backoff_is_in_backoff_since_update(f->b, "img", kc_clock_now(f->clk)));
+        assert_int_equal(kc_fake_clock_advance(f->clk, 1), 0);
+        assert_false(kc_backoff_is_in_backoff_since_update(f->b, "img", kc_clock_now(f->clk)));
+
+        /* Second failure: 20 s from its own update. */
+        assert_int_equal(kc_backoff_next(f->b, "img", kc_clock_now(f->clk)), 0);
+        assert_int_equal(kc_backoff_last_update(f->b, "img", &last), 0);
+        assert_int_equal(last, t + INITIAL);
+        assert_int_equal(kc_fake_clock_advance(f->clk, 19 * SEC), 0);
+        assert_true(kc_backoff_is_in_backoff_since_update(f->b, "img", kc_clock_now(f->clk)));
+        assert_int_equal(kc_fake_clock_advance(f->clk, SEC), 0);
+        assert_false(kc_backoff_is_in_backoff_since_update(f->b, "img", kc_clock_now(f->clk)));
+
+        /* Expired (event more than 600 s after the update): not in backoff. */
+        t = kc_clock_now(f->clk);
+        assert_int_equal(kc_backoff_next(f->b, "img", t), 0);
+        assert_false(kc_backoff_is_in_backoff_since_update(f->b, "img", t + 600 * SEC + 1));
+}
+
 static void test_backoff_reset_after_600s_idle(void **state)
 {
         struct fixture *f = *state;
@@ -291,6 +334,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_backoff_invalid, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_backoff_crash_loop_delays, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_backoff_window_boundary, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_backoff_since_update, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_backoff_reset_after_600s_idle, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_backoff_expiry_parameter, setup, teardown),

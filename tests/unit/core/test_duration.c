@@ -61,11 +61,64 @@ static void test_duration_fits(void **state)
         assert_true(strlen(buf) < KC_DURATION_MAX);
 }
 
+/* Every formatted duration parses back (INT64_MIN excepted: its magnitude overflows). */
+static void test_parse_round_trip(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < KC_ELEMENTSOF(cases); i++) {
+                int64_t v = 42;
+
+                if (cases[i].ns == INT64_MIN)
+                        continue;
+                assert_int_equal(kc_parse_duration(cases[i].want, &v), 0);
+                assert_int_equal(v, cases[i].ns);
+        }
+}
+
+static void test_parse_forms(void **state)
+{
+        static const struct {
+                const char *in;
+                int64_t ns;
+        } ok[] = {
+                { "0", 0 },
+                { "+5s", 5 * KC_NSEC_PER_SEC },
+                { "1.5h", 90 * KC_NSEC_PER_MIN },
+                { "2h45m", 165 * KC_NSEC_PER_MIN },
+                { "300ms", 300 * KC_NSEC_PER_MSEC },
+                { "1us", 1000 },
+                { "1\xce\xbcs", 1000 },
+                { ".5s", 500 * KC_NSEC_PER_MSEC },
+                { "1.s", KC_NSEC_PER_SEC },
+                { "1m1m", 2 * KC_NSEC_PER_MIN },
+                { "0.0000000019s", 1 }, /* extra digits are dropped, not rounded up */
+        };
+        static const char *const bad[] = { "",    "-",  "s",   "1",   "1x",
+                                           "1.5", ".s", "1 s", "1s ", "--1s" };
+        int64_t v;
+
+        (void)state;
+        for (size_t i = 0; i < KC_ELEMENTSOF(ok); i++) {
+                assert_int_equal(kc_parse_duration(ok[i].in, &v), 0);
+                assert_int_equal(v, ok[i].ns);
+        }
+        for (size_t i = 0; i < KC_ELEMENTSOF(bad); i++) {
+                v = 7;
+                assert_int_equal(kc_parse_duration(bad[i], &v), -EINVAL);
+                assert_int_equal(v, 7); /* untouched on failure */
+        }
+        assert_int_equal(kc_parse_duration("2562048h", &v), -ERANGE);
+        assert_int_equal(kc_parse_duration("99999999999999999999999s", &v), -ERANGE);
+        assert_int_equal(kc_parse_duration(NULL, &v), -EINVAL);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_duration_table),
                 cmocka_unit_test(test_duration_fits),
+                cmocka_unit_test(test_parse_round_trip),
+                cmocka_unit_test(test_parse_forms),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,8 +70,10 @@ static int journal_count(struct journal *j, const char *needle)
 
 static int s_sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type t,
                       struct kc_api_pod *pod, struct kc_api_pod *mirror,
-                      struct kc_pod_status *status, bool *ret_is_terminal, char **ret_err)
+                      struct kc_pod_status *status, bool *ret_is_terminal,
+                      int64_t *ret_requeue_after_ns, char **ret_err)
 {
+        (void)ret_requeue_after_ns;
         (void)ctx, (void)mirror, (void)status, (void)ret_err;
         *ret_is_terminal = false;
         journal_add(ud, "sync_pod(%s,%s)", pod->uid, kc_sync_pod_type_to_string(t));

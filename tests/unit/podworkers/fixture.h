@@ -59,7 +59,8 @@ struct fake {
         char gate_sync_uid[64];         /* SyncPod blocks until gate triggered */
         char block_terminating_uid[64]; /* SyncTerminatingPod blocks until release */
         struct kc_cancel *gate, *release;
-        char next_error[128]; /* returned once by the next SyncPod */
+        char next_error[128];       /* returned once by the next SyncPod */
+        int64_t next_requeue_after; /* with next_error, when > 0: the back-off's end */
         /* concurrency accounting */
         char inflight_uid[256][64];
         int inflight_n[256];
@@ -137,12 +138,14 @@ static inline void mark_entered(struct fake *f)
 
 static inline int fake_sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type t,
                                 struct kc_api_pod *pod, struct kc_api_pod *mirror,
-                                struct kc_pod_status *status, bool *ret_is_terminal, char **ret_err)
+                                struct kc_pod_status *status, bool *ret_is_terminal,
+                                int64_t *ret_requeue_after_ns, char **ret_err)
 {
         struct fake *f = ud;
         int r = 0;
         bool terminal = false;
         char err[128] = "";
+        int64_t requeue_after = 0;
 
         (void)mirror;
         enter(f, pod->uid);
@@ -153,6 +156,8 @@ static inline int fake_sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_po
         if (f->next_error[0]) {
                 snprintf(err, sizeof(err), "%s", f->next_error);
                 f->next_error[0] = '\0';
+                requeue_after = f->next_requeue_after;
+                f->next_requeue_after = 0;
         }
         bool block = strcmp(f->block_sync_uid, pod->uid) == 0;
         bool gate = strcmp(f->gate_sync_uid, pod->uid) == 0;
@@ -169,6 +174,8 @@ static inline int fake_sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_po
         if (r == 0 && err[0]) {
                 r = -EIO;
                 *ret_err = strdup(err);
+                if (requeue_after > 0)
+                        *ret_requeue_after_ns = requeue_after;
         }
         if (r == 0)
                 *ret_is_terminal = terminal;

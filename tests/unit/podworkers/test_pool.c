@@ -301,6 +301,13 @@ static void test_requeue_delays(void **state)
         fake_unlock(&fx->fake);
         update_new(fx, KC_SYNC_POD_SYNC, "q", "ns", "q", false);
         drain(fx);
+        /* a back-off that ends in 3 s: exactly 3 s, no jitter (D10) */
+        fake_lock(&fx->fake);
+        snprintf(fx->fake.next_error, sizeof(fx->fake.next_error), "CrashLoopBackOff: back-off");
+        fx->fake.next_requeue_after = 3 * SEC;
+        fake_unlock(&fx->fake);
+        update_new(fx, KC_SYNC_POD_SYNC, "q", "ns", "q", false);
+        drain(fx);
         /* phase transition: 0 (sync terminal, then terminating); terminated: nothing */
         fake_lock(&fx->fake);
         snprintf(fx->fake.terminal_uid[0], 64, "q");
@@ -309,13 +316,14 @@ static void test_requeue_delays(void **state)
         drain(fx);
 
         fake_lock(&fx->fake);
-        assert_int_equal(fx->fake.n_queue, 5);
+        assert_int_equal(fx->fake.n_queue, 6);
         assert_int_equal(fx->fake.queue[0].delay, 75 * SEC);
         assert_int_equal(fx->fake.queue[1].delay, 1250 * KC_NSEC_PER_MSEC);
         assert_int_equal(fx->fake.queue[2].delay, 12500 * KC_NSEC_PER_MSEC);
-        assert_int_equal(fx->fake.queue[3].delay, 0);
+        assert_int_equal(fx->fake.queue[3].delay, 3 * SEC);
         assert_int_equal(fx->fake.queue[4].delay, 0);
-        for (size_t i = 0; i < 5; i++)
+        assert_int_equal(fx->fake.queue[5].delay, 0);
+        for (size_t i = 0; i < 6; i++)
                 assert_string_equal(fx->fake.queue[i].uid, "q");
         fake_unlock(&fx->fake);
         fixture_free(fx);

@@ -10,10 +10,9 @@
 #include <cmocka.h>
 #include <pthread.h>
 
+#include "fixture.h"
 #include "internal.h"
 #include "kc_runtime.h"
-
-#define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 
 struct fixture {
         struct kc_clock *clock;
@@ -28,8 +27,7 @@ static int setup(void **state)
         struct fixture *f = calloc(1, sizeof(*f));
 
         assert_non_null(f);
-        assert_int_equal(kc_fake_clock_new(&f->clock, T0), 0);
-        assert_int_equal(kc_sim_new(f->clock, &f->sim), 0);
+        sim_env_new(&f->clock, &f->sim, "busybox");
         f->svc = kc_sim_service(f->sim);
         assert_int_equal(kc_runtime_manager_new(f->svc, f->clock, &f->mgr), 0);
         f->sim_pr = kc_sim_pod_runtime(f->sim);
@@ -43,8 +41,7 @@ static int teardown(void **state)
         struct fixture *f = *state;
 
         kc_runtime_manager_free(f->mgr);
-        kc_sim_free(f->sim);
-        kc_clock_free(f->clock);
+        sim_env_free(f->clock, f->sim);
         free(f);
         return 0;
 }

@@ -9,9 +9,8 @@
 #include <cmocka.h>
 #include <pthread.h>
 
+#include "fixture.h"
 #include "kc_runtime.h"
-
-#define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 
 struct fixture {
         struct kc_clock *clock;
@@ -25,8 +24,7 @@ static int setup(void **state)
         struct fixture *f = calloc(1, sizeof(*f));
 
         assert_non_null(f);
-        assert_int_equal(kc_fake_clock_new(&f->clock, T0), 0);
-        assert_int_equal(kc_sim_new(f->clock, &f->sim), 0);
+        sim_env_new(&f->clock, &f->sim, "busybox");
         f->pr = kc_sim_pod_runtime(f->sim);
         f->svc = kc_sim_service(f->sim);
         *state = f;
@@ -37,8 +35,7 @@ static int teardown(void **state)
 {
         struct fixture *f = *state;
 
-        kc_sim_free(f->sim);
-        kc_clock_free(f->clock);
+        sim_env_free(f->clock, f->sim);
         free(f);
         return 0;
 }
@@ -367,7 +364,7 @@ static void test_cri_version_status(void **state)
         struct kc_runtime_status_result st = { 0 };
 
         assert_int_equal(f->svc.ops->version(f->svc.self, &v, NULL), 0);
-        assert_string_equal(v.runtime_name, "cubelet-sim");
+        assert_string_equal(v.runtime_name, "sim");
         kc_runtime_result_done(&v);
         assert_int_equal(f->svc.ops->status(f->svc.self, &st, NULL), 0);
         assert_int_equal(st.n_conditions, 2);
@@ -778,6 +775,217 @@ static void test_threads(void **state)
         }
 }
 
+/* ---- Images ------------------------------------------------------------ */
+
+static void assert_image_id(const char *id)
+{
+        size_t i;
+
+        assert_non_null(id);
+        assert_int_equal(strlen(id), 7 + 64);
+        assert_memory_equal(id, "sha256:", 7);
+        for (i = 7; i < 7 + 64; i++)
+                assert_non_null(strchr("0123456789abcdef", id[i]));
+}
+
+static void test_image_store(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_image_status_result st = { 0 };
+        struct kc_runtime_error err = { 0 };
+        struct kc_sim *other = NULL;
+        struct kc_runtime_service osvc;
+        char *ref = NULL, *ref2 = NULL, *id;
+
+        /* Missing: success with no image, as CRI's nil image. */
+        assert_int_equal(f->svc.ops->image_status(f->svc.self, "nginx:1.25", &st, &err), 0);
+        assert_false(st.found);
+        assert_null(st.image.id);
+        kc_runtime_result_done(&st);
+
+        /* Preloaded "busybox" is "busybox:latest"; found by either name and by id. */
+        assert_int_equal(f->svc.ops->image_status(f->svc.self, "busybox:latest", &st, &err), 0);
+        assert_true(st.found);
+        assert_image_id(st.image.id);
+        assert_int_equal(st.image.n_repo_tags, 1);
+        assert_string_equal(st.image.repo_tags[0], "busybox:latest");
+        assert_int_equal(st.image.n_repo_digests, 1);
+        assert_int_equal(strncmp(st.image.repo_digests[0], "busybox@sha256:", 15), 0);
+        assert_string_equal(st.image.repo_digests[0] + 8, st.image.id);
+        assert_true(st.image.size >= (1u << 20));
+        id = strdup(st.image.id);
+        kc_runtime_result_done(&st);
+        assert_int_equal(f->svc.ops->image_status(f->svc.self, id, &st, &err), 0);
+        assert_true(st.found);
+        assert_string_equal(st.image.id, id);
+        kc_runtime_result_done(&st);
+        assert_int_equal(f->svc.ops->image_status(f->svc.self, "busybox", &st, &err), 0);
+        assert_true(st.found);
+        kc_runtime_result_done(&st);
+
+        /* Pull: instant, the id is stable (another sim computes the same one). */
+        assert_int_equal(f->svc.ops->pull_image(f->svc.self, "nginx:1.25", NULL, &ref, &err), 0);
+        assert_image_id(ref);
+        assert_string_not_equal(ref, id);
+        assert_int_equal(f->svc.ops->image_status(f->svc.self, "nginx:1.25", &st, &err), 0);
+        assert_true(st.found);
+        assert_string_equal(st.image.id, ref);
+        kc_runtime_result_done(&st);
+        assert_int_equal(kc_sim_new(f->clock, &other), 0);
+        osvc = kc_sim_service(other);
+        assert_int_equal(osvc.ops->pull_image(osvc.self, "nginx:1.25", NULL, &ref2, &err), 0);
+        assert_string_equal(ref2, ref);
+        free(ref2);
+        ref2 = NULL;
+        assert_int_equal(osvc.ops->pull_image(osvc.self, "busybox", NULL, &ref2, &err), 0);
+        assert_string_equal(ref2, id); /* "busybox" pulls "busybox:latest" */
+        free(ref2);
+        ref2 = NULL;
+        kc_sim_free(other);
+
+        /* A digest reference has no tag. */
+        assert_int_equal(f->svc.ops->pull_image(f->svc.self,
+                                                "quay.io/team/app@sha256:"
+                                                "0123456789abcdef0123456789abcdef"
+                                                "0123456789abcdef0123456789abcdef",
+                                                NULL, &ref2, &err),
+                         0);
+        assert_int_equal(f->svc.ops->image_status(f->svc.self, ref2, &st, &err), 0);
+        assert_true(st.found);
+        assert_int_equal(st.image.n_repo_tags, 0);
+        assert_int_equal(strncmp(st.image.repo_digests[0], "quay.io/team/app@sha256:", 24), 0);
+        kc_runtime_result_done(&st);
+        free(ref2);
+        ref2 = NULL;
+
+        /* Unknown repositories: NOT_FOUND with containerd's message; nothing stored. */
+        assert_int_equal(f->svc.ops->pull_image(f->svc.self, "doesnotexist:1", NULL, &ref2, &err),
+                         -ENOENT);
+        assert_null(ref2);
+        assert_int_equal(err.code, KC_RUNTIME_NOT_FOUND);
+        assert_string_equal(err.message,
+                            "failed to pull and unpack image \"doesnotexist:1\": failed to resolve "
+                            "reference \"doesnotexist:1\": doesnotexist:1: not found");
+        assert_int_equal(f->svc.ops->pull_image(f->svc.self, "example.com/team/invalid-image", NULL,
+                                                &ref2, &err),
+                         -ENOENT);
+        assert_non_null(strstr(err.message, "example.com/team/invalid-image:latest: not found"));
+        assert_int_equal(f->svc.ops->image_status(f->svc.self, "doesnotexist:1", &st, &err), 0);
+        assert_false(st.found);
+        kc_runtime_result_done(&st);
+        /* Only the repository path counts, not the registry. */
+        assert_int_equal(
+                f->svc.ops->pull_image(f->svc.self, "invalid.example.com/app:1", NULL, &ref2, &err),
+                0);
+        free(ref2);
+        ref2 = NULL;
+
+        /* Malformed references. */
+        assert_int_equal(f->svc.ops->pull_image(f->svc.self, "Busy Box", NULL, &ref2, &err),
+                         -EINVAL);
+        assert_int_equal(err.code, KC_RUNTIME_INVALID_ARGUMENT);
+        assert_int_equal(f->svc.ops->image_status(f->svc.self, "", &st, &err), -EINVAL);
+        assert_int_equal(kc_sim_add_image(f->sim, "library/BusyBox"), -EINVAL);
+        assert_int_equal(kc_sim_add_image(f->sim, NULL), -EINVAL);
+        assert_int_equal(kc_sim_add_image(NULL, "busybox"), -EINVAL);
+        /* kc_sim_add_image is not subject to the "doesnotexist" rule. */
+        assert_int_equal(kc_sim_add_image(f->sim, "doesnotexist:2"), 0);
+        assert_int_equal(f->svc.ops->image_status(f->svc.self, "doesnotexist:2", &st, &err), 0);
+        assert_true(st.found);
+        kc_runtime_result_done(&st);
+
+        free(ref);
+        free(id);
+}
+
+static void test_image_faults_and_counts(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_image_status_result st = { 0 };
+        struct kc_runtime_error err = { 0 };
+        uint64_t status0, pull0;
+        char *ref = NULL;
+
+        /* kc_sim_add_image in setup counted nothing. */
+        assert_int_equal(sim_op_count(f->sim, "ImageStatus"), 0);
+        assert_int_equal(sim_op_count(f->sim, "PullImage"), 0);
+
+        assert_int_equal(kc_sim_inject_fault(f->sim, "PullImage", "nginx:1", "registry down", 1),
+                         0);
+        assert_int_equal(kc_sim_inject_fault(f->sim, "ImageStatus", NULL, "disk error", 2), 0);
+        /* A fault keyed to another image does not fire. */
+        assert_int_equal(f->svc.ops->pull_image(f->svc.self, "redis:7", NULL, &ref, &err), 0);
+        free(ref);
+        ref = NULL;
+        assert_int_equal(f->svc.ops->pull_image(f->svc.self, "nginx:1", NULL, &ref, &err), -EIO);
+        assert_null(ref);
+        assert_int_equal(err.code, KC_RUNTIME_UNKNOWN);
+        assert_string_equal(err.message, "registry down");
+        assert_int_equal(f->svc.ops->pull_image(f->svc.self, "nginx:1", NULL, &ref, &err), 0);
+        free(ref);
+        ref = NULL;
+        for (int i = 0; i < 2; i++) {
+                assert_int_equal(f->svc.ops->image_status(f->svc.self, "nginx:1", &st, &err), -EIO);
+                assert_string_equal(err.message, "disk error");
+        }
+        assert_int_equal(f->svc.ops->image_status(f->svc.self, "nginx:1", &st, &err), 0);
+        assert_true(st.found);
+        kc_runtime_result_done(&st);
+
+        /* Failed calls count too. */
+        status0 = sim_op_count(f->sim, "ImageStatus");
+        pull0 = sim_op_count(f->sim, "PullImage");
+        assert_int_equal(status0, 3);
+        assert_int_equal(pull0, 3);
+}
+
+static void test_create_needs_image(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_container_status_result cr = { 0 };
+        struct kc_image_status_result st = { 0 };
+        struct kc_container_config cfg = { .metadata = { .name = "app" }, .image = "nginx:1" };
+        char *sb, *id = NULL, *ref = NULL;
+
+        sb = run_sandbox(f, "u1", "pod", false);
+        assert_int_equal(f->svc.ops->create_container(f->svc.self, sb, &cfg, NULL, &id, &err),
+                         -ENOENT);
+        assert_int_equal(err.code, KC_RUNTIME_NOT_FOUND);
+        assert_string_equal(err.message, "failed to get image \"nginx:1\": not found");
+        assert_null(id);
+        cfg.image = NULL;
+        assert_int_equal(f->svc.ops->create_container(f->svc.self, sb, &cfg, NULL, &id, &err),
+                         -EINVAL);
+        assert_int_equal(err.code, KC_RUNTIME_INVALID_ARGUMENT);
+
+        /* As kubelet: ImageSpec.image is the ref, user_specified_image the spec's name. */
+        assert_int_equal(f->svc.ops->pull_image(f->svc.self, "nginx:1", NULL, &ref, &err), 0);
+        cfg.image = ref;
+        cfg.user_specified_image = "nginx:1";
+        assert_int_equal(f->svc.ops->create_container(f->svc.self, sb, &cfg, NULL, &id, &err), 0);
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, id, &cr, &err), 0);
+        assert_string_equal(cr.status.image, "nginx:1");
+        assert_string_equal(cr.status.image_ref, ref);
+        kc_runtime_result_done(&cr);
+        free(id);
+        id = NULL;
+
+        /* By name without user_specified_image: image as given, image_ref the id. */
+        cfg = (struct kc_container_config){ .metadata = { .name = "side" }, .image = "busybox" };
+        assert_int_equal(f->svc.ops->create_container(f->svc.self, sb, &cfg, NULL, &id, &err), 0);
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, id, &cr, &err), 0);
+        assert_string_equal(cr.status.image, "busybox");
+        assert_int_equal(f->svc.ops->image_status(f->svc.self, "busybox", &st, &err), 0);
+        assert_string_equal(cr.status.image_ref, st.image.id);
+        kc_runtime_result_done(&st);
+        kc_runtime_result_done(&cr);
+
+        free(id);
+        free(ref);
+        free(sb);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -791,6 +999,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_busybox_commands, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_set_pods_through_cri, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_image_store, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_image_faults_and_counts, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_create_needs_image, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

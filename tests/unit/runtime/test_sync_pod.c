@@ -2,7 +2,8 @@
 /*
  * SyncPod and KillPod (runtime/sync_pod.c) over the simulated runtime's
  * service face, through a thin recording wrapper that notes the
- * StopContainer timeouts (the sim ignores them).
+ * StopContainer timeouts (the sim ignores them). F-SYNC-02, F-SYNC-03,
+ * F-BO-03, and the image pull path of startContainer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,11 +15,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "fixture.h"
 #include "internal.h"
 #include "kc_runtime.h"
-
-#define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
-#define SEC KC_NSEC_PER_SEC
 
 struct fixture {
         struct kc_clock *clock;
@@ -28,9 +27,79 @@ struct fixture {
         struct kc_runtime_service svc; /* recording wrapper */
         struct kc_runtime_manager *mgr;
         struct kc_backoff *backoff;
+        struct kc_backoff *image_backoff;
+        struct kc_sync_pod_options opts;
         int64_t stop_timeouts[16];
         size_t n_stops;
+        struct rec_result {
+                char name[32];
+                bool init;
+                int r;
+                char reason[48];
+                char message[256];
+                bool has_reason, has_message;
+                int64_t retry_after;
+        } results[32];
+        size_t n_results;
+        struct kc_cancel *cancel_on_pull; /* triggered by PullImage, to cut a start short */
 };
+
+static void on_start_result(void *userdata, const struct kc_start_result *res)
+{
+        struct fixture *f = userdata;
+        struct rec_result *o;
+
+        assert_non_null(res->container_name);
+        if (f->n_results == KC_ELEMENTSOF(f->results))
+                fail_msg("too many start results");
+        o = &f->results[f->n_results++];
+        *o = (struct rec_result){
+                .init = res->init_container,
+                .r = res->r,
+                .retry_after = res->retry_after_ns,
+        };
+        snprintf(o->name, sizeof(o->name), "%s", res->container_name);
+        o->has_reason = res->reason != NULL;
+        o->has_message = res->message != NULL;
+        if (res->reason)
+                snprintf(o->reason, sizeof(o->reason), "%s", res->reason);
+        if (res->message)
+                snprintf(o->message, sizeof(o->message), "%s", res->message);
+}
+
+/* The last start result recorded for @p name, or NULL. */
+static const struct rec_result *result_for(struct fixture *f, const char *name)
+{
+        size_t i;
+
+        for (i = f->n_results; i > 0; i--)
+                if (strcmp(f->results[i - 1].name, name) == 0)
+                        return &f->results[i - 1];
+        return NULL;
+}
+
+static void assert_result(struct fixture *f, const char *name, int r, const char *reason)
+{
+        const struct rec_result *res = result_for(f, name);
+
+        if (!res)
+                fail_msg("no start result for %s", name);
+        assert_int_equal(res->r, r);
+        /* Only back-offs say when to retry. */
+        if (kc__streq(reason, KC_CRASH_LOOP_BACK_OFF_REASON) ||
+            kc__streq(reason, KC_IMAGE_PULL_BACK_OFF_REASON))
+                assert_true(res->retry_after >= 0);
+        else
+                assert_int_equal(res->retry_after, -1);
+        if (reason) {
+                assert_true(res->has_reason);
+                assert_string_equal(res->reason, reason);
+                assert_true(res->has_message);
+        } else {
+                assert_false(res->has_reason);
+                assert_false(res->has_message);
+        }
+}
 
 static int rec_stop_container(void *self, const char *id, int64_t timeout_s,
                               struct kc_runtime_error *err)
@@ -91,14 +160,29 @@ static int rec_container_status(void *self, const char *id, struct kc_container_
         struct fixture *f = self;
         return f->sim_svc.ops->container_status(f->sim_svc.self, id, r, e);
 }
+static int rec_image_status(void *self, const char *image, struct kc_image_status_result *r,
+                            struct kc_runtime_error *e)
+{
+        struct fixture *f = self;
+        return f->sim_svc.ops->image_status(f->sim_svc.self, image, r, e);
+}
+static int rec_pull_image(void *self, const char *image, const struct kc_pod_sandbox_config *sc,
+                          char **ref, struct kc_runtime_error *e)
+{
+        struct fixture *f = self;
+        int r = f->sim_svc.ops->pull_image(f->sim_svc.self, image, sc, ref, e);
+
+        if (f->cancel_on_pull)
+                kc_cancel_trigger_mp(f->cancel_on_pull);
+        return r;
+}
 
 static int setup(void **state)
 {
         struct fixture *f = calloc(1, sizeof(*f));
 
         assert_non_null(f);
-        assert_int_equal(kc_fake_clock_new(&f->clock, T0), 0);
-        assert_int_equal(kc_sim_new(f->clock, &f->sim), 0);
+        sim_env_new(&f->clock, &f->sim, NULL);
         f->sim_svc = kc_sim_service(f->sim);
         f->rec_ops = (struct kc_runtime_service_ops){
                 .run_pod_sandbox = rec_run_pod_sandbox,
@@ -110,10 +194,21 @@ static int setup(void **state)
                 .stop_container = rec_stop_container,
                 .list_containers = rec_list_containers,
                 .container_status = rec_container_status,
+                .image_status = rec_image_status,
+                .pull_image = rec_pull_image,
         };
         f->svc = (struct kc_runtime_service){ .ops = &f->rec_ops, .self = f };
         assert_int_equal(kc_runtime_manager_new(f->svc, f->clock, &f->mgr), 0);
         assert_int_equal(kc_backoff_new(f->clock, 10 * SEC, 300 * SEC, &f->backoff), 0);
+        assert_int_equal(kc_backoff_new(f->clock, KC_IMAGE_BACKOFF_INITIAL_NS,
+                                        KC_IMAGE_BACKOFF_MAX_NS, &f->image_backoff),
+                         0);
+        f->opts = (struct kc_sync_pod_options){
+                .backoff = f->backoff,
+                .image_backoff = f->image_backoff,
+                .on_start_result = on_start_result,
+                .userdata = f,
+        };
         *state = f;
         return 0;
 }
@@ -122,10 +217,10 @@ static int teardown(void **state)
 {
         struct fixture *f = *state;
 
+        kc_backoff_free(f->image_backoff);
         kc_backoff_free(f->backoff);
         kc_runtime_manager_free(f->mgr);
-        kc_sim_free(f->sim);
-        kc_clock_free(f->clock);
+        sim_env_free(f->clock, f->sim);
         free(f);
         return 0;
 }
@@ -161,7 +256,7 @@ static int sync_once(struct fixture *f, const struct kc_api_pod *pod, char **err
         assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, pod->uid, pod->name,
                                                            pod->namespace, &st, NULL),
                          0);
-        r = kc_runtime_manager_sync_pod(f->mgr, pod, st, f->backoff, NULL, err);
+        r = kc_runtime_manager_sync_pod(f->mgr, pod, st, &f->opts, err);
         kc_pod_status_unref(st);
         return r;
 }
@@ -219,9 +314,21 @@ static void test_new_pod(void **state)
         char *err = NULL, hash[17];
         size_t i;
 
-        assert_int_equal(kc_runtime_manager_sync_pod(f->mgr, &pod, NULL, f->backoff, NULL, &err),
-                         0);
+        assert_int_equal(kc_runtime_manager_sync_pod(f->mgr, &pod, NULL, &f->opts, &err), 0);
         assert_null(err);
+        /* One success per container started, in spec order. */
+        assert_int_equal(f->n_results, 2);
+        assert_string_equal(f->results[0].name, "web");
+        assert_string_equal(f->results[1].name, "side");
+        for (i = 0; i < 2; i++) {
+                assert_false(f->results[i].init);
+                assert_int_equal(f->results[i].r, 0);
+                assert_false(f->results[i].has_reason);
+                assert_false(f->results[i].has_message);
+        }
+        /* Policy Always (the zero value): inspected and pulled once per start. */
+        assert_int_equal(sim_op_count(f->sim, "ImageStatus"), 2);
+        assert_int_equal(sim_op_count(f->sim, "PullImage"), 2);
 
         list_pod_sandboxes(f, "uid-1", &sbl);
         assert_int_equal(sbl.n, 1);
@@ -254,6 +361,17 @@ static void test_new_pod(void **state)
                         f->sim_svc.ops->container_status(f->sim_svc.self, c->id, &csr, NULL), 0);
                 assert_int_equal(csr.status.state, KC_CONTAINER_STATE_RUNNING);
                 assert_string_equal(csr.status.image, cs[i].image);
+                /* CreateContainer got the pulled image's id as the ref. */
+                {
+                        struct kc_image_status_result ist = { 0 };
+
+                        assert_int_equal(f->sim_svc.ops->image_status(f->sim_svc.self, cs[i].image,
+                                                                      &ist, NULL),
+                                         0);
+                        assert_true(ist.found);
+                        assert_string_equal(csr.status.image_ref, ist.image.id);
+                        kc_runtime_result_done(&ist);
+                }
                 assert_string_equal(kc__label_get(csr.status.labels, csr.status.n_labels,
                                                   KC_LABEL_CONTAINER_NAME),
                                     cs[i].name);
@@ -279,8 +397,11 @@ static void test_new_pod(void **state)
 
         /* Second sync with a fresh status: nothing to do. */
         kc_fake_clock_advance(f->clock, SEC);
+        f->n_results = 0;
         assert_int_equal(sync_once(f, &pod, &err), 0);
         assert_null(err);
+        assert_int_equal(f->n_results, 0); /* nothing attempted */
+        assert_int_equal(sim_op_count(f->sim, "PullImage"), 2);
         list_pod_containers(f, "uid-1", &cl);
         assert_int_equal(cl.n, 2);
         kc_runtime_result_done(&cl);
@@ -326,6 +447,12 @@ static void test_crash_loop(void **state)
         assert_non_null(err);
         assert_string_equal(err, "CrashLoopBackOff: back-off 10s restarting failed "
                                  "container=crasher pod=crash_default(uid-2)");
+        assert_result(f, "crasher", -EAGAIN, KC_CRASH_LOOP_BACK_OFF_REASON);
+        /* Exited at T0 + 1 s, 10 s window, now T0 + 6 s. */
+        assert_int_equal(result_for(f, "crasher")->retry_after, 5 * SEC);
+        assert_string_equal(result_for(f, "crasher")->message,
+                            "back-off 10s restarting failed container=crasher "
+                            "pod=crash_default(uid-2)");
         free(err);
         err = NULL;
         list_pod_containers(f, "uid-2", &cl);
@@ -377,8 +504,7 @@ static void test_backoff_continues(void **state)
         assert_int_equal(kc_runtime_manager_get_pod_status(f->mgr, pod.uid, pod.name, pod.namespace,
                                                            &st, NULL),
                          0);
-        assert_int_equal(kc_runtime_manager_sync_pod(f->mgr, &pod, st, f->backoff, NULL, &err),
-                         -EAGAIN);
+        assert_int_equal(kc_runtime_manager_sync_pod(f->mgr, &pod, st, &f->opts, &err), -EAGAIN);
         kc_pod_status_unref(st);
         assert_non_null(strstr(err, "container=a "));
         free(err);
@@ -576,7 +702,13 @@ static void test_create_fails(void **state)
         assert_non_null(strstr(err, "CreateContainerError"));
         assert_non_null(strstr(err, "boom"));
         assert_non_null(strstr(err, "\"a\""));
+        assert_string_equal(err, "failed to \"StartContainer\" for \"a\" with "
+                                 "CreateContainerError: boom");
         free(err);
+        assert_int_equal(f->n_results, 2);
+        assert_result(f, "a", -EIO, KC_CREATE_CONTAINER_ERROR_REASON);
+        assert_string_equal(result_for(f, "a")->message, "boom");
+        assert_result(f, "b", 0, NULL);
         list_pod_containers(f, "uid-10", &cl);
         assert_int_equal(cl.n, 1);
         assert_non_null(find_c(&cl, "b", 0));
@@ -597,6 +729,295 @@ static void test_create_fails(void **state)
         free(err);
         list_pod_containers(f, "uid-11", &cl);
         assert_int_equal(cl.n, 0);
+        kc_runtime_result_done(&cl);
+}
+
+/* StartContainer failing: RunContainerError; the created container stays created. */
+static void test_run_fails(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "a", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-12", "runfail", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        struct kc_container_list cl = { 0 };
+        char *err = NULL;
+
+        assert_int_equal(kc_sim_inject_fault(f->sim, "StartContainer", NULL, "kaput", 1), 0);
+        assert_int_equal(sync_once(f, &pod, &err), -EIO);
+        assert_string_equal(err, "failed to \"StartContainer\" for \"a\" with RunContainerError: "
+                                 "kaput");
+        free(err);
+        assert_int_equal(f->n_results, 1);
+        assert_result(f, "a", -EIO, KC_RUN_CONTAINER_ERROR_REASON);
+        assert_string_equal(result_for(f, "a")->message, "kaput");
+        list_pod_containers(f, "uid-12", &cl);
+        assert_int_equal(cl.n, 1);
+        assert_int_equal(cl.items[0].state, KC_CONTAINER_STATE_CREATED);
+        kc_runtime_result_done(&cl);
+}
+
+/*
+ * A bad image: ErrImagePull, then ImagePullBackOff until 10 s have passed,
+ * while the pod's other container starts normally.
+ */
+static void test_image_pull_backoff(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "good", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+                { .name = "bad", .image = "example.com/doesnotexist:1" },
+        };
+        struct kc_api_pod pod = make_pod("uid-13", "pull", cs, 2, KC_RESTART_POLICY_ALWAYS);
+        struct kc_container_list cl = { 0 };
+        char *err = NULL;
+
+        assert_int_equal(sync_once(f, &pod, &err), -ENOENT);
+        assert_string_equal(err, "failed to \"StartContainer\" for \"bad\" with ErrImagePull: "
+                                 "failed to pull and unpack image \"example.com/doesnotexist:1\": "
+                                 "failed to resolve reference \"example.com/doesnotexist:1\": "
+                                 "example.com/doesnotexist:1: not found");
+        free(err);
+        assert_int_equal(f->n_results, 2);
+        assert_result(f, "good", 0, NULL);
+        assert_result(f, "bad", -ENOENT, KC_ERR_IMAGE_PULL_REASON);
+        assert_non_null(strstr(result_for(f, "bad")->message, ": not found"));
+        assert_int_equal(sim_op_count(f->sim, "CreateContainer"), 1); /* not for bad */
+        assert_int_equal(sim_op_count(f->sim, "PullImage"), 2);
+
+        /* 3 s later: back-off, no pull. */
+        kc_fake_clock_advance(f->clock, 3 * SEC);
+        f->n_results = 0;
+        assert_int_equal(sync_once(f, &pod, &err), -EAGAIN);
+        assert_string_equal(err, "ImagePullBackOff: Back-off pulling image "
+                                 "\"example.com/doesnotexist:1\"");
+        free(err);
+        assert_int_equal(f->n_results, 1);
+        assert_result(f, "bad", -EAGAIN, KC_IMAGE_PULL_BACK_OFF_REASON);
+        assert_string_equal(result_for(f, "bad")->message,
+                            "Back-off pulling image \"example.com/doesnotexist:1\"");
+        assert_int_equal(result_for(f, "bad")->retry_after, 7 * SEC);
+        assert_int_equal(sim_op_count(f->sim, "PullImage"), 2);
+
+        /* 10 s after the failure: pulled again (and failing again). */
+        kc_fake_clock_advance(f->clock, 7 * SEC);
+        assert_int_equal(sync_once(f, &pod, &err), -ENOENT);
+        free(err);
+        assert_result(f, "bad", -ENOENT, KC_ERR_IMAGE_PULL_REASON);
+        assert_int_equal(sim_op_count(f->sim, "PullImage"), 3);
+
+        list_pod_containers(f, "uid-13", &cl);
+        assert_int_equal(cl.n, 1);
+        assert_non_null(find_c(&cl, "good", 0));
+        kc_runtime_result_done(&cl);
+}
+
+/* A registry outage: ErrImagePull, back-off, then the container starts once the pull works. */
+static void test_image_pull_recovers(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "app",
+                  .image = "registry.example.com/app:2",
+                  .command = forever_cmd,
+                  .n_command = 2,
+                  .image_pull_policy = KC_PULL_IF_NOT_PRESENT },
+        };
+        struct kc_api_pod pod = make_pod("uid-14", "recover", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        struct kc_container_list cl = { 0 };
+        char *err = NULL;
+
+        assert_int_equal(kc_sim_inject_fault(f->sim, "PullImage", NULL, "connection refused", 1),
+                         0);
+        assert_int_equal(sync_once(f, &pod, &err), -EIO);
+        assert_string_equal(err, "failed to \"StartContainer\" for \"app\" with ErrImagePull: "
+                                 "connection refused");
+        free(err);
+        assert_result(f, "app", -EIO, KC_ERR_IMAGE_PULL_REASON);
+
+        kc_fake_clock_advance(f->clock, 9 * SEC);
+        assert_int_equal(sync_once(f, &pod, &err), -EAGAIN);
+        free(err);
+        assert_result(f, "app", -EAGAIN, KC_IMAGE_PULL_BACK_OFF_REASON);
+
+        kc_fake_clock_advance(f->clock, 1 * SEC);
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_null(err);
+        assert_result(f, "app", 0, NULL);
+        list_pod_containers(f, "uid-14", &cl);
+        assert_int_equal(cl.n, 1);
+        assert_int_equal(cl.items[0].state, KC_CONTAINER_STATE_RUNNING);
+        kc_runtime_result_done(&cl);
+        assert_int_equal(sim_op_count(f->sim, "PullImage"), 2);
+}
+
+/* Pull policies over restarts: IfNotPresent pulls once, Always on every start, Never never. */
+static void test_pull_policy_restarts(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "ifnp",
+                  .image = "app:1",
+                  .command = exit1_cmd,
+                  .n_command = 2,
+                  .image_pull_policy = KC_PULL_IF_NOT_PRESENT },
+                { .name = "always",
+                  .image = "app:2",
+                  .command = exit1_cmd,
+                  .n_command = 2,
+                  .image_pull_policy = KC_PULL_ALWAYS },
+                { .name = "never",
+                  .image = "app:3",
+                  .command = exit1_cmd,
+                  .n_command = 2,
+                  .image_pull_policy = KC_PULL_NEVER },
+        };
+        struct kc_api_pod pod = make_pod("uid-15", "policy", cs, 3, KC_RESTART_POLICY_ALWAYS);
+        struct kc_container_list cl = { 0 };
+        char *err = NULL;
+
+        assert_int_equal(kc_sim_add_image(f->sim, "app:3"), 0);
+        /* Three starts each (the first crash restarts at once, the second after 10 s). */
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        kc_fake_clock_advance(f->clock, 11 * SEC);
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_null(err);
+        assert_int_equal(f->n_results, 9);
+        list_pod_containers(f, "uid-15", &cl);
+        assert_int_equal(cl.n, 9);
+        kc_runtime_result_done(&cl);
+
+        assert_int_equal(sim_op_count(f->sim, "ImageStatus"), 9); /* every start inspects */
+        assert_int_equal(sim_op_count(f->sim, "PullImage"), 1 + 3 + 0);
+}
+
+/* Never and a missing image: ErrImageNeverPull until the image appears. */
+static void test_never_pull(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "local",
+                  .image = "local/tool:dev",
+                  .command = forever_cmd,
+                  .n_command = 2,
+                  .image_pull_policy = KC_PULL_NEVER },
+        };
+        struct kc_api_pod pod = make_pod("uid-16", "never", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        char *err = NULL;
+
+        assert_int_equal(sync_once(f, &pod, &err), -ENOENT);
+        assert_string_equal(err, "failed to \"StartContainer\" for \"local\" with "
+                                 "ErrImageNeverPull: Container image \"local/tool:dev\" is not "
+                                 "present with pull policy of Never");
+        free(err);
+        assert_result(f, "local", -ENOENT, KC_ERR_IMAGE_NEVER_PULL_REASON);
+        assert_string_equal(result_for(f, "local")->message,
+                            "Container image \"local/tool:dev\" is not present with pull policy "
+                            "of Never");
+        assert_int_equal(sim_op_count(f->sim, "PullImage"), 0);
+
+        assert_int_equal(kc_sim_add_image(f->sim, "local/tool:dev"), 0);
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_result(f, "local", 0, NULL);
+        assert_int_equal(sim_op_count(f->sim, "PullImage"), 0);
+}
+
+static void test_invalid_image_name(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "x", .image = "Not/Valid Image" },
+        };
+        struct kc_api_pod pod = make_pod("uid-17", "badname", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        char *err = NULL;
+
+        assert_int_equal(sync_once(f, &pod, &err), -EINVAL);
+        assert_non_null(strstr(err, "with InvalidImageName: Failed to apply default image tag "
+                                    "\"Not/Valid Image\""));
+        free(err);
+        assert_result(f, "x", -EINVAL, KC_INVALID_IMAGE_NAME_REASON);
+        assert_int_equal(sim_op_count(f->sim, "ImageStatus"), 0);
+        assert_int_equal(sim_op_count(f->sim, "CreateContainer"), 0);
+}
+
+/* Init containers report with init_container set; app containers wait for them. */
+static void test_init_start_results(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container init[] = {
+                { .name = "setup",
+                  .image = "doesnotexist/setup:1",
+                  .command = true_cmd,
+                  .n_command = 1 },
+        };
+        const struct kc_api_container cs[] = {
+                { .name = "app", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-18", "initimg", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        char *err = NULL;
+
+        pod.init_containers = init;
+        pod.n_init_containers = 1;
+        assert_int_equal(sync_once(f, &pod, &err), -ENOENT);
+        free(err);
+        assert_int_equal(f->n_results, 1);
+        assert_true(f->results[0].init);
+        assert_result(f, "setup", -ENOENT, KC_ERR_IMAGE_PULL_REASON);
+
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), -EAGAIN);
+        free(err);
+        assert_int_equal(f->n_results, 2);
+        assert_true(f->results[1].init);
+        assert_result(f, "setup", -EAGAIN, KC_IMAGE_PULL_BACK_OFF_REASON);
+        assert_null(result_for(f, "app"));
+}
+
+/* Cancelled in the middle of a start: reported at the step that did not run. */
+static void test_cancelled_mid_start(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "a", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+                { .name = "b", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-19", "midcancel", cs, 2, KC_RESTART_POLICY_ALWAYS);
+        struct kc_cancel *ctx = NULL;
+        char *err = NULL;
+
+        assert_int_equal(kc_cancel_new(&ctx), 0);
+        f->opts.ctx = ctx;
+        f->cancel_on_pull = ctx;
+        assert_int_equal(kc_runtime_manager_sync_pod(f->mgr, &pod, NULL, &f->opts, &err),
+                         -ECANCELED);
+        assert_string_equal(err, "context canceled");
+        free(err);
+        /* a was cut short before CreateContainer; b was never attempted. */
+        assert_int_equal(f->n_results, 1);
+        assert_result(f, "a", -ECANCELED, KC_CREATE_CONTAINER_ERROR_REASON);
+        assert_string_equal(result_for(f, "a")->message, "context canceled");
+        assert_int_equal(sim_op_count(f->sim, "CreateContainer"), 0);
+        kc_cancel_free(ctx);
+}
+
+/* No options at all: no backoffs, no callback; still pulls and starts. */
+static void test_no_options(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "a", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-20", "noopts", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        struct kc_container_list cl = { 0 };
+        char *err = NULL;
+
+        assert_int_equal(kc_runtime_manager_sync_pod(f->mgr, &pod, NULL, NULL, &err), 0);
+        assert_null(err);
+        assert_int_equal(f->n_results, 0);
+        list_pod_containers(f, "uid-20", &cl);
+        assert_int_equal(cl.n, 1);
         kc_runtime_result_done(&cl);
 }
 
@@ -627,8 +1048,10 @@ static void test_cancelled(void **state)
         assert_int_equal(kc_cancel_new(&ctx), 0);
         kc_cancel_trigger_mp(ctx);
         before = total_calls(f);
-        assert_int_equal(kc_runtime_manager_sync_pod(f->mgr, &pod, NULL, f->backoff, ctx, &err),
+        f->opts.ctx = ctx;
+        assert_int_equal(kc_runtime_manager_sync_pod(f->mgr, &pod, NULL, &f->opts, &err),
                          -ECANCELED);
+        assert_int_equal(f->n_results, 0); /* nothing attempted */
         assert_string_equal(err, "context canceled");
         free(err);
         err = NULL;
@@ -643,7 +1066,7 @@ static void test_invalid(void **state)
         struct fixture *f = *state;
         char *err = (char *)"x";
 
-        assert_int_equal(kc_runtime_manager_sync_pod(NULL, NULL, NULL, NULL, NULL, &err), -EINVAL);
+        assert_int_equal(kc_runtime_manager_sync_pod(NULL, NULL, NULL, NULL, &err), -EINVAL);
         assert_null(err);
         assert_int_equal(kc_runtime_manager_kill_pod(f->mgr, NULL, NULL, 0, NULL, NULL), -EINVAL);
 }
@@ -660,6 +1083,15 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_kill_running_pod, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_init_containers, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_create_fails, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_run_fails, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_image_pull_backoff, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_image_pull_recovers, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pull_policy_restarts, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_never_pull, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_invalid_image_name, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_init_start_results, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cancelled_mid_start, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_no_options, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cancelled, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
         };
