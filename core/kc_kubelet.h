@@ -326,6 +326,8 @@ struct kc_kubelet_deps {
         struct kc_pod_runtime runtime;
         /** Restart backoff, GC'd at the end of housekeeping; may be NULL. */
         struct kc_backoff *backoff;
+        /** Statuses of pods no longer desired are dropped in housekeeping; may be NULL. */
+        struct kc_status_manager *status_manager;
 };
 
 struct kc_kubelet;
@@ -345,6 +347,131 @@ void kc_kubelet_enqueue(void *work_queue, const char *uid, int64_t delay_ns);
 
 /** sourcesReady.AllReady(): loop thread only (the handlers run there). */
 bool kc_sync_loop_sources_ready(const struct kc_sync_loop *l);
+
+/* ------------------------------------------------------------------------ */
+/* The daemon's flags (cmd/kubelet/app/options: kubelet's names)             */
+
+/** What the command line sets; kc_kubelet_flags_done() frees the strings. */
+struct kc_kubelet_flags {
+        char *container_runtime_endpoint; /* "sim://" or "unix:///path" */
+        char *pod_manifest_path;          /* NULL: no static pods */
+        int64_t file_check_frequency_ns;
+        int64_t sync_frequency_ns;
+        int64_t runtime_request_timeout_ns;
+        bool evented_pleg; /* --feature-gates=EventedPLEG=true */
+        char *address;     /* read-only server */
+        uint16_t port;     /* 0: disabled */
+        char *healthz_bind_address;
+        uint16_t healthz_port;   /* 0: disabled */
+        char *hostname_override; /* always set: the host name by default */
+        char *node_ip;           /* NULL: detect */
+        char *root_dir;
+        int maximum_dead_containers_per_container;
+        int64_t crash_loop_initial_ns;
+        int64_t crash_loop_max_ns;
+        int verbosity;
+        bool help;
+        bool version;
+};
+
+/**
+ * @brief Parses the flags in argv[1..] up to the first argument that is not
+ * a flag (a subcommand) or "--"; *ret_optind is its index (argc if none).
+ * `--name=value` and `--name value` both work; booleans take no value; -v and
+ * -h are the only one-dash spellings. Every flag has its default (see
+ * kc_kubelet_flags_usage()); the host name is looked up when
+ * --hostname-override is not given.
+ * @return 0; -EINVAL with *ret_err a one-line malloc'd reason naming the
+ * flag (unknown flag, missing or bad value, inconsistent values); -ENOMEM.
+ * Out-parameters untouched on failure (except *ret_err on -EINVAL).
+ */
+int kc_kubelet_flags_parse(int argc, char *const *argv, struct kc_kubelet_flags *ret,
+                           int *ret_optind, char **ret_err);
+void kc_kubelet_flags_done(struct kc_kubelet_flags *f);
+/** --help: every flag with its default. */
+void kc_kubelet_flags_usage(FILE *out);
+
+/* ------------------------------------------------------------------------ */
+/* Node status (pkg/kubelet/nodestatus: the v1 Node for /node)                */
+
+struct kc_node_status_config {
+        struct kc_clock *clock;                 /* borrowed */
+        struct kc_runtime_state *runtime_state; /* borrowed */
+        const char *node_name;                  /* copied */
+        const char *node_ip;                    /* copied */
+        const char *runtime_version;            /* "<runtime name>://<version>", copied */
+        const char *kubelet_version;            /* copied */
+};
+
+/**
+ * The node as the kubelet would report it. Its Ready condition is "True"
+ * (reason KubeletReady, "kubelet is posting ready status") when
+ * runtimeErrors, networkErrors and storageErrors are all clear, else
+ * "False" (KubeletNotReady) with their aggregated message (ReadyCondition).
+ * lastTransitionTime is when a render first saw the current Ready status.
+ */
+struct kc_node_status;
+
+int kc_node_status_new(const struct kc_node_status_config *cfg, struct kc_node_status **ret);
+struct kc_node_status *kc_node_status_free(struct kc_node_status *n);
+KC_DEFINE_CLEANUP_FUNC(struct kc_node_status, kc_node_status_free)
+
+/**
+ * A kc_http_render_fn (userdata: the kc_node_status): the v1 Node as JSON.
+ * Any thread, concurrently.
+ */
+int kc_node_status_render(void *userdata, char **ret_json);
+
+/* ------------------------------------------------------------------------ */
+/* The kubelet's pod syncer (kubelet.go SyncPod, SyncTerminatingPod, ...)     */
+
+struct kc_reason_cache;
+struct kc_status_manager;
+struct kc_runtime_manager;
+
+/** What the pod syncer works with; all borrowed and thread-safe, outliving it. */
+struct kc_pod_syncer_config {
+        struct kc_clock *clock;
+        struct kc_runtime_manager *manager;
+        /** networkErrors() gates pods that need pod networking (F-SYNC-01). */
+        struct kc_runtime_state *runtime_state;
+        struct kc_status_manager *status_manager;
+        struct kc_reason_cache *reasons;
+        struct kc_backoff *backoff;         /* container restarts; may be NULL */
+        struct kc_backoff *image_backoff;   /* image pulls; may be NULL */
+        struct kc_kubelet_metrics *metrics; /* may be NULL */
+        const char *node_ip;                /* hostIP */
+        const char *runtime_name;           /* containerID scheme: "sim", "containerd" */
+};
+
+/**
+ * The podSyncer the pod workers drive (kc_pod_syncer_kubelet_ops, userdata
+ * the kc_pod_syncer):
+ * - sync_pod: generates the v1 status into the status manager (a terminal
+ *   phase ends the sync with *ret_is_terminal); a pod without hostNetwork
+ *   fails with "network is not ready: <networkErrors>" while the network
+ *   is not ready (the pod workers retry it after ~1 s); otherwise the
+ *   runtime manager's SyncPod runs, its start results feed the reason
+ *   cache, and a sync refused only by back-offs is requeued when the first
+ *   one ends (D10). Observes kubelet_pod_worker_duration_seconds, and on
+ *   create kubelet_pod_worker_start_duration_seconds (since the pod's
+ *   creation_ts, which file pods set to config.seen) and
+ *   kubelet_containers_per_pod_count;
+ * - sync_terminating_pod: KillPod with the given grace (else the pod's),
+ *   then checks that nothing runs any more and stores the final status;
+ * - sync_terminating_runtime_pod: KillPod of an orphan with 1 s (raised to
+ *   2 s by KillPod);
+ * - sync_terminated_pod: stores the terminal status.
+ * Callbacks run on pod-worker threads, concurrently for different pods.
+ */
+struct kc_pod_syncer;
+
+int kc_pod_syncer_new(const struct kc_pod_syncer_config *cfg, struct kc_pod_syncer **ret);
+struct kc_pod_syncer *kc_pod_syncer_free(struct kc_pod_syncer *s);
+KC_DEFINE_CLEANUP_FUNC(struct kc_pod_syncer, kc_pod_syncer_free)
+
+struct kc_pod_syncer_ops;
+extern const struct kc_pod_syncer_ops kc_pod_syncer_kubelet_ops;
 
 /* ------------------------------------------------------------------------ */
 /* Manifests (config/common.go and file.go: a static pod from a file)         */
@@ -491,3 +618,275 @@ uint64_t kc_file_source_full_events(const struct kc_file_source *s);
 
 /** The UPDATE comparison (internal, exposed for tests). */
 bool kc__file_source_pods_equal(const struct kc_api_pod *a, const struct kc_api_pod *b);
+
+/* ------------------------------------------------------------------------ */
+/* Pod status: the reason cache, getPhase and v1.PodStatus generation         */
+/* (kuberuntime ReasonCache; kubelet_pods.go generateAPIPodStatus, getPhase,  */
+/* convertToAPIContainerStatuses; status/generate.go)                         */
+
+/* JSON documents are jansson values (kc_kubelet links jansson publicly). */
+#include <jansson.h>
+
+/** maxReasonCacheEntries: the reason cache keeps at most this many containers. */
+#define KC_REASON_CACHE_MAX_ENTRIES 1000u
+
+/**
+ * The last start failure of each container, keyed by (pod UID, container
+ * name) → (reason, message): what a container that will be restarted shows
+ * as its waiting state ("CrashLoopBackOff", "ErrImagePull",
+ * "ImagePullBackOff", "ErrImageNeverPull", "CreateContainerError",
+ * "RunContainerError"). SyncPod records each StartContainer outcome:
+ * a failure updates the entry, a success removes it.
+ *
+ * At most KC_REASON_CACHE_MAX_ENTRIES entries: inserting a new key into a
+ * full cache evicts the least recently updated entry (reads do not count as
+ * use; upstream's LRU also refreshes on Get). Every call is safe from any
+ * thread (one internal mutex).
+ */
+struct kc_reason_cache;
+
+/** *ret unchanged on failure. @return 0 or -ENOMEM. */
+int kc_reason_cache_new(struct kc_reason_cache **ret);
+/** Frees every entry. NULL-safe; returns NULL. No concurrent users. */
+struct kc_reason_cache *kc_reason_cache_free(struct kc_reason_cache *rc);
+KC_DEFINE_CLEANUP_FUNC(struct kc_reason_cache, kc_reason_cache_free)
+
+/**
+ * @brief Update: records (@p reason, @p message) for the container,
+ * replacing any previous entry, and makes it the most recently updated one.
+ * The strings are copied; @p message may be NULL (stored as "").
+ * @return 0, -EINVAL (NULL argument or empty @p reason) or -ENOMEM (cache
+ * unchanged).
+ */
+int kc_reason_cache_update(struct kc_reason_cache *rc, const char *uid, const char *container_name,
+                           const char *reason, const char *message);
+
+/**
+ * @brief Remove: forgets the container's entry (no-op when absent).
+ * @return 0, -EINVAL or -ENOMEM (the lookup key could not be built).
+ */
+int kc_reason_cache_remove(struct kc_reason_cache *rc, const char *uid, const char *container_name);
+
+/**
+ * @brief Get: malloc'd copies of the container's reason and message ("" when
+ * none was given). Either out-parameter may be NULL. Does not change the
+ * eviction order.
+ * @return 0, -ENOENT when absent, -EINVAL or -ENOMEM; out-parameters
+ * unchanged on failure.
+ */
+int kc_reason_cache_get(struct kc_reason_cache *rc, const char *uid, const char *container_name,
+                        char **ret_reason, char **ret_message);
+
+/** Number of entries (a snapshot). Any thread. */
+size_t kc_reason_cache_len(struct kc_reason_cache *rc);
+
+/** Room for kc_format_rfc3339(): "2026-11-21T10:00:00Z" and its NUL. */
+#define KC_RFC3339_MAX 32
+
+/**
+ * @brief Formats @p ns (since the Unix epoch) as RFC 3339 UTC with second
+ * precision, the way metav1.Time serialises ("2026-11-21T10:00:00Z";
+ * sub-second parts are truncated toward the past).
+ * @return 0, or -ERANGE when the year is outside 0000..9999 (Go refuses to
+ * marshal those; int64 nanoseconds only span 1677..2262, so this is a
+ * safety net); @p buf unchanged on failure.
+ */
+int kc_format_rfc3339(int64_t ns, char buf[static KC_RFC3339_MAX]);
+
+/**
+ * @brief getPhase (non-sidecar init containers): the pod phase implied by
+ * the runtime @p status (NULL: no status) for @p pod's spec.
+ *
+ * Each spec container is judged by its NEWEST status (statuses in
+ * kc_pod_status are newest first) as convertToAPIContainerStatuses shows
+ * it: running → running; exited → terminated; created/unknown → waiting,
+ * "stopped" when the second newest instance exited (lastState terminated);
+ * no status at all → waiting. Init containers: running, waiting without a
+ * previous exit, or no status → pending; exited non-zero (or waiting after
+ * a non-zero exit) → failed. Then, in order: failed init and restartPolicy
+ * Never → Failed; pending init with no app container started, or any app
+ * container waiting → Pending; any running → Running; all app containers
+ * stopped: with @p pod_is_terminal and not a static pod → Succeeded when all
+ * exited 0, else Failed; otherwise Always → Running, all exited 0 →
+ * Succeeded, Never → Failed, OnFailure → Running. No app container at all →
+ * Pending.
+ *
+ * This is the phase without reason-cache entries: kc_generate_api_pod_status()
+ * also turns an exited container due for restart into "waiting" when the
+ * reason cache names a failure, which only matters for @p pod_is_terminal
+ * pods (an exited-0 container then counts as stopped, not succeeded).
+ * Any thread; no allocation.
+ * @return the phase, or _KC_POD_PHASE_INVALID when @p pod is NULL.
+ */
+enum kc_pod_phase kc_pod_get_phase(const struct kc_api_pod *pod, const struct kc_pod_status *status,
+                                   bool pod_is_terminal);
+
+/**
+ * @brief generateAPIPodStatus: builds the v1.PodStatus JSON of @p pod from its
+ * runtime @p status (NULL: no runtime status yet).
+ *
+ * Output object, keys in v1 order (empty optional fields omitted):
+ * - "phase": getPhase over the container statuses below (see
+ *   kc_pod_get_phase()). A terminal phase in @p old_status, or in
+ *   @p pod->phase, is never left (upstream's three-way merge and its
+ *   "illegal phase transition" guard).
+ * - "conditions": PodReadyToStartContainers (True when the newest sandbox
+ *   is READY and no other one is, the same test as kc_compute_pod_actions),
+ *   Initialized (True when every init container exited 0, or an app
+ *   container has started; False "ContainersNotInitialized" "containers
+ *   with incomplete status: [a b]"; True "PodCompleted" when Succeeded),
+ *   Ready and ContainersReady (True when every app container is ready;
+ *   False "ContainersNotReady" "containers with unready status: [a b]";
+ *   False "PodCompleted" when Succeeded, False "PodFailed" when Failed;
+ *   Ready copies ContainersReady since there are no readiness gates),
+ *   PodScheduled True. Each is {type, status "True"/"False", lastProbeTime
+ *   null, lastTransitionTime, reason?, message?}. lastTransitionTime is
+ *   taken from @p old_status's condition of the same type when its status
+ *   is unchanged, else @p now_ns (the status manager does this upstream).
+ * - "hostIP", "hostIPs" [{ip}] from @p host_ip (omitted when NULL or "").
+ * - "podIP", "podIPs" [{ip}] from @p status->ips as sortPodIPs orders them:
+ *   the first IP of @p host_ip's family (IPv4 when unknown), then the first
+ *   of the other family; other entries and invalid addresses are dropped.
+ *   A host-network pod without pod IPs gets @p host_ip.
+ * - "startTime": @p old_status's when set, else @p now_ns.
+ * - "initContainerStatuses" (only when the spec has init containers, spec
+ *   order) and "containerStatuses" (sorted by name, as upstream's
+ *   SortedContainerStatuses; not spec order), one per spec container:
+ *   {name, state, lastState, ready, restartCount, image, imageID,
+ *   containerID?, started}.
+ *   state: running {startedAt}; terminated {exitCode, reason (the
+ *   runtime's, else "Completed" for 0 and "Error" otherwise), message?,
+ *   startedAt, finishedAt, containerID}; waiting {reason?, message?}. No
+ *   runtime status: waiting "ContainerCreating" ("PodInitializing" when the
+ *   pod has init containers). Created/unknown newest status: waiting {}.
+ *   A container that ShouldContainerBeRestarted (not being deleted; no
+ *   status, created/unknown, or exited and the restart policy allows it;
+ *   never an init container that exited 0) and that has a reason-cache
+ *   entry shows waiting {reason, message} from the cache, e.g.
+ *   CrashLoopBackOff with the back-off message, and an exited newest
+ *   instance moves to lastState.
+ *   lastState: {terminated} of the second newest instance when it exited,
+ *   else {} (unless moved there as above).
+ *   restartCount: the newest status' restart_count (0 without one).
+ *   ready: app containers: running (there are no probes yet, so a running
+ *   container is ready); init containers: exited 0. started: running.
+ *   image: the spec image. imageID: the newest status' image_ref ("" when
+ *   unknown). containerID: "<runtime_name>://<id>" of the newest instance.
+ * - "qosClass": "BestEffort" (specs carry no resources).
+ * Times are RFC 3339 seconds (kc_format_rfc3339); a zero time is null.
+ *
+ * Not done: pod-level reason/message, ephemeral containers, resources,
+ * keeping a container's old status when its runtime statuses are all gone
+ * (upstream reuses @p old_status's terminated state then).
+ *
+ * @param rc the reason cache; may be NULL (no entries).
+ * @param host_ip the node's IP; NULL or "" when unknown.
+ * @param runtime_name the containerID scheme: "sim", "containerd", ...
+ * @param old_status the status this function produced last time for the
+ *        same pod (e.g. from the status manager), or NULL; only read.
+ * @param ret on success a new JSON object; untouched on failure.
+ * @return 0, -EINVAL (NULL @p pod or @p runtime_name), -ENOMEM.
+ *
+ * Any thread; @p pod, @p status and @p old_status are only read.
+ */
+int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod_status *status,
+                               struct kc_reason_cache *rc, const char *host_ip,
+                               const char *runtime_name, bool pod_is_terminal,
+                               const json_t *old_status, int64_t now_ns, json_t **ret);
+
+/**
+ * @brief A v1 Pod object for @p pod: {kind "Pod", apiVersion "v1", metadata
+ * {name, namespace, uid, creationTimestamp, deletionTimestamp?,
+ * deletionGracePeriodSeconds?, labels?, annotations?}, spec
+ * {initContainers?, containers [{name, image, command?, args?,
+ * imagePullPolicy}], restartPolicy, terminationGracePeriodSeconds?,
+ * nodeName?, hostNetwork (only when true)}, status}.
+ *
+ * "status" shares @p status (a new reference is taken, it is not copied:
+ * nobody may modify it afterwards); {} when @p status is NULL.
+ * @p node_name may be NULL (no nodeName).
+ * Any thread. @return 0, -EINVAL (NULL @p pod, @p status not an object) or
+ * -ENOMEM; *ret (a new object) untouched on failure.
+ */
+int kc_api_pod_to_json(const struct kc_api_pod *pod, const char *node_name, const json_t *status,
+                       json_t **ret);
+
+/* ------------------------------------------------------------------------ */
+/* Status manager (pkg/kubelet/status/status_manager.go, without API server) */
+
+/**
+ * The latest v1.PodStatus of each pod, by UID, with a per-pod version that
+ * grows with every accepted change. Every call is safe from any thread (one
+ * internal mutex).
+ *
+ * The manager keeps private deep copies: no jansson value is ever shared
+ * between threads through it. (jansson's reference counts are atomic, but
+ * json_incref() reads the count with a plain load first, a data race
+ * ThreadSanitizer reports; copying a status costs microseconds.)
+ */
+struct kc_status_manager;
+
+/** *ret unchanged on failure. @return 0 or -ENOMEM. */
+int kc_status_manager_new(struct kc_status_manager **ret);
+/** Drops every stored status. NULL-safe; returns NULL. No concurrent users. */
+struct kc_status_manager *kc_status_manager_free(struct kc_status_manager *sm);
+KC_DEFINE_CLEANUP_FUNC(struct kc_status_manager, kc_status_manager_free)
+
+/**
+ * @brief SetPodStatus: stores a deep copy of @p status (a v1.PodStatus
+ * object; the caller keeps its value) for @p pod->uid.
+ *
+ * Refused, with a warning logged and the stored status kept, as upstream's
+ * updateStatusInternal checks do:
+ * - a terminal stored phase (Succeeded, Failed) followed by a non-terminal
+ *   one;
+ * - checkContainerStateTransition: a container (or init container) whose
+ *   stored state is terminated and whose new state is not, unless the
+ *   restart policy lets it restart (Always; OnFailure after a non-zero
+ *   exit).
+ * A status equal to the stored one (json_equal) changes nothing, not even
+ * the version ("Ignoring same status").
+ * @return 0 (stored or unchanged), -EPERM (refused), -EINVAL (NULL
+ * argument, empty UID, @p status not an object) or -ENOMEM.
+ */
+int kc_status_manager_set_pod_status(struct kc_status_manager *sm, const struct kc_api_pod *pod,
+                                     const json_t *status);
+
+/**
+ * @brief GetPodStatus: a deep copy of the stored status, owned by the
+ * caller (json_decref it; modifying it changes nothing stored).
+ * @return 0, -ENOENT, -EINVAL or -ENOMEM; *ret untouched on failure.
+ */
+int kc_status_manager_get_pod_status(struct kc_status_manager *sm, const char *uid, json_t **ret);
+
+/**
+ * The stored status' version: 1 for the first status of a UID, +1 for each
+ * accepted change. @return 0, -ENOENT or -EINVAL; *ret untouched on failure.
+ */
+int kc_status_manager_get_version(struct kc_status_manager *sm, const char *uid, uint64_t *ret);
+
+/**
+ * @brief RemoveOrphanedStatuses: drops the status of every UID not among
+ * @p keep_uids (@p n entries; NULL entries are ignored).
+ * @return the number of statuses dropped, -EINVAL or -ENOMEM (nothing
+ * dropped).
+ */
+int kc_status_manager_remove_orphaned_statuses(struct kc_status_manager *sm,
+                                               const char *const *keep_uids, size_t n);
+
+/**
+ * @brief The /pods document: a v1 PodList {kind "PodList", apiVersion "v1",
+ * metadata {}, items} of the pod manager's (non-mirror) pods, sorted by
+ * namespace, then name (then UID), each built by kc_api_pod_to_json() with
+ * its stored status, or {"phase": "Pending"} when the status manager has
+ * none. Compact JSON, UTF-8.
+ *
+ * Safe from any thread (HTTP threads call it): it works on snapshots of
+ * both managers (pod references, status copies), taken pod by pod.
+ * @param node_name spec.nodeName of every item; may be NULL.
+ * @param ret_json on success a malloc'd NUL-terminated string; untouched on
+ *        failure.
+ * @return 0, -EINVAL or -ENOMEM.
+ */
+int kc_render_pod_list(struct kc_pod_manager *pm, struct kc_status_manager *sm,
+                       const char *node_name, char **ret_json);

@@ -238,6 +238,26 @@ static void kill_orphaned_runtime_pods(struct kc_kubelet *k,
         kc_pod_list_done(&running);
 }
 
+/* statusManager.RemoveOrphanedStatuses: keep desired pods and pods still being worked on. */
+static void remove_orphaned_statuses(struct kc_kubelet *k,
+                                     const struct kc_pod_worker_sync_list *working,
+                                     struct kc_api_pod *const *pods, size_t n)
+{
+        _cleanup_free_ const char **keep = malloc((n + working->n + 1) * sizeof(*keep));
+        size_t i, m = 0;
+
+        if (!keep) {
+                kc_log_error("Out of memory removing orphaned pod statuses");
+                return;
+        }
+        for (i = 0; i < n; i++)
+                keep[m++] = pods[i]->uid;
+        for (i = 0; i < working->n; i++)
+                keep[m++] = working->items[i].uid;
+        if (kc_status_manager_remove_orphaned_statuses(k->d.status_manager, keep, m) < 0)
+                kc_log_error("Failed to remove orphaned pod statuses");
+}
+
 /* HandlePodCleanups (housekeeping). */
 static void handle_pod_cleanups(void *ud)
 {
@@ -270,6 +290,8 @@ static void handle_pod_cleanups(void *ud)
                 update_pod(k, KC_SYNC_POD_CREATE, pods[i], mirror, start);
                 kc_api_pod_unref(mirror);
         }
+        if (k->d.status_manager)
+                remove_orphaned_statuses(k, &working, pods, n);
         if (k->d.backoff)
                 kc_backoff_gc(k->d.backoff);
 out:

@@ -75,7 +75,9 @@ int kc__get_containers_to_delete_in_pod(const char *filter_id, const struct kc_p
                         if (streq_nullable(status->containers[i].id, filter_id))
                                 matched = &status->containers[i];
                 if (!matched) {
-                        kc_log_warn("Container \"%s\" not found in pod's containers", filter_id);
+                        /* Sandboxes die too and are not containers: upstream logs at info. */
+                        kc_log_v(4, "Container not found in pod's containers containerID=\"%s\"",
+                                 filter_id);
                         goto none;
                 }
         }
@@ -132,7 +134,12 @@ static void *deletor_worker(void *arg)
                         break;
 
                 r = d->delete_container(d->userdata, item, &err);
-                if (r < 0 && err.message[0]) {
+                if (r >= 0) {
+                        kc_log_v(
+                                2,
+                                "[pod_container_deletor] Removed dead container containerID=\"%s\"",
+                                (const char *)item);
+                } else if (err.message[0]) {
                         kc_log_warn("[pod_container_deletor] DeleteContainer returned error for "
                                     "(id=%s): %s",
                                     (const char *)item, err.message);

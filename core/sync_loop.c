@@ -329,6 +329,10 @@ static void serve_pleg(struct kc_sync_loop *l)
         if (kc_chan_pop_sc(l->cfg.pleg, &item, 0) < 0)
                 return;
         e = item;
+        kc_log_v(2,
+                 "SyncLoop (PLEG): event for pod podUID=\"%s\" "
+                 "event={\"Type\":\"%s\",\"Data\":\"%s\"}",
+                 e->pod_id, kc_pleg_event_type_to_string(e->type), e->data);
         /* isSyncPodWorthy: everything but ContainerRemoved. */
         if (e->type != KC_PLEG_CONTAINER_REMOVED)
                 sync_one(l, e->pod_id, "PLEG");

@@ -55,6 +55,7 @@ struct kc_generic_pleg {
         char **resync; /* pods owed a PodSync after a dropped event */
         size_t n_resync;
         size_t resync_cap;
+        unsigned relist_events; /* sent by the relist in progress (for its log line) */
 
         pthread_mutex_t run_lock; /* start/stop */
         bool running;
@@ -403,8 +404,10 @@ static bool send_event(struct kc_generic_pleg *g, const char *uid, enum kc_pleg_
 {
         struct kc_pleg_event *e = kc_pleg_event_new(uid, type, data);
 
-        if (e && kc_chan_push_mp(g->events, e) == 0)
+        if (e && kc_chan_push_mp(g->events, e) == 0) {
+                g->relist_events++;
                 return true;
+        }
         kc_pleg_event_free(e);
         if (g->metrics)
                 kc_counter_inc_mp(g->metrics->pleg_discard_events);
@@ -557,6 +560,7 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
 
         pthread_mutex_lock(&g->relist_lock);
         kc_log_v(5, "GenericPLEG: Relisting");
+        g->relist_events = 0;
 
         start = kc_clock_now(g->clock);
         last = atomic_load_explicit(&g->relist_time, memory_order_relaxed);
@@ -592,6 +596,9 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
 
         /* Only after every per-pod write: the cache is as new as the listing. */
         kc_pod_cache_update_time(g->cache, timestamp);
+        /* Quiet relists stay at -v=5 (above); one that saw changes tells the story at -v=2. */
+        if (g->relist_events)
+                kc_log_v(2, "GenericPLEG: relist found changes events=%u", g->relist_events);
 
         /* podsToReinspect = needsReinspection, wholesale. */
         for (r = g->first; r; r = r->next) {

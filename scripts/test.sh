@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's second command (and what .ci/run calls): install what is
 # needed, then build and run the whole test suite three times:
-#   1. a normal build: unit, scenario and stress tests; a short benchmark run;
-#   2. AddressSanitizer + UBSan: unit and scenario tests;
+#   1. a normal build: unit, scenario, end-to-end (the daemon) and stress
+#      tests; short benchmark runs;
+#   2. AddressSanitizer + UBSan: unit, scenario and end-to-end tests;
 #   3. ThreadSanitizer: the concurrency stress tests and the threaded unit tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,11 +27,11 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
-run build 'unit|scenario|stress'
+run build 'unit|scenario|e2e|stress'
 # Benchmarks are figures, never pass/fail; a short run keeps them working
 # (only a crash or an error fails here).
 echo "==> build: bench_relist --quick"
 ./build/bench/bench_relist --quick
-run build-asan 'unit|scenario' -DKC_ASAN=ON -DKC_UBSAN=ON -DKC_BUILD_BENCH=OFF
+run build-asan 'unit|scenario|e2e' -DKC_ASAN=ON -DKC_UBSAN=ON -DKC_BUILD_BENCH=OFF
 run build-tsan 'stress|tsan' -DKC_TSAN=ON -DKC_BUILD_BENCH=OFF
 echo "==> all test builds passed"

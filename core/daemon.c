@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The cubelet daemon: upstream's NewMainKubelet (build every part), Run
+ * (start the background loops) and syncLoop (on the main thread), then a
+ * graceful shutdown in reverse order when SIGTERM or SIGINT arrives.
+ *
+ * Startup follows kubelet's order:
+ *  1. flags, logging, metrics registration (initializeModules);
+ *  2. the runtime service and the runtime manager ("Container runtime
+ *     initialized" after a Version call);
+ *  3. NewMainKubelet: pod cache, pod manager, restart backoff, status
+ *     manager, runtimeState, the PLEG with its "PLEG" health check, the work
+ *     queue, the pod workers, the container deletor, syncLoop and the config
+ *     sources (the file source starts watching here, as makePodSourceConfig
+ *     does);
+ *  4. Run: updateRuntimeUp (at once, then every 5 s), PLEG Start, then the
+ *     read-only and healthz HTTP servers (startKubelet / server.go), then
+ *     syncLoop until a stop signal.
+ * Shutdown: HTTP servers, config source, PLEG, runtime poller, pod workers
+ * (in-flight syncs are cancelled and joined), deletor, then every object is
+ * freed. Containers are left running, as kubelet does.
+ */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+#include "commands.h"
+#include "kc_health.h"
+#include "kc_kubelet.h"
+#include "kc_pleg.h"
+#include "kc_podworkers.h"
+#include "kc_runtime.h"
+
+/* Upstream constants (UPSTREAM.md §1). */
+#define CONFIG_CHANNEL_CAPACITY 50 /* the config mux's updates channel */
+#define PLEG_CHANNEL_CAPACITY 1000 /* plegChannelCapacity */
+#define PLEG_RELIST_PERIOD (1 * KC_NSEC_PER_SEC)
+#define PLEG_RELIST_THRESHOLD (3 * KC_NSEC_PER_MIN)
+#define MAX_WAIT_FOR_CONTAINER_RUNTIME (30 * KC_NSEC_PER_SEC)
+
+struct daemon {
+        const struct kc_kubelet_flags *f;
+        sigset_t stop_signals;
+        struct kc_clock *clock;
+        char *node_ip;
+        struct kc_metrics_registry *registry;
+        struct kc_kubelet_metrics metrics;
+        struct kc_sim *sim;
+        struct kc_runtime_service svc;
+        char *runtime_name;
+        char *runtime_version; /* "<name>://<version>" */
+        struct kc_runtime_manager *manager;
+        struct kc_pod_cache *cache;
+        struct kc_pod_manager *pod_manager;
+        struct kc_backoff *backoff, *image_backoff;
+        struct kc_reason_cache *reasons;
+        struct kc_status_manager *status_manager;
+        struct kc_runtime_state *runtime_state;
+        struct kc_chan *config, *events;
+        struct kc_generic_pleg *pleg;
+        struct kc_work_queue *work_queue;
+        struct kc_pod_syncer *syncer;
+        struct kc_pod_workers *pod_workers;
+        struct kc_pod_container_deletor *deletor;
+        struct kc_kubelet *kubelet;
+        struct kc_sync_loop *loop;
+        struct kc_file_source *file_source;
+        struct kc_runtime_up_poller *runtime_up;
+        struct kc_node_status *node;
+        struct kc_http_server *http, *healthz;
+};
+
+/* The node's IP: --node-ip, else the first up, non-loopback IPv4 address. */
+static int detect_node_ip(const char *flag, char **ret)
+{
+        struct ifaddrs *ifs = NULL, *i;
+        char buf[INET_ADDRSTRLEN] = "127.0.0.1";
+
+        if (flag) {
+                *ret = strdup(flag);
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (getifaddrs(&ifs) == 0) {
+                for (i = ifs; i; i = i->ifa_next) {
+                        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+                            (i->ifa_flags & IFF_LOOPBACK) || !(i->ifa_flags & IFF_UP))
+                                continue;
+                        inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf,
+                                  sizeof(buf));
+                        break;
+                }
+                freeifaddrs(ifs);
+        }
+        *ret = strdup(buf);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static bool pleg_healthy(void *ud, char **ret_err)
+{
+        return kc_generic_pleg_healthy(ud, ret_err);
+}
+
+static bool sync_loop_healthy(void *ud, char **ret_err)
+{
+        return kc_sync_loop_healthy(ud, ret_err);
+}
+
+/* klog's healthz check: logging cannot get stuck here (writes are synchronous). */
+static bool log_healthy(void *ud, char **ret_err)
+{
+        (void)ud;
+        (void)ret_err;
+        return true;
+}
+
+/* The runtime service behind --container-runtime-endpoint. */
+static int open_runtime(struct daemon *d)
+{
+        struct kc_runtime_error err = { 0 };
+        struct kc_version_result v = { 0 };
+        int r;
+
+        if (strncmp(d->f->container_runtime_endpoint, "unix://", 7) == 0) {
+                kc_log_error("Failed to connect to the container runtime endpoint=\"%s\" "
+                             "err=\"the CRI client is not built yet; use sim://\"",
+                             d->f->container_runtime_endpoint);
+                return -EPROTONOSUPPORT;
+        }
+        r = kc_sim_new(d->clock, &d->sim);
+        if (r < 0)
+                return r;
+        d->svc = kc_sim_service(d->sim);
+        r = d->svc.ops->version(d->svc.self, &v, &err);
+        if (r < 0) {
+                kc_log_error("Failed to get the container runtime version err=\"%s\"", err.message);
+                return r;
+        }
+        d->runtime_name = strdup(v.runtime_name);
+        if (!d->runtime_name ||
+            asprintf(&d->runtime_version, "%s://%s", v.runtime_name, v.runtime_version) < 0) {
+                d->runtime_version = NULL;
+                kc_runtime_result_done(&v);
+                return -ENOMEM;
+        }
+        kc_log_info("Container runtime initialized containerRuntime=\"%s\" version=\"%s\" "
+                    "apiVersion=\"%s\"",
+                    v.runtime_name, v.runtime_version, v.runtime_api_version);
+        kc_runtime_result_done(&v);
+        return kc_runtime_manager_new(d->svc, d->clock, &d->manager);
+}
+
+/* /pods (a kc_http_render_fn): the pod manager's pods with their statuses. */
+static int render_pods(void *ud, char **ret_json)
+{
+        struct daemon *d = ud;
+
+        return kc_render_pod_list(d->pod_manager, d->status_manager, d->f->hostname_override,
+                                  ret_json);
+}
+
+/* NewMainKubelet: every part is built; only the file source runs yet. */
+static int build(struct daemon *d)
+{
+        static const char *const file_sources[] = { KC_MANIFEST_SOURCE };
+        struct kc_generic_pleg_config pc;
+        struct kc_pod_syncer_config sc;
+        struct kc_pod_workers_config wc;
+        struct kc_kubelet_deps kd;
+        struct kc_sync_loop_config lc;
+        struct kc_node_status_config nc;
+        int keep, r;
+
+        if ((r = kc_pod_cache_new(&d->cache)) < 0 ||
+            (r = kc_pod_manager_new(&d->pod_manager)) < 0 ||
+            (r = kc_backoff_new(d->clock, d->f->crash_loop_initial_ns, d->f->crash_loop_max_ns,
+                                &d->backoff)) < 0 ||
+            (r = kc_backoff_new(d->clock, KC_IMAGE_BACKOFF_INITIAL_NS, KC_IMAGE_BACKOFF_MAX_NS,
+                                &d->image_backoff)) < 0 ||
+            (r = kc_reason_cache_new(&d->reasons)) < 0 ||
+            (r = kc_status_manager_new(&d->status_manager)) < 0 ||
+            (r = kc_runtime_state_new(d->clock, MAX_WAIT_FOR_CONTAINER_RUNTIME,
+                                      &d->runtime_state)) < 0 ||
+            (r = kc_chan_new(&d->config, CONFIG_CHANNEL_CAPACITY, kc_pod_update_free_item)) < 0 ||
+            (r = kc_chan_new(&d->events, PLEG_CHANNEL_CAPACITY, kc_pleg_event_free_item)) < 0)
+                return r;
+
+        pc = (struct kc_generic_pleg_config){
+                .runtime = kc_runtime_manager_pod_runtime(d->manager),
+                .events = d->events,
+                .cache = d->cache,
+                .clock = d->clock,
+                .metrics = &d->metrics,
+                .relist_period_ns = PLEG_RELIST_PERIOD,
+                .relist_threshold_ns = PLEG_RELIST_THRESHOLD,
+        };
+        if ((r = kc_generic_pleg_new(&pc, &d->pleg)) < 0 ||
+            (r = kc_runtime_state_add_health_check(d->runtime_state, "PLEG", pleg_healthy,
+                                                   d->pleg)) < 0 ||
+            (r = kc_work_queue_new(d->clock, &d->work_queue)) < 0)
+                return r;
+
+        sc = (struct kc_pod_syncer_config){
+                .clock = d->clock,
+                .manager = d->manager,
+                .runtime_state = d->runtime_state,
+                .status_manager = d->status_manager,
+                .reasons = d->reasons,
+                .backoff = d->backoff,
+                .image_backoff = d->image_backoff,
+                .metrics = &d->metrics,
+                .node_ip = d->node_ip,
+                .runtime_name = d->runtime_name,
+        };
+        if ((r = kc_pod_syncer_new(&sc, &d->syncer)) < 0)
+                return r;
+        wc = (struct kc_pod_workers_config){
+                .clock = d->clock,
+                .cache = d->cache,
+                .syncer = &kc_pod_syncer_kubelet_ops,
+                .syncer_userdata = d->syncer,
+                .enqueue = kc_kubelet_enqueue,
+                .enqueue_userdata = d->work_queue,
+                .resync_interval_ns = d->f->sync_frequency_ns,
+        };
+        if ((r = kc_pod_workers_new(&wc, &d->pod_workers)) < 0)
+                return r;
+        /* minDeadContainerInPod: at least one dead instance is kept. */
+        keep = d->f->maximum_dead_containers_per_container;
+        if ((r = kc_pod_container_deletor_new(d->svc.ops->remove_container, d->svc.self,
+                                              keep < 1 ? 1 : keep, &d->deletor)) < 0)
+                return r;
+
+        kd = (struct kc_kubelet_deps){
+                .clock = d->clock,
+                .pod_manager = d->pod_manager,
+                .pod_workers = d->pod_workers,
+                .work_queue = d->work_queue,
+                .deletor = d->deletor,
+                .cache = d->cache,
+                .runtime = kc_runtime_manager_pod_runtime(d->manager),
+                .backoff = d->backoff,
+                .status_manager = d->status_manager,
+        };
+        if ((r = kc_kubelet_new(&kd, &d->kubelet)) < 0)
+                return r;
+        lc = (struct kc_sync_loop_config){
+                .clock = d->clock,
+                .config = d->config,
+                .pleg = d->events,
+                .runtime_state = d->runtime_state,
+                .handler = &kc_kubelet_sync_handler,
+                .handler_userdata = d->kubelet,
+                .sources = d->f->pod_manifest_path ? file_sources : NULL,
+                .n_sources = d->f->pod_manifest_path ? 1 : 0,
+                .resync_interval_ns = d->f->sync_frequency_ns,
+                .stop_signals = &d->stop_signals,
+        };
+        if ((r = kc_sync_loop_new(&lc, &d->loop)) < 0)
+                return r;
+        kc_kubelet_set_sync_loop(d->kubelet, d->loop);
+
+        nc = (struct kc_node_status_config){
+                .clock = d->clock,
+                .runtime_state = d->runtime_state,
+                .node_name = d->f->hostname_override,
+                .node_ip = d->node_ip,
+                .runtime_version = d->runtime_version,
+                .kubelet_version = "v" KC_VERSION,
+        };
+        if ((r = kc_node_status_new(&nc, &d->node)) < 0)
+                return r;
+
+        /* makePodSourceConfig: the file source starts watching now. */
+        if (d->f->pod_manifest_path) {
+                r = kc_file_source_start(d->f->pod_manifest_path, d->f->hostname_override, d->clock,
+                                         d->f->file_check_frequency_ns, d->config, &d->file_source);
+                if (r < 0) {
+                        kc_log_error("Failed to start the file config source path=\"%s\" "
+                                     "err=\"%s\"",
+                                     d->f->pod_manifest_path, strerror(-r));
+                        return r;
+                }
+                kc_log_info("Adding static pod path path=\"%s\"", d->f->pod_manifest_path);
+        }
+        return 0;
+}
+
+static int start_http(struct daemon *d)
+{
+        const struct kc_http_check checks[] = {
+                { .name = "log", .fn = log_healthy },
+                { .name = "syncloop", .fn = sync_loop_healthy, .userdata = d->loop },
+        };
+        struct kc_http_config hc = {
+                .address = d->f->address,
+                .port = d->f->port,
+                .checks = checks,
+                .n_checks = KC_ELEMENTSOF(checks),
+                .metrics = d->registry,
+                .render_pods = render_pods,
+                .pods_userdata = d,
+                .render_node = kc_node_status_render,
+                .node_userdata = d->node,
+        };
+        int r;
+
+        if (d->f->port) {
+                r = kc_http_server_start(&hc, &d->http);
+                if (r < 0) {
+                        kc_log_error("Failed to start the read-only server address=\"%s\" "
+                                     "port=%u err=\"%s\"",
+                                     d->f->address, d->f->port, strerror(-r));
+                        return r;
+                }
+                kc_log_info("Starting to listen read-only address=\"%s\" port=%u", d->f->address,
+                            kc_http_server_port(d->http));
+        }
+        if (d->f->healthz_port) {
+                /* The healthz server serves /healthz alone (server.go). */
+                hc = (struct kc_http_config){
+                        .address = d->f->healthz_bind_address,
+                        .port = d->f->healthz_port,
+                        .checks = checks,
+                        .n_checks = KC_ELEMENTSOF(checks),
+                };
+                r = kc_http_server_start(&hc, &d->healthz);
+                if (r < 0) {
+                        kc_log_error("Failed to start the healthz server address=\"%s\" "
+                                     "port=%u err=\"%s\"",
+                                     d->f->healthz_bind_address, d->f->healthz_port, strerror(-r));
+                        return r;
+                }
+                kc_log_info("Starting healthz server address=\"%s\" port=%u",
+                            d->f->healthz_bind_address, kc_http_server_port(d->healthz));
+        }
+        return 0;
+}
+
+/* Run: the background loops, then syncLoop on this thread until a stop signal. */
+static int run(struct daemon *d)
+{
+        int r;
+
+        r = kc_runtime_up_poller_start(d->runtime_state, d->svc, d->clock, KC_RUNTIME_UP_PERIOD,
+                                       &d->runtime_up);
+        if (r < 0)
+                return r;
+        r = kc_generic_pleg_start(d->pleg);
+        if (r < 0)
+                return r;
+        r = start_http(d);
+        if (r < 0)
+                return r;
+        kc_log_info("Starting kubelet main sync loop");
+        return kc_sync_loop_run(d->loop);
+}
+
+/* Stops every thread first (reverse start order), then frees every object. */
+static void teardown(struct daemon *d)
+{
+        d->http = kc_http_server_stop(d->http);
+        d->healthz = kc_http_server_stop(d->healthz);
+        d->file_source = kc_file_source_stop(d->file_source);
+        if (d->pleg)
+                kc_generic_pleg_stop(d->pleg);
+        d->runtime_up = kc_runtime_up_poller_stop(d->runtime_up);
+        d->pod_workers = kc_pod_workers_free(d->pod_workers);
+        d->deletor = kc_pod_container_deletor_free(d->deletor);
+
+        d->node = kc_node_status_free(d->node);
+        d->loop = kc_sync_loop_free(d->loop);
+        d->kubelet = kc_kubelet_free(d->kubelet);
+        d->syncer = kc_pod_syncer_free(d->syncer);
+        d->work_queue = kc_work_queue_free(d->work_queue);
+        d->pleg = kc_generic_pleg_free(d->pleg);
+        d->events = kc_chan_free(d->events);
+        d->config = kc_chan_free(d->config);
+        d->runtime_state = kc_runtime_state_free(d->runtime_state);
+        d->status_manager = kc_status_manager_free(d->status_manager);
+        d->reasons = kc_reason_cache_free(d->reasons);
+        d->image_backoff = kc_backoff_free(d->image_backoff);
+        d->backoff = kc_backoff_free(d->backoff);
+        d->pod_manager = kc_pod_manager_free(d->pod_manager);
+        d->cache = kc_pod_cache_free(d->cache);
+        d->manager = kc_runtime_manager_free(d->manager);
+        d->sim = kc_sim_free(d->sim); /* the simulated containers end with the process */
+        d->registry = kc_metrics_registry_free(d->registry);
+        free(d->runtime_version);
+        free(d->runtime_name);
+        free(d->node_ip);
+}
+
+int kc_cmd_daemon(const struct kc_kubelet_flags *f)
+{
+        struct daemon d = { .f = f, .clock = kc_clock_real() };
+        int r;
+
+        /* Stop signals are read by syncLoop's signalfd: block them before any thread starts. */
+        sigemptyset(&d.stop_signals);
+        sigaddset(&d.stop_signals, SIGTERM);
+        sigaddset(&d.stop_signals, SIGINT);
+        pthread_sigmask(SIG_BLOCK, &d.stop_signals, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
+        kc_log_info("Starting cubelet version=\"v%s\" nodeName=\"%s\"", KC_VERSION,
+                    f->hostname_override);
+        r = detect_node_ip(f->node_ip, &d.node_ip);
+        if (r >= 0)
+                r = kc_metrics_registry_new(&d.registry);
+        if (r >= 0)
+                r = kc_kubelet_metrics_register(d.registry, &d.metrics);
+        if (r >= 0)
+                r = open_runtime(&d);
+        if (r >= 0)
+                r = build(&d);
+        if (r >= 0)
+                r = run(&d);
+        if (r < 0)
+                kc_log_error("cubelet failed err=\"%s\"", strerror(-r));
+        else
+                kc_log_info("Shutting down: stop signal received");
+        teardown(&d);
+        if (r >= 0)
+                kc_log_info("Shutdown complete");
+        return r < 0 ? 1 : 0;
+}
