@@ -513,7 +513,8 @@ static int push(struct kc_file_source *s, enum kc_pod_op op, struct pod_vec *pv)
 /* Returns 0 when everything went out, -EAGAIN when the channel was full, -ENOMEM. */
 static int reconcile(struct kc_file_source *s)
 {
-        _cleanup_(kc_map_freep) struct kc_map *desired = NULL;
+        _cleanup_(kc_map_freep) struct kc_map *desired = NULL, *full_names = NULL;
+        char **full = NULL; /* full_names' keys, one per file (NULL: none) */
         struct pod_vec rm = { 0 }, add = { 0 }, upd = { 0 };
         size_t it = 0;
         const char *k;
@@ -521,8 +522,13 @@ static int reconcile(struct kc_file_source *s)
         int r;
 
         r = kc_map_new(&desired);
+        if (r >= 0)
+                r = kc_map_new(&full_names);
         if (r < 0)
                 return r;
+        full = calloc(s->n_names + 1, sizeof(*full));
+        if (!full)
+                return -ENOMEM;
         for (size_t i = 0; i < s->n_names; i++) {
                 struct fs_file *f = kc_map_get(s->files, s->names[i]);
                 struct kc_api_pod *dup;
@@ -538,7 +544,21 @@ static int reconcile(struct kc_file_source *s)
                                          f->name, f->pod->uid);
                         continue;
                 }
-                r = kc_map_put(desired, f->pod->uid, f->pod);
+                /* filterInvalidPods: one pod per name and namespace; the first file wins. */
+                full[i] = kc_pod_full_name(f->pod->name, f->pod->namespace);
+                if (!full[i]) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                if (kc_map_get(full_names, full[i])) {
+                        kc_log_error("Pod failed validation, ignoring file=\"%s\" err=\"duplicate "
+                                     "pod name %s in namespace %s\"",
+                                     f->name, f->pod->name, f->pod->namespace);
+                        continue;
+                }
+                r = kc_map_put(full_names, full[i], f->pod);
+                if (r >= 0)
+                        r = kc_map_put(desired, f->pod->uid, f->pod);
                 if (r < 0)
                         goto out;
                 struct kc_api_pod *old = kc_map_get(s->sent, f->pod->uid);
@@ -589,6 +609,9 @@ static int reconcile(struct kc_file_source *s)
         }
         r = 0;
 out:
+        for (size_t i = 0; i < s->n_names; i++)
+                free(full[i]);
+        free(full);
         free(rm.v);
         free(add.v);
         free(upd.v);

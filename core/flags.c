@@ -49,7 +49,7 @@ static const struct flag flags[] = {
         { "runtime-request-timeout", FLAG_DURATION, F(runtime_request_timeout_ns), "2m0s",
           "Timeout of every runtime request except long-running ones" },
         { "feature-gates", FLAG_GATES, F(evented_pleg), "",
-          "Comma-separated Gate=true|false pairs; known gates: EventedPLEG (default false)" },
+          "Comma-separated Gate=true|false pairs; known gates: EventedPLEG (false unless set)" },
         { "address", FLAG_ADDRESS, F(address), "127.0.0.1",
           "IP address the read-only HTTP server listens on (0.0.0.0 or :: for all)" },
         { "port", FLAG_PORT, F(port), "10255",
@@ -59,7 +59,7 @@ static const struct flag flags[] = {
         { "healthz-port", FLAG_PORT, F(healthz_port), "10248",
           "Port of the healthz server (/healthz only); 0 disables it" },
         { "hostname-override", FLAG_STRING, F(hostname_override), NULL,
-          "The node name (default: the host name, lowercased)" },
+          "The node name; static pod names get \"-<node name>\"" },
         { "node-ip", FLAG_ADDRESS, F(node_ip), NULL,
           "The node's IP, reported as hostIP (default: the first non-loopback IPv4 address)" },
         { "root-dir", FLAG_STRING, F(root_dir), "/var/lib/kubelet",
@@ -354,7 +354,7 @@ void kc_kubelet_flags_usage(FILE *out)
                 const char *def = fl->def;
 
                 if (fl->offset == F(hostname_override))
-                        def = "the host name";
+                        def = "the host name, lowercased";
                 else if (fl->offset == F(node_ip))
                         def = "detected";
                 fprintf(out, "  --%s\n        %s", fl->name, fl->help);

@@ -558,7 +558,9 @@ int kc_manifest_parse(const char *data, size_t len, const char *file_name, const
  * not re-read.
  *
  * Changes. The pods of all files, keyed by UID (the first file in name
- * order wins a duplicate UID), are diffed against what the consumer was
+ * order wins a duplicate UID, and a duplicate name in the same namespace is
+ * refused with "Pod failed validation", as upstream's filterInvalidPods),
+ * are diffed against what the consumer was
  * last told: new UIDs → one ADD carrying all of them, UIDs whose pod
  * differs → one UPDATE, vanished UIDs → one REMOVE, pushed in config.go's
  * order REMOVE, ADD, UPDATE. Pods are compared on every field except
