@@ -14,6 +14,9 @@ packages=(
         libcmocka-dev    # unit tests
         libyaml-dev      # static-pod manifests (YAML and JSON)
         libmicrohttpd-dev # read-only HTTP: /healthz, /metrics, /pods, /node
+        # end-to-end tests (tests/e2e) and bench/bench_daemon.py: Debian's
+        # python3, and prometheus_client's parser to validate /metrics
+        python3 python3-prometheus-client
 )
 
 missing=()

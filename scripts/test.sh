@@ -32,6 +32,8 @@ run build 'unit|scenario|e2e|stress'
 # (only a crash or an error fails here).
 echo "==> build: bench_relist --quick"
 ./build/bench/bench_relist --quick
+echo "==> build: bench_daemon.py --quick"
+python3 bench/bench_daemon.py --quick --cubelet build/cubelet
 run build-asan 'unit|scenario|e2e' -DKC_ASAN=ON -DKC_UBSAN=ON -DKC_BUILD_BENCH=OFF
 run build-tsan 'stress|tsan' -DKC_TSAN=ON -DKC_BUILD_BENCH=OFF
 echo "==> all test builds passed"
