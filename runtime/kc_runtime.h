@@ -33,10 +33,16 @@ enum kc_runtime_code {
         KC_RUNTIME_DEADLINE_EXCEEDED = 4,
         KC_RUNTIME_NOT_FOUND = 5,
         KC_RUNTIME_ALREADY_EXISTS = 6,
+        KC_RUNTIME_PERMISSION_DENIED = 7,
+        KC_RUNTIME_RESOURCE_EXHAUSTED = 8,
         KC_RUNTIME_FAILED_PRECONDITION = 9,
+        KC_RUNTIME_ABORTED = 10,
+        KC_RUNTIME_OUT_OF_RANGE = 11,
         KC_RUNTIME_UNIMPLEMENTED = 12,
         KC_RUNTIME_INTERNAL = 13,
         KC_RUNTIME_UNAVAILABLE = 14,
+        KC_RUNTIME_DATA_LOSS = 15,
+        KC_RUNTIME_UNAUTHENTICATED = 16,
 };
 
 #define KC_RUNTIME_ERROR_MAX 512
@@ -773,6 +779,19 @@ int kc_ensure_image_exists(struct kc_runtime_service svc, struct kc_backoff *ima
 /** The runtime service the manager was built on (borrowed). */
 struct kc_runtime_service kc_runtime_manager_service(struct kc_runtime_manager *m);
 
+/** kubelet's podLogsRootDirectory. */
+#define KC_POD_LOGS_ROOT "/var/log/pods"
+
+/**
+ * @brief Sets podLogsRootDirectory (absolute; copied): SyncPod then creates
+ * the pod's log directory "<dir>/<ns>_<name>_<uid>" (0755) before
+ * RunPodSandbox and "<that>/<container>" before CreateContainer, as the
+ * kubelet does, because a real runtime writes the container logs there.
+ * NULL (the default) creates nothing: the simulated runtime writes no logs.
+ * Not concurrently with SyncPod. @return 0, -EINVAL, -ENOMEM.
+ */
+int kc_runtime_manager_set_pod_logs_root(struct kc_runtime_manager *m, const char *dir);
+
 /** One StartContainer action's outcome (a kubecontainer SyncResult). */
 struct kc_start_result {
         const char *container_name;
@@ -851,3 +870,26 @@ int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_ap
 int kc_runtime_manager_kill_pod(struct kc_runtime_manager *m, const struct kc_api_pod *pod,
                                 const struct kc_pod *running_pod, int64_t grace_s,
                                 struct kc_cancel *ctx, char **ret_err);
+
+/* ------------------------------------------------------------------------ */
+/* CRI client (runtime/cri): the runtime service over gRPC (runtime.v1)      */
+
+/** kubelet's --runtime-request-timeout default. */
+#define KC_CRI_DEFAULT_REQUEST_TIMEOUT_NS (2 * KC_NSEC_PER_MIN)
+
+struct kc_cri;
+
+/**
+ * @brief A CRI client for @p endpoint ("unix:///run/containerd/containerd.sock";
+ * a bare absolute path is accepted too). Every call gets the deadline
+ * @p request_timeout_ns (> 0); StopContainer gets its timeout plus that.
+ * Does not connect yet. *ret unchanged on failure.
+ * @return 0, -EINVAL (not a unix endpoint), -ENAMETOOLONG, -ENOMEM.
+ */
+int kc_cri_new(const char *endpoint, int64_t request_timeout_ns, struct kc_cri **ret);
+/** Ends every call in flight (CANCELLED) and frees the client. NULL-safe; returns NULL. */
+struct kc_cri *kc_cri_free(struct kc_cri *c);
+KC_DEFINE_CLEANUP_FUNC(struct kc_cri, kc_cri_free)
+
+/** The runtime-service face. Valid while the client lives. Any thread. */
+struct kc_runtime_service kc_cri_service(struct kc_cri *c);

@@ -47,6 +47,7 @@ struct sort_key {
 struct kc_runtime_manager {
         struct kc_runtime_service svc;
         struct kc_clock *clock;
+        char *pod_logs_root; /* podLogsRootDirectory; NULL: log directories are not created */
 
         /* GetPods state, reused across calls. get_pods may run on several threads. */
         pthread_mutex_t lock;
@@ -118,9 +119,28 @@ struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m)
         free(m->c_perm);
         free(m->order);
         free(m->tmp);
+        free(m->pod_logs_root);
         pthread_mutex_destroy(&m->lock);
         free(m);
         return NULL;
+}
+
+int kc_runtime_manager_set_pod_logs_root(struct kc_runtime_manager *m, const char *dir)
+{
+        char *copy = NULL;
+
+        if (!m || (dir && dir[0] != '/'))
+                return -EINVAL;
+        if (dir && !(copy = strdup(dir)))
+                return -ENOMEM;
+        free(m->pod_logs_root);
+        m->pod_logs_root = copy;
+        return 0;
+}
+
+const char *kc__runtime_manager_pod_logs_root(const struct kc_runtime_manager *m)
+{
+        return m->pod_logs_root;
 }
 
 static void pod_sandbox_list_done(struct kc_pod_sandbox_list *l)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 #include "kc_runtime.h"
@@ -205,8 +206,28 @@ struct start_ctx {
         const struct kc_sync_pod_options *opts;
         const char *sandbox_id;
         const struct kc_pod_sandbox_config *sb_config;
+        bool make_log_dirs; /* a pod logs root is set: create the directories */
         struct sp_result *res;
 };
+
+/* mkdir -p for a log directory (0755, as the kubelet). */
+static int make_dirs(const char *path)
+{
+        _cleanup_free_ char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1; *s; s++)
+                if (*s == '/') {
+                        *s = '\0';
+                        if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                                return -errno;
+                        *s = '/';
+                }
+        if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
 
 /* Hands one start result to the caller's callback, if any. */
 static void report(struct start_ctx *sc, const struct kc_api_container *c, bool init, int r,
@@ -338,6 +359,18 @@ static bool start_one(struct start_ctx *sc, const struct kc_api_container *c, bo
                            strerror(ENOMEM), -1);
                 return true;
         }
+        if (sc->make_log_dirs) {
+                /* BuildContainerLogsDirectory: the runtime writes <dir>/<name>/<attempt>.log. */
+                _cleanup_free_ char *dir = kc_strdup_printf("%s/%s", sc->sb_config->log_directory,
+                                                            str_or_empty(c->name));
+
+                r = dir ? make_dirs(dir) : -ENOMEM;
+                if (r < 0) {
+                        start_fail(sc, c, init, r, KC_CREATE_CONTAINER_CONFIG_ERROR_REASON,
+                                   "create container log directory failed", -1);
+                        return true;
+                }
+        }
         snprintf(hash, sizeof(hash), "%" PRIx64, kc_container_spec_hash(c));
         snprintf(restart, sizeof(restart), "%" PRIu32, attempt);
         struct kc_label labels[] = {
@@ -389,9 +422,9 @@ static bool start_one(struct start_ctx *sc, const struct kc_api_container *c, bo
         return true;
 }
 
-static int sync_pod(struct kc_runtime_service *svc, const struct kc_api_pod *pod,
-                    const struct kc_pod_status *status, const struct kc_sync_pod_options *opts,
-                    struct sp_result *res)
+static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
+                    const struct kc_api_pod *pod, const struct kc_pod_status *status,
+                    const struct kc_sync_pod_options *opts, struct sp_result *res)
 {
         struct kc_cancel *ctx = opts->ctx;
         _cleanup_(kc_pod_actions_done) struct kc_pod_actions a = { 0 };
@@ -441,8 +474,9 @@ static int sync_pod(struct kc_runtime_service *svc, const struct kc_api_pod *pod
         }
 
         /* Step 4: create the sandbox. */
-        log_dir = kc_strdup_printf("/var/log/pods/%s_%s_%s", str_or_empty(pod->namespace),
-                                   str_or_empty(pod->name), str_or_empty(pod->uid));
+        log_dir = kc_strdup_printf("%s/%s_%s_%s", logs_root ? logs_root : KC_POD_LOGS_ROOT,
+                                   str_or_empty(pod->namespace), str_or_empty(pod->name),
+                                   str_or_empty(pod->uid));
         sb_labels = calloc(pod->n_labels + 3, sizeof(*sb_labels));
         if (!log_dir || !sb_labels) {
                 result_fail(res, -ENOMEM, "out of memory");
@@ -475,6 +509,12 @@ static int sync_pod(struct kc_runtime_service *svc, const struct kc_api_pod *pod
         if (a.create_sandbox) {
                 if (cancelled(ctx, res))
                         return res->r;
+                r = logs_root ? make_dirs(log_dir) : 0;
+                if (r < 0) {
+                        result_fail(res, r, "create pod log directory %s: %s", log_dir,
+                                    strerror(-r));
+                        return res->r;
+                }
                 r = svc->ops->run_pod_sandbox(svc->self, &sb_config, &new_sb_id, &e);
                 if (r < 0) {
                         result_fail(res, r,
@@ -497,6 +537,7 @@ static int sync_pod(struct kc_runtime_service *svc, const struct kc_api_pod *pod
                 .opts = opts,
                 .sandbox_id = sandbox_id,
                 .sb_config = &sb_config,
+                .make_log_dirs = logs_root != NULL,
                 .res = res,
         };
         if (a.next_init_container_to_start >= 0) {
@@ -538,6 +579,6 @@ int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_ap
                         return r;
                 status = empty;
         }
-        sync_pod(&svc, pod, status, opts, &res);
+        sync_pod(&svc, kc__runtime_manager_pod_logs_root(m), pod, status, opts, &res);
         return result_finish(&res, ret_err);
 }

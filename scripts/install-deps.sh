@@ -14,6 +14,8 @@ packages=(
         libcmocka-dev    # unit tests
         libyaml-dev      # static-pod manifests (YAML and JSON)
         libmicrohttpd-dev # read-only HTTP: /healthz, /metrics, /pods, /node
+        libnghttp2-dev   # the CRI client's HTTP/2 (gRPC over h2c on a unix socket)
+        libprotobuf-c-dev protobuf-c-compiler # CRI messages: runtime/cri/api.proto -> C at build time
         # end-to-end tests (tests/e2e) and bench/bench_daemon.py: Debian's
         # python3, and prometheus_client's parser to validate /metrics
         python3 python3-prometheus-client

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "fixture.h"
@@ -409,6 +411,34 @@ static void test_new_pod(void **state)
         assert_int_equal(sbl.n, 1);
         kc_runtime_result_done(&sbl);
         assert_int_equal(f->n_stops, 0);
+}
+
+/* With a pod logs root the kubelet creates the pod's and the container's log
+ * directories before the runtime needs them; without one it creates nothing. */
+static void test_log_directories(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "web", .image = "nginx:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-9", "logs", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        char root[] = "/tmp/kc-logs-XXXXXX", path[256];
+        struct stat st;
+        char *err = NULL;
+
+        assert_non_null(mkdtemp(root));
+        assert_int_equal(kc_runtime_manager_set_pod_logs_root(f->mgr, "relative"), -EINVAL);
+        assert_int_equal(kc_runtime_manager_set_pod_logs_root(f->mgr, root), 0);
+        assert_int_equal(kc_runtime_manager_sync_pod(f->mgr, &pod, NULL, &f->opts, &err), 0);
+        snprintf(path, sizeof(path), "%s/default_logs_uid-9/web", root);
+        assert_int_equal(stat(path, &st), 0);
+        assert_true(S_ISDIR(st.st_mode));
+        assert_int_equal(st.st_mode & 0777, 0755);
+        assert_int_equal(rmdir(path), 0);
+        snprintf(path, sizeof(path), "%s/default_logs_uid-9", root);
+        assert_int_equal(rmdir(path), 0);
+        assert_int_equal(rmdir(root), 0);
+        assert_int_equal(kc_runtime_manager_set_pod_logs_root(f->mgr, NULL), 0);
 }
 
 static void test_crash_loop(void **state)
@@ -1075,6 +1105,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_new_pod, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_log_directories, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_crash_loop, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_backoff_continues, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_never_not_restarted, setup, teardown),
