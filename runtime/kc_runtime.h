@@ -824,7 +824,7 @@ struct kc_sync_pod_options {
  * kc_compute_pod_actions; KillPod (grace from the pod: deletion grace, else
  * spec termination grace, else 30 s) or stop containers_to_kill; RunPodSandbox
  * when asked (metadata, io.kubernetes.pod.* labels plus the pod labels, the
- * pod annotations, hostname = pod name, log directory
+ * pod annotations, hostname = pod name (none for host-network pods), log directory
  * "/var/log/pods/<ns>_<name>_<uid>", host_network); then the next init
  * container (and nothing else, as upstream), else every container to start.
  * Each start (startContainer): doBackOff (CrashLoopBackOff), then
@@ -893,3 +893,71 @@ KC_DEFINE_CLEANUP_FUNC(struct kc_cri, kc_cri_free)
 
 /** The runtime-service face. Valid while the client lives. Any thread. */
 struct kc_runtime_service kc_cri_service(struct kc_cri *c);
+
+/** The socket path the client connects to (from the endpoint). Valid while the client lives. */
+const char *kc_cri_socket_path(const struct kc_cri *c);
+
+/** CRI ContainerEventType. */
+enum kc_container_event_type {
+        KC_CONTAINER_EVENT_CREATED,
+        KC_CONTAINER_EVENT_STARTED,
+        KC_CONTAINER_EVENT_STOPPED,
+        KC_CONTAINER_EVENT_DELETED,
+        _KC_CONTAINER_EVENT_TYPE_MAX,
+        _KC_CONTAINER_EVENT_TYPE_INVALID = -EINVAL,
+};
+
+/** "CONTAINER_CREATED_EVENT", ... (CRI names); NULL when out of range. */
+const char *kc_container_event_type_to_string(enum kc_container_event_type t);
+
+/**
+ * One GetContainerEvents message (CRI ContainerEventResponse). Every pointer
+ * is valid during the on_event call only.
+ */
+struct kc_container_event {
+        const char *container_id;
+        enum kc_container_event_type type;
+        int64_t created_at; /* ns since the epoch */
+        /* From the event's sandbox status; all NULL when it carries none. */
+        const char *pod_sandbox_id;
+        const char *pod_uid;
+        const char *pod_name;
+        const char *pod_namespace;
+        const struct kc_pod_sandbox *sandbox; /* the whole sandbox status, or NULL */
+        /* The statuses of the pod's containers (pod_sandbox_id NULL in each). */
+        const struct kc_cri_container *containers;
+        size_t n_containers;
+};
+
+struct kc_cri_events;
+
+/**
+ * @brief Opens the GetContainerEvents stream (a server-streaming call, no
+ * deadline). @p on_event runs for each event and @p on_close exactly once
+ * when the stream ends, both on the client's I/O thread (they must not
+ * block nor call kc_cri_events_close()):
+ * - the server ended it: 0 after grpc-status OK, else its status (containerd
+ *   1.6: UNIMPLEMENTED, -EOPNOTSUPP, at once);
+ * - the connection dropped: UNAVAILABLE (-ECONNREFUSED);
+ * - a message did not decode: INTERNAL "failed to decode GetContainerEvents
+ *   response" (-EPROTO); nothing more is delivered after it;
+ * - kc_cri_events_close(): CANCELLED (-ECANCELED), unless it already ran.
+ * Events of a type this client does not know are skipped. @p on_close may
+ * be NULL.
+ * @return 0 and *ret (to be closed with kc_cri_events_close() in every case,
+ * even after on_close), or a negative errno with @p err filled when the
+ * stream could not be opened (then no callback runs and *ret is untouched).
+ */
+int kc_cri_get_container_events(struct kc_cri *c,
+                                void (*on_event)(void *ud, const struct kc_container_event *ev),
+                                void (*on_close)(void *ud, int r,
+                                                 const struct kc_runtime_error *err),
+                                void *ud, struct kc_cri_events **ret, struct kc_runtime_error *err);
+
+/**
+ * @brief Cancels the stream if still open, waits until none of its callbacks
+ * runs any more, and frees it. Any thread but the client's I/O thread (not
+ * from a callback). Before kc_cri_free(). NULL-safe; returns NULL.
+ */
+struct kc_cri_events *kc_cri_events_close(struct kc_cri_events *e);
+KC_DEFINE_CLEANUP_FUNC(struct kc_cri_events, kc_cri_events_close)

@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The CRI client: the runtime service (struct kc_runtime_service_ops) over
+ * gRPC, like kubelet's remote runtime and image services
+ * (k8s.io/cri-client remote_runtime.go, remote_image.go).
+ *
+ * Each op packs its request (convert.c), makes one unary call on the
+ * transport (grpc.c) with the client's request timeout, and unpacks the
+ * response into a kc_* result. The transport is shared and thread-safe, and
+ * this object is immutable once made, so every op may run on any thread,
+ * concurrently. Errors come back as the transport reports them: the
+ * runtime's grpc-status and grpc-message, or the transport's own.
+ */
+#include <assert.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/un.h>
+
+#include "cri/grpc.h"
+#include "cri/internal.h"
+
+#define RS(method) KC_CRI_RUNTIME_SERVICE method
+#define IS(method) KC_CRI_IMAGE_SERVICE method
+
+struct kc_cri {
+        struct kc_grpc_client *grpc;
+        int64_t timeout_ns; /* every call's deadline (StopContainer: plus its timeout) */
+        char *path;         /* the socket */
+};
+
+static int oom(struct kc_runtime_error *err)
+{
+        return kc_runtime_error_set(err, -ENOMEM, KC_RUNTIME_INTERNAL, "out of memory");
+}
+
+static int invalid(struct kc_runtime_error *err, const char *what)
+{
+        return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT, "%s", what);
+}
+
+/*
+ * A request that did not pack: -EINVAL (a filter state out of range, a NULL
+ * string in a list) or -ENOMEM.
+ */
+static int pack_error(struct kc_runtime_error *err, int r)
+{
+        return r == -EINVAL ? invalid(err, "invalid request") : oom(err);
+}
+
+int kc__cri_parse_endpoint(const char *endpoint, char **ret_path)
+{
+        struct sockaddr_un sa;
+        const char *p;
+        char *d;
+
+        if (!endpoint || !ret_path)
+                return -EINVAL;
+        if (strncmp(endpoint, "unix://", 7) == 0)
+                p = endpoint + 7;
+        else if (endpoint[0] == '/')
+                p = endpoint; /* kubelet: deprecated, still accepted */
+        else
+                return -EINVAL; /* tcp://, npipe://, no scheme, "" */
+        if (p[0] != '/')
+                return -EINVAL; /* "unix://" with a host or a relative path */
+        if (strlen(p) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        d = strdup(p);
+        if (!d)
+                return -ENOMEM;
+        *ret_path = d;
+        return 0;
+}
+
+int kc_cri_new(const char *endpoint, int64_t request_timeout_ns, struct kc_cri **ret)
+{
+        _cleanup_free_ char *path = NULL;
+        struct kc_cri *c;
+        int r;
+
+        if (!ret || request_timeout_ns <= 0)
+                return -EINVAL;
+        r = kc__cri_parse_endpoint(endpoint, &path);
+        if (r < 0)
+                return r;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        r = kc_grpc_client_new(path, &c->grpc);
+        if (r < 0) {
+                free(c);
+                return r;
+        }
+        c->timeout_ns = request_timeout_ns;
+        c->path = TAKE_PTR(path);
+        *ret = c;
+        return 0;
+}
+
+struct kc_cri *kc_cri_free(struct kc_cri *c)
+{
+        if (!c)
+                return NULL;
+        c->grpc = kc_grpc_client_free(c->grpc);
+        free(c->path);
+        free(c);
+        return NULL;
+}
+
+const char *kc_cri_socket_path(const struct kc_cri *c)
+{
+        return c ? c->path : NULL;
+}
+
+static int unary(struct kc_cri *c, const char *path, const uint8_t *req, size_t req_len,
+                 int64_t timeout_ns, uint8_t **ret_resp, size_t *ret_len,
+                 struct kc_runtime_error *err)
+{
+        *ret_resp = NULL;
+        *ret_len = 0;
+        return kc_grpc_unary(c->grpc, path, req, req_len, timeout_ns, NULL, ret_resp, ret_len, err);
+}
+
+/* A call whose request is just an id and whose response is empty. */
+static int id_call(struct kc_cri *c, const char *method, const char *path,
+                   const ProtobufCMessageDescriptor *req_desc,
+                   const ProtobufCMessageDescriptor *resp_desc, const char *id,
+                   struct kc_runtime_error *err)
+{
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int r;
+
+        if (!id)
+                return invalid(err, "id is required");
+        r = kc__cri_pack_id_request(req_desc, id, &req, &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        r = unary(c, path, req, req_len, c->timeout_ns, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_empty(resp_desc, method, resp, resp_len, err);
+}
+
+static int cri_version(void *self, struct kc_version_result *ret, struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int r;
+
+        if (!ret)
+                return invalid(err, "invalid argument");
+        r = kc__cri_pack_version(&req, &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        r = unary(c, RS("Version"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_version(resp, resp_len, ret, err);
+}
+
+static int cri_status(void *self, struct kc_runtime_status_result *ret,
+                      struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int r;
+
+        if (!ret)
+                return invalid(err, "invalid argument");
+        r = kc__cri_pack_status(&req, &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        r = unary(c, RS("Status"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_status(resp, resp_len, ret, err);
+}
+
+static int cri_run_pod_sandbox(void *self, const struct kc_pod_sandbox_config *config,
+                               char **ret_id, struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int r;
+
+        if (!config || !ret_id)
+                return invalid(err, "sandbox config is required");
+        r = kc__cri_pack_run_pod_sandbox(config, &req, &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        /* kubelet gives RunPodSandbox the plain request timeout too. */
+        r = unary(c, RS("RunPodSandbox"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_run_pod_sandbox(resp, resp_len, config->metadata.name, ret_id, err);
+}
+
+static int cri_stop_pod_sandbox(void *self, const char *id, struct kc_runtime_error *err)
+{
+        return id_call(self, "StopPodSandbox", RS("StopPodSandbox"),
+                       &runtime__v1__stop_pod_sandbox_request__descriptor,
+                       &runtime__v1__stop_pod_sandbox_response__descriptor, id, err);
+}
+
+static int cri_remove_pod_sandbox(void *self, const char *id, struct kc_runtime_error *err)
+{
+        return id_call(self, "RemovePodSandbox", RS("RemovePodSandbox"),
+                       &runtime__v1__remove_pod_sandbox_request__descriptor,
+                       &runtime__v1__remove_pod_sandbox_response__descriptor, id, err);
+}
+
+static int cri_pod_sandbox_status(void *self, const char *id,
+                                  struct kc_pod_sandbox_status_result *ret,
+                                  struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int r;
+
+        if (!id || !ret)
+                return invalid(err, "sandbox id is required");
+        r = kc__cri_pack_id_request(&runtime__v1__pod_sandbox_status_request__descriptor, id, &req,
+                                    &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        r = unary(c, RS("PodSandboxStatus"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_pod_sandbox_status(resp, resp_len, ret, err);
+}
+
+static int cri_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
+                                struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int r;
+
+        if (!ret)
+                return invalid(err, "invalid argument");
+        r = kc__cri_pack_list_pod_sandbox(filter, &req, &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        r = unary(c, RS("ListPodSandbox"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_list_pod_sandbox(resp, resp_len, ret, err);
+}
+
+static int cri_create_container(void *self, const char *pod_sandbox_id,
+                                const struct kc_container_config *config,
+                                const struct kc_pod_sandbox_config *sandbox_config, char **ret_id,
+                                struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int r;
+
+        if (!pod_sandbox_id || !config || !ret_id)
+                return invalid(err, "sandbox id and container config are required");
+        r = kc__cri_pack_create_container(pod_sandbox_id, config, sandbox_config, &req, &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        r = unary(c, RS("CreateContainer"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_create_container(resp, resp_len, config->metadata.name, ret_id, err);
+}
+
+static int cri_start_container(void *self, const char *id, struct kc_runtime_error *err)
+{
+        return id_call(self, "StartContainer", RS("StartContainer"),
+                       &runtime__v1__start_container_request__descriptor,
+                       &runtime__v1__start_container_response__descriptor, id, err);
+}
+
+static int cri_stop_container(void *self, const char *id, int64_t timeout_s,
+                              struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int64_t deadline = c->timeout_ns;
+        int r;
+
+        if (!id)
+                return invalid(err, "container id is required");
+        /* kubelet: the request timeout plus the grace period; saturates. */
+        if (timeout_s > 0)
+                deadline = timeout_s > (INT64_MAX - c->timeout_ns) / KC_NSEC_PER_SEC
+                                   ? INT64_MAX
+                                   : c->timeout_ns + timeout_s * KC_NSEC_PER_SEC;
+        r = kc__cri_pack_stop_container(id, timeout_s, &req, &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        r = unary(c, RS("StopContainer"), req, req_len, deadline, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_empty(&runtime__v1__stop_container_response__descriptor,
+                                    "StopContainer", resp, resp_len, err);
+}
+
+static int cri_remove_container(void *self, const char *id, struct kc_runtime_error *err)
+{
+        return id_call(self, "RemoveContainer", RS("RemoveContainer"),
+                       &runtime__v1__remove_container_request__descriptor,
+                       &runtime__v1__remove_container_response__descriptor, id, err);
+}
+
+static int cri_list_containers(void *self, const struct kc_container_filter *filter,
+                               struct kc_container_list *ret, struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int r;
+
+        if (!ret)
+                return invalid(err, "invalid argument");
+        r = kc__cri_pack_list_containers(filter, &req, &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        r = unary(c, RS("ListContainers"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_list_containers(resp, resp_len, ret, err);
+}
+
+static int cri_container_status(void *self, const char *id, struct kc_container_status_result *ret,
+                                struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int r;
+
+        if (!id || !ret)
+                return invalid(err, "container id is required");
+        r = kc__cri_pack_id_request(&runtime__v1__container_status_request__descriptor, id, &req,
+                                    &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        r = unary(c, RS("ContainerStatus"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_container_status(resp, resp_len, ret, err);
+}
+
+static int cri_image_status(void *self, const char *image, struct kc_image_status_result *ret,
+                            struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int r;
+
+        if (!image || !ret)
+                return invalid(err, "image is required");
+        r = kc__cri_pack_image_status(image, &req, &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        r = unary(c, IS("ImageStatus"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_image_status(resp, resp_len, ret, err);
+}
+
+static int cri_pull_image(void *self, const char *image,
+                          const struct kc_pod_sandbox_config *sandbox_config, char **ret_image_ref,
+                          struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
+        size_t req_len, resp_len;
+        int r;
+
+        if (!image || !ret_image_ref)
+                return invalid(err, "image is required");
+        r = kc__cri_pack_pull_image(image, sandbox_config, &req, &req_len);
+        if (r < 0)
+                return pack_error(err, r);
+        r = unary(c, IS("PullImage"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
+        if (r < 0)
+                return r;
+        return kc__cri_unpack_pull_image(resp, resp_len, image, ret_image_ref, err);
+}
+
+static const struct kc_runtime_service_ops cri_service_ops = {
+        .version = cri_version,
+        .status = cri_status,
+        .run_pod_sandbox = cri_run_pod_sandbox,
+        .stop_pod_sandbox = cri_stop_pod_sandbox,
+        .remove_pod_sandbox = cri_remove_pod_sandbox,
+        .pod_sandbox_status = cri_pod_sandbox_status,
+        .list_pod_sandbox = cri_list_pod_sandbox,
+        .create_container = cri_create_container,
+        .start_container = cri_start_container,
+        .stop_container = cri_stop_container,
+        .remove_container = cri_remove_container,
+        .list_containers = cri_list_containers,
+        .container_status = cri_container_status,
+        .image_status = cri_image_status,
+        .pull_image = cri_pull_image,
+};
+
+struct kc_runtime_service kc_cri_service(struct kc_cri *c)
+{
+        return (struct kc_runtime_service){ .ops = &cri_service_ops, .self = c };
+}
+
+/* ------------------------------------------------------------------------ */
+/* GetContainerEvents                                                         */
+
+static const char *const event_type_table[] = {
+        [KC_CONTAINER_EVENT_CREATED] = "CONTAINER_CREATED_EVENT",
+        [KC_CONTAINER_EVENT_STARTED] = "CONTAINER_STARTED_EVENT",
+        [KC_CONTAINER_EVENT_STOPPED] = "CONTAINER_STOPPED_EVENT",
+        [KC_CONTAINER_EVENT_DELETED] = "CONTAINER_DELETED_EVENT",
+};
+static_assert(KC_ELEMENTSOF(event_type_table) == _KC_CONTAINER_EVENT_TYPE_MAX,
+              "event_type_table must name every kc_container_event_type");
+
+const char *kc_container_event_type_to_string(enum kc_container_event_type t)
+{
+        return (unsigned)t < _KC_CONTAINER_EVENT_TYPE_MAX ? event_type_table[t] : NULL;
+}
+
+struct kc_cri_events {
+        struct kc_grpc_stream *stream;
+        void (*on_event)(void *ud, const struct kc_container_event *ev);
+        void (*on_close)(void *ud, int r, const struct kc_runtime_error *err);
+        void *ud;
+        /*
+         * Set by whichever callback ends the stream for the user first: a
+         * message that does not decode, or the transport's close. The
+         * exchange makes on_close run once even if the transport closed
+         * the stream from another thread than the one delivering messages.
+         */
+        atomic_bool closed;
+};
+
+static void events_finish(struct kc_cri_events *e, int r, const struct kc_runtime_error *err)
+{
+        if (atomic_exchange_explicit(&e->closed, true, memory_order_acq_rel))
+                return;
+        if (e->on_close)
+                e->on_close(e->ud, r, err);
+}
+
+void kc__cri_events_on_message(void *userdata, const uint8_t *msg, size_t len)
+{
+        struct kc_cri_events *e = userdata;
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct kc_runtime_error err = { 0 };
+        struct kc_container_event ev;
+        int r;
+
+        if (atomic_load_explicit(&e->closed, memory_order_acquire))
+                return;
+        r = kc_arena_new(&a) < 0 ? oom(&err)
+                                 : kc__cri_unpack_container_event(msg, len, a, &ev, &err);
+        if (r == 1)
+                return; /* an event type this client does not know */
+        if (r < 0) {
+                events_finish(e, r, &err);
+                return;
+        }
+        e->on_event(e->ud, &ev);
+}
+
+void kc__cri_events_on_close(void *userdata, int r, const struct kc_runtime_error *err)
+{
+        events_finish(userdata, r, err);
+}
+
+int kc__cri_events_new(void (*on_event)(void *ud, const struct kc_container_event *ev),
+                       void (*on_close)(void *ud, int r, const struct kc_runtime_error *err),
+                       void *ud, struct kc_cri_events **ret)
+{
+        struct kc_cri_events *e;
+
+        if (!on_event || !ret)
+                return -EINVAL;
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        e->on_event = on_event;
+        e->on_close = on_close;
+        e->ud = ud;
+        atomic_init(&e->closed, false);
+        *ret = e;
+        return 0;
+}
+
+int kc_cri_get_container_events(struct kc_cri *c,
+                                void (*on_event)(void *ud, const struct kc_container_event *ev),
+                                void (*on_close)(void *ud, int r,
+                                                 const struct kc_runtime_error *err),
+                                void *ud, struct kc_cri_events **ret, struct kc_runtime_error *err)
+{
+        Runtime__V1__GetEventsRequest req = RUNTIME__V1__GET_EVENTS_REQUEST__INIT;
+        struct kc_cri_events *e = NULL;
+        uint8_t buf[16];
+        size_t len;
+        int r;
+
+        if (!c || !on_event || !ret)
+                return invalid(err, "invalid argument");
+        len = runtime__v1__get_events_request__pack(&req, buf); /* empty: 0 bytes */
+        if (kc__cri_events_new(on_event, on_close, ud, &e) < 0)
+                return oom(err);
+        r = kc_grpc_stream_open(c->grpc, RS("GetContainerEvents"), buf, len,
+                                kc__cri_events_on_message, kc__cri_events_on_close, e, &e->stream,
+                                err);
+        if (r < 0) {
+                free(e);
+                return r;
+        }
+        *ret = e;
+        return 0;
+}
+
+struct kc_cri_events *kc_cri_events_close(struct kc_cri_events *e)
+{
+        if (!e)
+                return NULL;
+        e->stream = kc_grpc_stream_close(e->stream);
+        free(e);
+        return NULL;
+}

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file internal.h
+ * @brief runtime/cri internals: the message codec between the runtime
+ * service's kc_* types and the CRI protobuf messages (convert.c), shared by
+ * the client (cri.c) and the unit tests (tests/unit/runtime/test_cri.c).
+ *
+ * Requests are built from borrowed pointers and packed into malloc'd bytes;
+ * responses are unpacked into the result's arena (the protobuf-c decoder
+ * allocates from it, so the result's strings are the decoded ones, not
+ * copies). Nothing here does I/O or logs.
+ *
+ * Every unpack function returns 0, -ENOMEM (INTERNAL "out of memory"), or
+ * -EPROTO with err INTERNAL "failed to decode <Method> response" when the
+ * bytes are not the message, or INTERNAL with kubelet's message when a field
+ * that kubelet requires is missing (an empty sandbox or container id, a
+ * status without metadata, ...). The out-parameter is untouched on failure.
+ */
+#pragma once
+
+#include <protobuf-c/protobuf-c.h>
+
+/*
+ * The generated code has fields named "linux", which gcc's GNU dialects
+ * predefine as a macro; the kc_cri_proto target passes -Ulinux to its users
+ * too. Undefine it here as well so that this header works on its own.
+ */
+#undef linux
+#include "api.pb-c.h"
+
+#include "kc_runtime.h"
+
+#define KC_CRI_RUNTIME_SERVICE "/runtime.v1.RuntimeService/"
+#define KC_CRI_IMAGE_SERVICE "/runtime.v1.ImageService/"
+
+/** The CRI API version kubelet's remote client sends with Version. */
+#define KC_CRI_CLIENT_API_VERSION "0.1.0"
+
+/**
+ * @brief The socket path of a CRI endpoint: "unix:///abs/path" or a bare
+ * "/abs/path" (as kubelet, which also warns about the latter).
+ * @return 0 and *ret_path (malloc'd), -EINVAL (NULL, empty, another scheme,
+ * a relative path), -ENAMETOOLONG (longer than sockaddr_un's sun_path), or
+ * -ENOMEM. *ret_path untouched on failure.
+ */
+int kc__cri_parse_endpoint(const char *endpoint, char **ret_path);
+
+/* ------------------------------------------------------------------------ */
+/* Requests: protobuf bytes (without the gRPC prefix), malloc'd              */
+
+/** A request message with only string field 1 set (the id-only requests). */
+int kc__cri_pack_id_request(const ProtobufCMessageDescriptor *desc, const char *id, uint8_t **ret,
+                            size_t *ret_len);
+
+int kc__cri_pack_version(uint8_t **ret, size_t *ret_len);
+int kc__cri_pack_status(uint8_t **ret, size_t *ret_len);
+
+/**
+ * RunPodSandboxRequest, as kubelet's generatePodSandboxConfig: metadata,
+ * hostname (only off the host network: @p config's is dropped for
+ * host-network pods), log_directory, labels, annotations and
+ * linux.security_context.namespace_options {network NODE for host-network
+ * pods else POD, pid CONTAINER, ipc POD}; cgroup_parent left unset.
+ */
+int kc__cri_pack_run_pod_sandbox(const struct kc_pod_sandbox_config *config, uint8_t **ret,
+                                 size_t *ret_len);
+
+int kc__cri_pack_list_pod_sandbox(const struct kc_pod_sandbox_filter *filter, uint8_t **ret,
+                                  size_t *ret_len);
+
+/**
+ * CreateContainerRequest: the container config (metadata, ImageSpec image
+ * and user_specified_image, command, args, log_path, labels, annotations,
+ * linux.security_context.namespace_options {network NODE when
+ * @p sandbox_config is host-network else POD, pid CONTAINER, ipc POD}) and
+ * the sandbox config as RunPodSandbox sent it. @p sandbox_config may be NULL.
+ */
+int kc__cri_pack_create_container(const char *pod_sandbox_id,
+                                  const struct kc_container_config *config,
+                                  const struct kc_pod_sandbox_config *sandbox_config, uint8_t **ret,
+                                  size_t *ret_len);
+
+int kc__cri_pack_stop_container(const char *id, int64_t timeout_s, uint8_t **ret, size_t *ret_len);
+
+int kc__cri_pack_list_containers(const struct kc_container_filter *filter, uint8_t **ret,
+                                 size_t *ret_len);
+
+int kc__cri_pack_image_status(const char *image, uint8_t **ret, size_t *ret_len);
+
+/** @p sandbox_config may be NULL. */
+int kc__cri_pack_pull_image(const char *image, const struct kc_pod_sandbox_config *sandbox_config,
+                            uint8_t **ret, size_t *ret_len);
+
+/* ------------------------------------------------------------------------ */
+/* Responses                                                                  */
+
+int kc__cri_unpack_version(const uint8_t *buf, size_t len, struct kc_version_result *ret,
+                           struct kc_runtime_error *err);
+/** As kubelet: fewer than two conditions (RuntimeReady, NetworkReady) is an error. */
+int kc__cri_unpack_status(const uint8_t *buf, size_t len, struct kc_runtime_status_result *ret,
+                          struct kc_runtime_error *err);
+/** *ret_id malloc'd; an empty id is an error naming the sandbox @p name (may be NULL). */
+int kc__cri_unpack_run_pod_sandbox(const uint8_t *buf, size_t len, const char *name, char **ret_id,
+                                   struct kc_runtime_error *err);
+int kc__cri_unpack_pod_sandbox_status(const uint8_t *buf, size_t len,
+                                      struct kc_pod_sandbox_status_result *ret,
+                                      struct kc_runtime_error *err);
+int kc__cri_unpack_list_pod_sandbox(const uint8_t *buf, size_t len, struct kc_pod_sandbox_list *ret,
+                                    struct kc_runtime_error *err);
+/** *ret_id malloc'd; an empty id is an error naming the container @p name (may be NULL). */
+int kc__cri_unpack_create_container(const uint8_t *buf, size_t len, const char *name, char **ret_id,
+                                    struct kc_runtime_error *err);
+int kc__cri_unpack_list_containers(const uint8_t *buf, size_t len, struct kc_container_list *ret,
+                                   struct kc_runtime_error *err);
+int kc__cri_unpack_container_status(const uint8_t *buf, size_t len,
+                                    struct kc_container_status_result *ret,
+                                    struct kc_runtime_error *err);
+/** A response without an image is success with ret->found false (and no arena). */
+int kc__cri_unpack_image_status(const uint8_t *buf, size_t len, struct kc_image_status_result *ret,
+                                struct kc_runtime_error *err);
+/** *ret_image_ref malloc'd; an empty reference is an error naming @p image. */
+int kc__cri_unpack_pull_image(const uint8_t *buf, size_t len, const char *image,
+                              char **ret_image_ref, struct kc_runtime_error *err);
+/**
+ * One GetContainerEvents message into @p a (which then owns every string).
+ * @return 0; 1 when the event type is not one this client knows (*ret then
+ * untouched: the event is to be skipped); or an error as above.
+ */
+int kc__cri_unpack_container_event(const uint8_t *buf, size_t len, struct kc_arena *a,
+                                   struct kc_container_event *ret, struct kc_runtime_error *err);
+
+/** Checks that an empty response (Stop/Remove/Start...) decodes. */
+int kc__cri_unpack_empty(const ProtobufCMessageDescriptor *desc, const char *method,
+                         const uint8_t *buf, size_t len, struct kc_runtime_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* GetContainerEvents (cri.c)                                                 */
+
+/**
+ * Tests: an events handle without a stream; drive it through the two
+ * transport callbacks below, then kc_cri_events_close() it.
+ * @return 0, -EINVAL (no @p on_event), -ENOMEM.
+ */
+int kc__cri_events_new(void (*on_event)(void *ud, const struct kc_container_event *ev),
+                       void (*on_close)(void *ud, int r, const struct kc_runtime_error *err),
+                       void *ud, struct kc_cri_events **ret);
+/** The stream's kc_grpc_message_fn: decodes one message and calls on_event. */
+void kc__cri_events_on_message(void *userdata, const uint8_t *msg, size_t len);
+/** The stream's kc_grpc_close_fn. */
+void kc__cri_events_on_close(void *userdata, int r, const struct kc_runtime_error *err);
