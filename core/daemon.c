@@ -41,7 +41,6 @@
 #define PLEG_CHANNEL_CAPACITY 1000 /* plegChannelCapacity */
 #define PLEG_RELIST_PERIOD (1 * KC_NSEC_PER_SEC)
 #define PLEG_RELIST_THRESHOLD (3 * KC_NSEC_PER_MIN)
-#define MAX_WAIT_FOR_CONTAINER_RUNTIME (30 * KC_NSEC_PER_SEC)
 
 struct daemon {
         const struct kc_kubelet_flags *f;
@@ -50,7 +49,8 @@ struct daemon {
         char *node_ip;
         struct kc_metrics_registry *registry;
         struct kc_kubelet_metrics metrics;
-        struct kc_sim *sim;
+        struct kc_sim *sim; /* the runtime: the simulated one, */
+        struct kc_cri *cri; /* or a CRI client */
         struct kc_runtime_service svc;
         char *runtime_name;
         char *runtime_version; /* "<name>://<version>" */
@@ -126,18 +126,23 @@ static int open_runtime(struct daemon *d)
         int r;
 
         if (strncmp(d->f->container_runtime_endpoint, "unix://", 7) == 0) {
-                kc_log_error("Failed to connect to the container runtime endpoint=\"%s\" "
-                             "err=\"the CRI client is not built yet; use sim://\"",
-                             d->f->container_runtime_endpoint);
-                return -EPROTONOSUPPORT;
+                r = kc_cri_new(d->f->container_runtime_endpoint, d->f->runtime_request_timeout_ns,
+                               &d->cri);
+                if (r < 0)
+                        return r;
+                d->svc = kc_cri_service(d->cri);
+        } else {
+                r = kc_sim_new(d->clock, &d->sim);
+                if (r < 0)
+                        return r;
+                d->svc = kc_sim_service(d->sim);
         }
-        r = kc_sim_new(d->clock, &d->sim);
-        if (r < 0)
-                return r;
-        d->svc = kc_sim_service(d->sim);
+        /* As upstream, a runtime that cannot say its version stops the start. */
         r = d->svc.ops->version(d->svc.self, &v, &err);
         if (r < 0) {
-                kc_log_error("Failed to get the container runtime version err=\"%s\"", err.message);
+                kc_log_error("Failed to get the container runtime version endpoint=\"%s\" "
+                             "err=\"%s\"",
+                             d->f->container_runtime_endpoint, err.message);
                 return r;
         }
         d->runtime_name = strdup(v.runtime_name);
@@ -151,7 +156,11 @@ static int open_runtime(struct daemon *d)
                     "apiVersion=\"%s\"",
                     v.runtime_name, v.runtime_version, v.runtime_api_version);
         kc_runtime_result_done(&v);
-        return kc_runtime_manager_new(d->svc, d->clock, &d->manager);
+        r = kc_runtime_manager_new(d->svc, d->clock, &d->manager);
+        /* A real runtime writes container logs under /var/log/pods; the simulated one none. */
+        if (r >= 0 && d->cri)
+                r = kc_runtime_manager_set_pod_logs_root(d->manager, KC_POD_LOGS_ROOT);
+        return r;
 }
 
 /* /pods (a kc_http_render_fn): the pod manager's pods with their statuses. */
@@ -192,7 +201,7 @@ static int build(struct daemon *d)
                                 &d->image_backoff)) < 0 ||
             (r = kc_reason_cache_new(&d->reasons)) < 0 ||
             (r = kc_status_manager_new(&d->status_manager)) < 0 ||
-            (r = kc_runtime_state_new(d->clock, MAX_WAIT_FOR_CONTAINER_RUNTIME,
+            (r = kc_runtime_state_new(d->clock, d->f->max_wait_for_container_runtime_ns,
                                       &d->runtime_state)) < 0 ||
             (r = kc_chan_new(&d->config, CONFIG_CHANNEL_CAPACITY, kc_pod_update_free_item)) < 0 ||
             (r = kc_chan_new(&d->events, PLEG_CHANNEL_CAPACITY, kc_pleg_event_free_item)) < 0)
@@ -398,6 +407,7 @@ static void teardown(struct daemon *d)
         d->cache = kc_pod_cache_free(d->cache);
         d->manager = kc_runtime_manager_free(d->manager);
         d->sim = kc_sim_free(d->sim); /* the simulated containers end with the process */
+        d->cri = kc_cri_free(d->cri);
         d->registry = kc_metrics_registry_free(d->registry);
         free(d->runtime_version);
         free(d->runtime_name);

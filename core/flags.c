@@ -64,6 +64,10 @@ static const struct flag flags[] = {
           "The node's IP, reported as hostIP (default: the first non-loopback IPv4 address)" },
         { "root-dir", FLAG_STRING, F(root_dir), "/var/lib/kubelet",
           "Directory for the kubelet's files (reserved: nothing is written there yet)" },
+        { "max-wait-for-container-runtime", FLAG_DURATION, F(max_wait_for_container_runtime_ns),
+          "30s",
+          "How long after the last successful runtime status the runtime counts as down "
+          "(kubelet's maxWaitForContainerRuntime)" },
         { "maximum-dead-containers-per-container", FLAG_INT,
           F(maximum_dead_containers_per_container), "1",
           "Dead instances of each container to keep (at least 1 is always kept)" },

@@ -367,6 +367,7 @@ struct kc_kubelet_flags {
         char *node_ip;           /* NULL: detect */
         char *root_dir;
         int maximum_dead_containers_per_container;
+        int64_t max_wait_for_container_runtime_ns; /* runtimeState's threshold */
         int64_t crash_loop_initial_ns;
         int64_t crash_loop_max_ns;
         int verbosity;

@@ -51,6 +51,7 @@ static void test_defaults(void **state)
         assert_null(f.node_ip);
         assert_string_equal(f.root_dir, "/var/lib/kubelet");
         assert_int_equal(f.maximum_dead_containers_per_container, 1);
+        assert_int_equal(f.max_wait_for_container_runtime_ns, 30 * SEC);
         assert_int_equal(f.crash_loop_initial_ns, 10 * SEC);
         assert_int_equal(f.crash_loop_max_ns, 300 * SEC);
         assert_int_equal(f.verbosity, 0);
@@ -148,6 +149,7 @@ static void test_usage(void **state)
                 "--node-ip",
                 "--root-dir",
                 "--maximum-dead-containers-per-container",
+                "--max-wait-for-container-runtime",
                 "--crash-loop-back-off-initial-container-restart-period",
                 "--crash-loop-back-off-max-container-restart-period",
                 "--v",
