@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The README's second command (and what .ci/run calls): install what is
 # needed, then build and run the whole test suite three times:
-#   1. a normal build: unit, scenario, end-to-end (the daemon) and stress
-#      tests; short benchmark runs;
-#   2. AddressSanitizer + UBSan: unit, scenario and end-to-end tests;
+#   1. a normal build: unit, scenario, end-to-end (the daemon), stress and
+#      integration (against a real containerd, tests/integration) tests;
+#      short benchmark runs;
+#   2. AddressSanitizer + UBSan: unit, scenario, end-to-end and integration
+#      tests;
 #   3. ThreadSanitizer: the concurrency stress tests and the threaded unit tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,13 +29,13 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
-run build 'unit|scenario|e2e|stress'
+run build 'unit|scenario|e2e|stress|integration'
 # Benchmarks are figures, never pass/fail; a short run keeps them working
 # (only a crash or an error fails here).
 echo "==> build: bench_relist --quick"
 ./build/bench/bench_relist --quick
 echo "==> build: bench_daemon.py --quick"
 python3 bench/bench_daemon.py --quick --cubelet build/cubelet
-run build-asan 'unit|scenario|e2e' -DKC_ASAN=ON -DKC_UBSAN=ON -DKC_BUILD_BENCH=OFF
+run build-asan 'unit|scenario|e2e|integration' -DKC_ASAN=ON -DKC_UBSAN=ON -DKC_BUILD_BENCH=OFF
 run build-tsan 'stress|tsan' -DKC_TSAN=ON -DKC_BUILD_BENCH=OFF
 echo "==> all test builds passed"

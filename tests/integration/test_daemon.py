@@ -1,0 +1,347 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The cubelet daemon end to end against a real containerd.
+
+    python3 -B tests/integration/test_daemon.py <cubelet> [unittest args]
+
+with KC_CONTAINERD_ENV naming the file containerd-setup.sh wrote (CTest sets
+it; the fixture integration.setup starts containerd). Reuses the black-box
+harness of tests/e2e (daemons with their own ports, manifest directory and
+log; SIGTERM must exit 0 within 2 s at the end of every test).
+
+What cubelet says is checked against containerd itself, through `ctr -n
+k8s.io` (tasks and containers, by the io.kubernetes.pod.uid label), never
+only through cubelet's own /pods:
+
+- a host-network static pod (busybox `sleep 1000000`, imagePullPolicy
+  IfNotPresent: there is no registry) runs: its sandbox and container tasks
+  are RUNNING;
+- `ctr tasks kill -s SIGKILL` of the container leads to a restart
+  (restartCount 1, a new container id); a second kill to restartCount 2,
+  and the container deletor removes the oldest dead container (one dead
+  instance is kept);
+- deleting the manifest stops every task of the pod and removes its
+  containers;
+- killing containerd (by its pid) makes /node's Ready condition report
+  "container runtime is down" once --max-wait-for-container-runtime has
+  passed; restarting it clears that (the node stays NotReady for the
+  missing CNI network, as a kubelet's would) with the same containers, no
+  duplicate sandbox and the pod listed once.
+"""
+
+import atexit
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+
+import harness  # noqa: E402
+from harness import E2ETestCase, condition, container, container_status, pod_manifest, wait_until  # noqa: E402
+
+UID_LABEL = "io.kubernetes.pod.uid"
+KIND_LABEL = "io.cri-containerd.kind"
+POD_LOGS_ROOT = "/var/log/pods"
+# The runtime-status poller runs every 5 s: the threshold must exceed it.
+MAX_WAIT_FOR_RUNTIME = "6s"
+
+
+def read_env():
+    path = os.environ.get("KC_CONTAINERD_ENV")
+    if not path:
+        raise SystemExit("test_daemon.py: KC_CONTAINERD_ENV is not set (run through CTest: fixture integration.setup)")
+    env = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                k, sep, v = line.rstrip("\n").partition("=")
+                if sep:
+                    env[k] = v
+    except OSError as e:
+        raise SystemExit(f"test_daemon.py: cannot read {path} ({e}): did integration.setup fail?")
+    for k in ("KC_CONTAINERD_SOCK", "KC_CONTAINERD_PID", "KC_CONTAINERD_CONFIG", "KC_CONTAINERD_IMAGE"):
+        if not env.get(k):
+            raise SystemExit(f"test_daemon.py: {path} has no {k}: did integration.setup fail?")
+    env["_file"] = path
+    return env
+
+
+class Containerd:
+    """The fixture's containerd, seen and driven with ctr and its pid."""
+
+    def __init__(self, env):
+        self.env = env
+        self.sock = env["KC_CONTAINERD_SOCK"]
+        self.config = env["KC_CONTAINERD_CONFIG"]
+        self.image = env["KC_CONTAINERD_IMAGE"]
+        self.endpoint = "unix://" + self.sock
+
+    @property
+    def pid(self):
+        with open(os.path.join(self.env["KC_CONTAINERD_DIR"], "containerd.pid")) as f:
+            return int(f.read().strip())
+
+    def alive(self):
+        try:
+            with open(f"/proc/{self.pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{self.pid}/status") as f:
+                zombie = any(line.startswith("State:") and "Z" in line for line in f)
+        except (OSError, ValueError):
+            return False
+        return not zombie and argv[1:3] == [b"--config", self.config.encode()]
+
+    def ctr(self, *args):
+        p = subprocess.run(
+            ["ctr", "--address", self.sock, "-n", "k8s.io", *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        if p.returncode != 0:
+            raise AssertionError(f"ctr {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
+        return p.stdout
+
+    def tasks(self):
+        """{task id: status} ("RUNNING", "STOPPED", ...)."""
+        out = {}
+        for line in self.ctr("tasks", "ls").splitlines()[1:]:
+            f = line.split()
+            if len(f) >= 3:
+                out[f[0]] = f[2]
+        return out
+
+    def containers(self, uid, kind=None):
+        """Ids of containerd containers of pod `uid` (kind "sandbox" or "container")."""
+        filt = f'labels."{UID_LABEL}"=={uid}'
+        if kind:
+            filt += f',labels."{KIND_LABEL}"=={kind}'
+        return set(self.ctr("containers", "ls", "-q", filt).split())
+
+    def kill_task(self, cid):
+        self.ctr("tasks", "kill", "-s", "SIGKILL", cid)
+
+    def kill(self, sig=signal.SIGKILL):
+        pid = self.pid
+        os.kill(pid, sig)
+        wait_until(lambda: not self.alive(), 10, f"containerd pid {pid} to exit")
+
+    def restart(self):
+        p = subprocess.run(
+            ["bash", os.path.join(HERE, "containerd-setup.sh"), self.env["_file"], "--restart"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        sys.stderr.write(p.stderr)
+        if p.returncode != 0:
+            raise AssertionError(f"containerd-setup.sh --restart failed (exit {p.returncode})")
+
+
+CTRD = None  # set in main()
+
+
+def cid_of(pod, cname="app"):
+    cs = container_status(pod, cname) or {}
+    cid = cs.get("containerID") or ""
+    return cid.partition("://")[2] or None
+
+
+def host_pod(name, uid, command=("sleep", "1000000")):
+    return pod_manifest(
+        name,
+        [container("app", list(command), image=CTRD.image, imagePullPolicy="IfNotPresent")],
+        uid=uid,
+        hostNetwork=True,
+        terminationGracePeriodSeconds=1,
+    )
+
+
+class DaemonOnContainerd(E2ETestCase):
+    def setUp(self):
+        if not CTRD.alive():
+            # An earlier test left it down: bring it back (or fail loudly).
+            CTRD.restart()
+        self.uids = []
+        # Registered before any daemon starts, so it runs after the harness
+        # has stopped them (cleanups run last-in, first-out).
+        self.addCleanup(self.cleanup_pods)
+
+    def cleanup_pods(self):
+        """cubelet leaves pods running when it exits (as the kubelet does):
+        stop what this test left through containerd, drop its log dirs."""
+        if not CTRD.alive():
+            CTRD.restart()
+        tasks = CTRD.tasks()
+        for uid in self.uids:
+            for cid in CTRD.containers(uid):
+                if tasks.get(cid) == "RUNNING":
+                    CTRD.kill_task(cid)
+            if os.path.isdir(POD_LOGS_ROOT):
+                for d in os.listdir(POD_LOGS_ROOT):
+                    if d.endswith("_" + uid):
+                        shutil.rmtree(os.path.join(POD_LOGS_ROOT, d), ignore_errors=True)
+
+    def new_uid(self, tag):
+        uid = f"integ-{tag}-{os.getpid()}-{int(time.monotonic() * 1000) % 100000}"
+        self.uids.append(uid)
+        return uid
+
+    def start(self, *extra, manifests=None):
+        return self.start_daemon(
+            manifests=manifests,
+            args=[f"--container-runtime-endpoint={CTRD.endpoint}", *extra],
+        )
+
+    def running_tasks(self, uid):
+        tasks = CTRD.tasks()
+        return {c for c in CTRD.containers(uid) if tasks.get(c) == "RUNNING"}
+
+    def wait_restart_count(self, d, name, count, old_cid, timeout=60):
+        def ok(p):
+            cs = container_status(p, "app") or {}
+            return (
+                cs.get("restartCount") == count
+                and "running" in (cs.get("state") or {})
+                and cid_of(p) not in (None, old_cid)
+            )
+
+        return d.wait_pod(name, ok, timeout, f"app running again with restartCount {count}")
+
+    # -- tests -------------------------------------------------------------
+
+    def test_a_run_kill_restart_deletor(self):
+        uid = self.new_uid("web")
+        d = self.start("--crash-loop-back-off-initial-container-restart-period=1s", manifests={"web.yaml": host_pod("web", uid)})
+        t0 = time.monotonic()
+        p = d.wait_running("web", timeout=60)
+        sys.stderr.write(f"integration: pod Running {time.monotonic() - t0:.2f} s after cubelet answered\n")
+        cid1 = cid_of(p)
+        self.assertIsNotNone(cid1, p)
+        self.assertTrue(p["status"].get("hostIP"), p["status"])
+
+        # containerd's own view: one sandbox and one container, both running.
+        sandboxes = CTRD.containers(uid, "sandbox")
+        self.assertEqual(len(sandboxes), 1, f"sandboxes of {uid}: {sandboxes}")
+        self.assertEqual(CTRD.containers(uid, "container"), {cid1})
+        self.assertEqual(self.running_tasks(uid), sandboxes | {cid1})
+
+        # SIGKILL behind cubelet's back: restarted at once (first crash).
+        CTRD.kill_task(cid1)
+        p = self.wait_restart_count(d, "web", 1, cid1)
+        cid2 = cid_of(p)
+        cs = container_status(p, "app")
+        self.assertEqual(cs["lastState"]["terminated"]["exitCode"], 137, cs)
+        self.assertEqual(CTRD.tasks().get(cid2), "RUNNING")
+        # One dead instance is kept (--maximum-dead-containers-per-container=1).
+        self.assertEqual(CTRD.containers(uid, "container"), {cid1, cid2})
+        self.assertEqual(CTRD.containers(uid, "sandbox"), sandboxes, "the sandbox was not recreated")
+
+        # A second kill: restarted after the 1 s back-off; the deletor removes
+        # the older dead container and keeps the newer one.
+        CTRD.kill_task(cid2)
+        p = self.wait_restart_count(d, "web", 2, cid2)
+        cid3 = cid_of(p)
+        wait_until(
+            lambda: CTRD.containers(uid, "container") == {cid2, cid3},
+            30,
+            f"the deletor to remove {cid1[:12]} (keeping {cid2[:12]} and {cid3[:12]})",
+            interval=0.2,
+            daemon=d,
+        )
+        self.assertEqual(self.running_tasks(uid), sandboxes | {cid3})
+        self.assertIn("Removed dead container", d.log())
+
+    def test_b_manifest_delete_stops_and_removes(self):
+        uid = self.new_uid("gone")
+        d = self.start(manifests={"gone.yaml": host_pod("gone", uid)})
+        p = d.wait_running("gone", timeout=60)
+        cid = cid_of(p)
+        sandboxes = CTRD.containers(uid, "sandbox")
+        self.assertEqual(self.running_tasks(uid), sandboxes | {cid})
+
+        d.remove_manifest("gone.yaml")
+        wait_until(lambda: d.pod("gone") is None, 30, "the pod to leave /pods", daemon=d)
+        wait_until(lambda: not self.running_tasks(uid), 30, "every task of the pod to stop", interval=0.2, daemon=d)
+        wait_until(
+            lambda: not CTRD.containers(uid, "container"),
+            30,
+            "the pod's containers to be removed from containerd",
+            interval=0.2,
+            daemon=d,
+        )
+
+    def test_c_runtime_down_and_back(self):
+        uid = self.new_uid("survivor")
+        d = self.start(
+            f"--max-wait-for-container-runtime={MAX_WAIT_FOR_RUNTIME}",
+            manifests={"survivor.yaml": host_pod("survivor", uid)},
+        )
+        p = d.wait_running("survivor", timeout=60)
+        cid = cid_of(p)
+        sandboxes = CTRD.containers(uid, "sandbox")
+        self.assertEqual(len(sandboxes), 1)
+
+        # Without CNI the node is NotReady anyway ("container runtime network
+        # not ready"), as a kubelet's would be: only the runtime part of the
+        # Ready condition's message is checked.
+        def runtime_up():
+            c = condition(d.get_json("/node"), "Ready") or {}
+            return c and "container runtime is down" not in (c.get("message") or "") and c
+
+        c = wait_until(runtime_up, 20, "/node without runtime errors", daemon=d)
+        sys.stderr.write(f"integration: /node Ready before: {c}\n")
+
+        CTRD.kill(signal.SIGKILL)
+        t_kill = time.monotonic()
+
+        def runtime_down():
+            c = condition(d.get_json("/node"), "Ready") or {}
+            return c.get("status") == "False" and "container runtime is down" in (c.get("message") or "") and c
+
+        c = wait_until(runtime_down, 30, '/node: Ready False, "container runtime is down"', interval=0.2, daemon=d)
+        down_after = time.monotonic() - t_kill
+        sys.stderr.write(f"integration: runtime down reported {down_after:.1f} s after containerd was killed: {c}\n")
+        # Not before the threshold (6 s) minus one poll period (5 s).
+        self.assertGreaterEqual(down_after, 0.5)
+        # The containers run on without containerd (their shims survive).
+        self.assertIsNotNone(d.pod("survivor"))
+
+        CTRD.restart()
+        t_back = time.monotonic()
+        c = wait_until(runtime_up, 30, "/node without runtime errors again", interval=0.2, daemon=d)
+        sys.stderr.write(
+            f"integration: runtime up again {time.monotonic() - t_back:.1f} s after containerd restarted: {c}\n"
+        )
+
+        # Same sandbox and container, nothing duplicated, pod listed once.
+        d.wait_running("survivor", timeout=30)
+        time.sleep(harness.scaled(3))  # a few relists and syncs
+        p = d.wait_running("survivor", timeout=30)
+        self.assertEqual(cid_of(p), cid)
+        self.assertEqual(container_status(p, "app").get("restartCount"), 0)
+        self.assertEqual(CTRD.containers(uid, "sandbox"), sandboxes)
+        self.assertEqual(CTRD.containers(uid, "container"), {cid})
+        self.assertEqual(self.running_tasks(uid), sandboxes | {cid})
+        names = [x["metadata"]["name"] for x in d.pods()]
+        self.assertEqual(names.count(harness.full_name("survivor")), 1, names)
+
+
+def main():
+    global CTRD
+    CTRD = Containerd(read_env())
+    if not CTRD.alive():
+        raise SystemExit(f"test_daemon.py: containerd pid {CTRD.pid} is not running: did integration.setup fail?")
+    if not os.path.isdir(POD_LOGS_ROOT):
+        # cubelet creates it for its pods' logs: remove it again if empty.
+        atexit.register(lambda: os.path.isdir(POD_LOGS_ROOT) and not os.listdir(POD_LOGS_ROOT) and os.rmdir(POD_LOGS_ROOT))
+    harness.main()
+
+
+if __name__ == "__main__":
+    main()
