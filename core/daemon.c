@@ -384,6 +384,8 @@ static void teardown(struct daemon *d)
         d->http = kc_http_server_stop(d->http);
         d->healthz = kc_http_server_stop(d->healthz);
         d->file_source = kc_file_source_stop(d->file_source);
+        /* Calls blocked on a hung runtime end now, not at their deadlines. */
+        kc_cri_shutdown(d->cri);
         if (d->pleg)
                 kc_generic_pleg_stop(d->pleg);
         d->runtime_up = kc_runtime_up_poller_stop(d->runtime_up);

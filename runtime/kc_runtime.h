@@ -891,6 +891,13 @@ int kc_cri_new(const char *endpoint, int64_t request_timeout_ns, struct kc_cri *
 struct kc_cri *kc_cri_free(struct kc_cri *c);
 KC_DEFINE_CLEANUP_FUNC(struct kc_cri, kc_cri_free)
 
+/**
+ * Ends every call in flight (CANCELLED) and makes later calls fail at once,
+ * before kc_cri_free(): a daemon stopping while the runtime hangs does not
+ * wait for its threads' call deadlines. Idempotent; any thread.
+ */
+void kc_cri_shutdown(struct kc_cri *c);
+
 /** The runtime-service face. Valid while the client lives. Any thread. */
 struct kc_runtime_service kc_cri_service(struct kc_cri *c);
 

@@ -107,18 +107,52 @@ struct kc_cri *kc_cri_free(struct kc_cri *c)
         return NULL;
 }
 
+void kc_cri_shutdown(struct kc_cri *c)
+{
+        if (c)
+                kc_grpc_client_shutdown(c->grpc);
+}
+
 const char *kc_cri_socket_path(const struct kc_cri *c)
 {
         return c ? c->path : NULL;
 }
 
-static int unary(struct kc_cri *c, const char *path, const uint8_t *req, size_t req_len,
-                 int64_t timeout_ns, uint8_t **ret_resp, size_t *ret_len,
-                 struct kc_runtime_error *err)
+/*
+ * One unary call's bytes: the request the op packed, then the response it
+ * unpacks. Both malloc'd; call_done() frees them.
+ */
+struct call {
+        uint8_t *req, *resp;
+        size_t req_len, resp_len;
+};
+
+static void call_done(struct call *k)
 {
-        *ret_resp = NULL;
-        *ret_len = 0;
-        return kc_grpc_unary(c->grpc, path, req, req_len, timeout_ns, NULL, ret_resp, ret_len, err);
+        free(k->req);
+        free(k->resp);
+}
+
+/*
+ * What every op does between checking its arguments and unpacking: @p pack_r
+ * is what the op's kc__cri_pack_*() returned when it filled k->req; the
+ * request goes on @p path with the deadline @p timeout_ns, and on success
+ * k->resp holds the response's bytes.
+ */
+static int call_timeout(struct kc_cri *c, const char *path, int64_t timeout_ns, int pack_r,
+                        struct call *k, struct kc_runtime_error *err)
+{
+        if (pack_r < 0)
+                return pack_error(err, pack_r);
+        return kc_grpc_unary(c->grpc, path, k->req, k->req_len, timeout_ns, NULL, &k->resp,
+                             &k->resp_len, err);
+}
+
+/* call_timeout() with the client's request timeout. */
+static int call(struct kc_cri *c, const char *path, int pack_r, struct call *k,
+                struct kc_runtime_error *err)
+{
+        return call_timeout(c, path, c->timeout_ns, pack_r, k, err);
 }
 
 /* A call whose request is just an id and whose response is empty. */
@@ -127,76 +161,52 @@ static int id_call(struct kc_cri *c, const char *method, const char *path,
                    const ProtobufCMessageDescriptor *resp_desc, const char *id,
                    struct kc_runtime_error *err)
 {
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int r;
 
         if (!id)
                 return invalid(err, "id is required");
-        r = kc__cri_pack_id_request(req_desc, id, &req, &req_len);
-        if (r < 0)
-                return pack_error(err, r);
-        r = unary(c, path, req, req_len, c->timeout_ns, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_empty(resp_desc, method, resp, resp_len, err);
+        r = call(c, path, kc__cri_pack_id_request(req_desc, id, &k.req, &k.req_len), &k, err);
+        return r < 0 ? r : kc__cri_unpack_empty(resp_desc, method, k.resp, k.resp_len, err);
 }
 
 static int cri_version(void *self, struct kc_version_result *ret, struct kc_runtime_error *err)
 {
-        struct kc_cri *c = self;
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int r;
 
         if (!ret)
                 return invalid(err, "invalid argument");
-        r = kc__cri_pack_version(&req, &req_len);
-        if (r < 0)
-                return pack_error(err, r);
-        r = unary(c, RS("Version"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_version(resp, resp_len, ret, err);
+        r = call(self, RS("Version"), kc__cri_pack_version(&k.req, &k.req_len), &k, err);
+        return r < 0 ? r : kc__cri_unpack_version(k.resp, k.resp_len, ret, err);
 }
 
 static int cri_status(void *self, struct kc_runtime_status_result *ret,
                       struct kc_runtime_error *err)
 {
-        struct kc_cri *c = self;
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int r;
 
         if (!ret)
                 return invalid(err, "invalid argument");
-        r = kc__cri_pack_status(&req, &req_len);
-        if (r < 0)
-                return pack_error(err, r);
-        r = unary(c, RS("Status"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_status(resp, resp_len, ret, err);
+        r = call(self, RS("Status"), kc__cri_pack_status(&k.req, &k.req_len), &k, err);
+        return r < 0 ? r : kc__cri_unpack_status(k.resp, k.resp_len, ret, err);
 }
 
 static int cri_run_pod_sandbox(void *self, const struct kc_pod_sandbox_config *config,
                                char **ret_id, struct kc_runtime_error *err)
 {
-        struct kc_cri *c = self;
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int r;
 
         if (!config || !ret_id)
                 return invalid(err, "sandbox config is required");
-        r = kc__cri_pack_run_pod_sandbox(config, &req, &req_len);
-        if (r < 0)
-                return pack_error(err, r);
         /* kubelet gives RunPodSandbox the plain request timeout too. */
-        r = unary(c, RS("RunPodSandbox"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_run_pod_sandbox(resp, resp_len, config->metadata.name, ret_id, err);
+        r = call(self, RS("RunPodSandbox"),
+                 kc__cri_pack_run_pod_sandbox(config, &k.req, &k.req_len), &k, err);
+        return r < 0 ? r
+                     : kc__cri_unpack_run_pod_sandbox(k.resp, k.resp_len, config->metadata.name,
+                                                      ret_id, err);
 }
 
 static int cri_stop_pod_sandbox(void *self, const char *id, struct kc_runtime_error *err)
@@ -217,40 +227,29 @@ static int cri_pod_sandbox_status(void *self, const char *id,
                                   struct kc_pod_sandbox_status_result *ret,
                                   struct kc_runtime_error *err)
 {
-        struct kc_cri *c = self;
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int r;
 
         if (!id || !ret)
                 return invalid(err, "sandbox id is required");
-        r = kc__cri_pack_id_request(&runtime__v1__pod_sandbox_status_request__descriptor, id, &req,
-                                    &req_len);
-        if (r < 0)
-                return pack_error(err, r);
-        r = unary(c, RS("PodSandboxStatus"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_pod_sandbox_status(resp, resp_len, ret, err);
+        r = call(self, RS("PodSandboxStatus"),
+                 kc__cri_pack_id_request(&runtime__v1__pod_sandbox_status_request__descriptor, id,
+                                         &k.req, &k.req_len),
+                 &k, err);
+        return r < 0 ? r : kc__cri_unpack_pod_sandbox_status(k.resp, k.resp_len, ret, err);
 }
 
 static int cri_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
                                 struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
 {
-        struct kc_cri *c = self;
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int r;
 
         if (!ret)
                 return invalid(err, "invalid argument");
-        r = kc__cri_pack_list_pod_sandbox(filter, &req, &req_len);
-        if (r < 0)
-                return pack_error(err, r);
-        r = unary(c, RS("ListPodSandbox"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_list_pod_sandbox(resp, resp_len, ret, err);
+        r = call(self, RS("ListPodSandbox"),
+                 kc__cri_pack_list_pod_sandbox(filter, &k.req, &k.req_len), &k, err);
+        return r < 0 ? r : kc__cri_unpack_list_pod_sandbox(k.resp, k.resp_len, ret, err);
 }
 
 static int cri_create_container(void *self, const char *pod_sandbox_id,
@@ -258,20 +257,18 @@ static int cri_create_container(void *self, const char *pod_sandbox_id,
                                 const struct kc_pod_sandbox_config *sandbox_config, char **ret_id,
                                 struct kc_runtime_error *err)
 {
-        struct kc_cri *c = self;
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int r;
 
         if (!pod_sandbox_id || !config || !ret_id)
                 return invalid(err, "sandbox id and container config are required");
-        r = kc__cri_pack_create_container(pod_sandbox_id, config, sandbox_config, &req, &req_len);
-        if (r < 0)
-                return pack_error(err, r);
-        r = unary(c, RS("CreateContainer"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_create_container(resp, resp_len, config->metadata.name, ret_id, err);
+        r = call(self, RS("CreateContainer"),
+                 kc__cri_pack_create_container(pod_sandbox_id, config, sandbox_config, &k.req,
+                                               &k.req_len),
+                 &k, err);
+        return r < 0 ? r
+                     : kc__cri_unpack_create_container(k.resp, k.resp_len, config->metadata.name,
+                                                       ret_id, err);
 }
 
 static int cri_start_container(void *self, const char *id, struct kc_runtime_error *err)
@@ -285,8 +282,7 @@ static int cri_stop_container(void *self, const char *id, int64_t timeout_s,
                               struct kc_runtime_error *err)
 {
         struct kc_cri *c = self;
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int64_t deadline = c->timeout_ns;
         int r;
 
@@ -297,14 +293,11 @@ static int cri_stop_container(void *self, const char *id, int64_t timeout_s,
                 deadline = timeout_s > (INT64_MAX - c->timeout_ns) / KC_NSEC_PER_SEC
                                    ? INT64_MAX
                                    : c->timeout_ns + timeout_s * KC_NSEC_PER_SEC;
-        r = kc__cri_pack_stop_container(id, timeout_s, &req, &req_len);
-        if (r < 0)
-                return pack_error(err, r);
-        r = unary(c, RS("StopContainer"), req, req_len, deadline, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_empty(&runtime__v1__stop_container_response__descriptor,
-                                    "StopContainer", resp, resp_len, err);
+        r = call_timeout(c, RS("StopContainer"), deadline,
+                         kc__cri_pack_stop_container(id, timeout_s, &k.req, &k.req_len), &k, err);
+        return r < 0 ? r
+                     : kc__cri_unpack_empty(&runtime__v1__stop_container_response__descriptor,
+                                            "StopContainer", k.resp, k.resp_len, err);
 }
 
 static int cri_remove_container(void *self, const char *id, struct kc_runtime_error *err)
@@ -317,79 +310,56 @@ static int cri_remove_container(void *self, const char *id, struct kc_runtime_er
 static int cri_list_containers(void *self, const struct kc_container_filter *filter,
                                struct kc_container_list *ret, struct kc_runtime_error *err)
 {
-        struct kc_cri *c = self;
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int r;
 
         if (!ret)
                 return invalid(err, "invalid argument");
-        r = kc__cri_pack_list_containers(filter, &req, &req_len);
-        if (r < 0)
-                return pack_error(err, r);
-        r = unary(c, RS("ListContainers"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_list_containers(resp, resp_len, ret, err);
+        r = call(self, RS("ListContainers"),
+                 kc__cri_pack_list_containers(filter, &k.req, &k.req_len), &k, err);
+        return r < 0 ? r : kc__cri_unpack_list_containers(k.resp, k.resp_len, ret, err);
 }
 
 static int cri_container_status(void *self, const char *id, struct kc_container_status_result *ret,
                                 struct kc_runtime_error *err)
 {
-        struct kc_cri *c = self;
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int r;
 
         if (!id || !ret)
                 return invalid(err, "container id is required");
-        r = kc__cri_pack_id_request(&runtime__v1__container_status_request__descriptor, id, &req,
-                                    &req_len);
-        if (r < 0)
-                return pack_error(err, r);
-        r = unary(c, RS("ContainerStatus"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_container_status(resp, resp_len, ret, err);
+        r = call(self, RS("ContainerStatus"),
+                 kc__cri_pack_id_request(&runtime__v1__container_status_request__descriptor, id,
+                                         &k.req, &k.req_len),
+                 &k, err);
+        return r < 0 ? r : kc__cri_unpack_container_status(k.resp, k.resp_len, ret, err);
 }
 
 static int cri_image_status(void *self, const char *image, struct kc_image_status_result *ret,
                             struct kc_runtime_error *err)
 {
-        struct kc_cri *c = self;
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int r;
 
         if (!image || !ret)
                 return invalid(err, "image is required");
-        r = kc__cri_pack_image_status(image, &req, &req_len);
-        if (r < 0)
-                return pack_error(err, r);
-        r = unary(c, IS("ImageStatus"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_image_status(resp, resp_len, ret, err);
+        r = call(self, IS("ImageStatus"), kc__cri_pack_image_status(image, &k.req, &k.req_len), &k,
+                 err);
+        return r < 0 ? r : kc__cri_unpack_image_status(k.resp, k.resp_len, ret, err);
 }
 
 static int cri_pull_image(void *self, const char *image,
                           const struct kc_pod_sandbox_config *sandbox_config, char **ret_image_ref,
                           struct kc_runtime_error *err)
 {
-        struct kc_cri *c = self;
-        _cleanup_free_ uint8_t *req = NULL, *resp = NULL;
-        size_t req_len, resp_len;
+        _cleanup_(call_done) struct call k = { 0 };
         int r;
 
         if (!image || !ret_image_ref)
                 return invalid(err, "image is required");
-        r = kc__cri_pack_pull_image(image, sandbox_config, &req, &req_len);
-        if (r < 0)
-                return pack_error(err, r);
-        r = unary(c, IS("PullImage"), req, req_len, c->timeout_ns, &resp, &resp_len, err);
-        if (r < 0)
-                return r;
-        return kc__cri_unpack_pull_image(resp, resp_len, image, ret_image_ref, err);
+        r = call(self, IS("PullImage"),
+                 kc__cri_pack_pull_image(image, sandbox_config, &k.req, &k.req_len), &k, err);
+        return r < 0 ? r : kc__cri_unpack_pull_image(k.resp, k.resp_len, image, ret_image_ref, err);
 }
 
 static const struct kc_runtime_service_ops cri_service_ops = {

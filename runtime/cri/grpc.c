@@ -187,6 +187,7 @@ struct kc_grpc_client {
         struct grpc_call *sub_head, **sub_tail;
         struct grpc_call *can_head, **can_tail;
         bool closing;
+        bool joined; /* the I/O thread was (or is being) joined */
         bool wake_pending;
 
         /* I/O thread only (and the creator before the thread starts). */
@@ -1718,15 +1719,26 @@ int kc_grpc_client_new(const char *socket_path, struct kc_grpc_client **ret)
         return 0;
 }
 
+void kc_grpc_client_shutdown(struct kc_grpc_client *c)
+{
+        bool joined;
+
+        pthread_mutex_lock(&c->lock);
+        c->closing = true;
+        joined = c->joined;
+        c->joined = true;
+        pthread_mutex_unlock(&c->lock);
+        if (joined)
+                return;
+        client_wake(c);
+        pthread_join(c->thread, NULL);
+}
+
 struct kc_grpc_client *kc_grpc_client_free(struct kc_grpc_client *c)
 {
         if (!c)
                 return NULL;
-        pthread_mutex_lock(&c->lock);
-        c->closing = true;
-        pthread_mutex_unlock(&c->lock);
-        client_wake(c);
-        pthread_join(c->thread, NULL);
+        kc_grpc_client_shutdown(c);
         client_destroy(c);
         return NULL;
 }

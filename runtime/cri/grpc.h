@@ -64,6 +64,15 @@ int kc_grpc_client_new(const char *socket_path, struct kc_grpc_client **ret);
 struct kc_grpc_client *kc_grpc_client_free(struct kc_grpc_client *c);
 
 /**
+ * @brief The first half of kc_grpc_client_free(): fails every call in flight
+ * with CANCELLED, closes every stream and joins the I/O thread; every later
+ * call fails CANCELLED at once. For a daemon's shutdown, so that threads
+ * blocked in runtime calls return before they are joined. Idempotent; any
+ * thread except the I/O thread; not concurrently with kc_grpc_client_free().
+ */
+void kc_grpc_client_shutdown(struct kc_grpc_client *c);
+
+/**
  * @brief One unary call: sends @p req (the protobuf bytes, without the
  * 5-byte gRPC prefix; may be empty) on @p path and waits for the response.
  * Any thread, concurrently.

@@ -25,8 +25,15 @@ only through cubelet's own /pods:
   "container runtime is down" once --max-wait-for-container-runtime has
   passed; restarting it clears that (the node stays NotReady for the
   missing CNI network, as a kubelet's would) with the same containers, no
-  duplicate sandbox and the pod listed once.
+  duplicate sandbox and the pod listed once; meanwhile syncLoop skips its
+  iterations with the back-off doubling from 100 ms;
+- a frozen containerd (SIGSTOP: the socket accepts, nothing answers) is
+  bounded by --runtime-request-timeout: relists keep failing with
+  DEADLINE_EXCEEDED instead of hanging, /healthz keeps answering, and after
+  SIGCONT the pod runs on unchanged.
 """
+
+import re
 
 import atexit
 import os
@@ -297,6 +304,7 @@ class DaemonOnContainerd(E2ETestCase):
         c = wait_until(runtime_up, 20, "/node without runtime errors", daemon=d)
         sys.stderr.write(f"integration: /node Ready before: {c}\n")
 
+        offset = d.log_size()
         CTRD.kill(signal.SIGKILL)
         t_kill = time.monotonic()
 
@@ -311,6 +319,16 @@ class DaemonOnContainerd(E2ETestCase):
         self.assertGreaterEqual(down_after, 0.5)
         # The containers run on without containerd (their shims survive).
         self.assertIsNotNone(d.pod("survivor"))
+
+        # syncLoop backs off while runtimeErrors() is set: 100 ms doubling to 5 s.
+        time.sleep(harness.scaled(4))
+        skips = skip_times(d.log_since(offset))
+        gaps = [b - a for a, b in zip(skips, skips[1:])]
+        sys.stderr.write(f"integration: syncLoop skips {len(skips)}, gaps {['%.2f' % g for g in gaps]}\n")
+        self.assertGreaterEqual(len(gaps), 4, "syncLoop did not back off repeatedly")
+        for a, b in zip(gaps, gaps[1:]):
+            self.assertGreater(b, a * 1.5, f"back-off did not double: {gaps}")
+        self.assertLess(max(gaps), 5.5, f"back-off above its 5 s cap: {gaps}")
 
         CTRD.restart()
         t_back = time.monotonic()
@@ -330,6 +348,53 @@ class DaemonOnContainerd(E2ETestCase):
         self.assertEqual(self.running_tasks(uid), sandboxes | {cid})
         names = [x["metadata"]["name"] for x in d.pods()]
         self.assertEqual(names.count(harness.full_name("survivor")), 1, names)
+
+
+    def test_d_frozen_runtime_is_bounded(self):
+        uid = self.new_uid("frozen")
+        d = self.start(
+            "--runtime-request-timeout=2s",
+            manifests={"frozen.yaml": host_pod("frozen", uid)},
+        )
+        p = d.wait_running("frozen", timeout=60)
+        cid = cid_of(p)
+        offset = d.log_size()
+        os.kill(CTRD.pid, signal.SIGSTOP)
+        self.addCleanup(lambda: os.kill(CTRD.pid, signal.SIGCONT))
+        t_stop = time.monotonic()
+
+        # Each relist waits for its 2 s deadline, fails, and the next one comes:
+        # nothing hangs with the runtime.
+        def relists_failed():
+            return len(re.findall(r"Unable to retrieve pods err=\"[^\"]*deadline exceeded",
+                                  d.log_since(offset))) >= 3
+
+        wait_until(relists_failed, 30, "3 relists failing on their deadline", daemon=d)
+        sys.stderr.write(f"integration: 3 relists bounded by the deadline after {time.monotonic() - t_stop:.1f} s\n")
+        status, _, body = d.request("GET", "/healthz")
+        self.assertEqual((status, body), (200, b"ok"))
+
+        os.kill(CTRD.pid, signal.SIGCONT)
+        p = d.wait_running("frozen", timeout=30)
+        time.sleep(harness.scaled(2))
+        p = d.wait_running("frozen", timeout=30)
+        self.assertEqual(cid_of(p), cid)
+        self.assertEqual(container_status(p, "app").get("restartCount"), 0)
+        self.assertEqual(self.running_tasks(uid), CTRD.containers(uid, "sandbox") | {cid})
+
+
+KLOG_TIME = re.compile(r"^[IWEF]\d{4} (\d\d):(\d\d):(\d\d\.\d+) ", re.M)
+
+
+def skip_times(log):
+    """Seconds-of-day of syncLoop's "Skipping pod synchronization" lines."""
+    out = []
+    for line in log.splitlines():
+        if "Skipping pod synchronization" in line:
+            m = KLOG_TIME.match(line)
+            if m:
+                out.append(int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3)))
+    return out
 
 
 def main():

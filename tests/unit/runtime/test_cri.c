@@ -70,6 +70,44 @@ static uint8_t *pack_msg(const ProtobufCMessage *m, size_t *ret_len)
         return b;
 }
 
+/*
+ * Calls @p unpack (a kc__cri_unpack_*) on the bytes of the hand-built
+ * message @p m, then the further arguments: its return value.
+ */
+#define UNPACK(unpack, m, ...)                                                                     \
+        ({                                                                                         \
+                size_t _len;                                                                       \
+                uint8_t *_buf = pack_msg((m), &_len);                                              \
+                int _r = unpack(_buf, _len, __VA_ARGS__);                                          \
+                free(_buf);                                                                        \
+                _r;                                                                                \
+        })
+
+/*
+ * Decodes the bytes a kc__cri_pack_* made as a @p desc message, and frees
+ * them. Free the result with its <message>__free_unpacked().
+ */
+static void *unpack_request(const ProtobufCMessageDescriptor *desc, uint8_t *buf, size_t len)
+{
+        ProtobufCMessage *m = protobuf_c_message_unpack(desc, NULL, len, buf);
+
+        assert_non_null(m);
+        free(buf);
+        return m;
+}
+
+/* The sandbox metadata of the pod of sandbox_config(), as the runtime reports it. */
+static Runtime__V1__PodSandboxMetadata pod_metadata(uint32_t attempt)
+{
+        Runtime__V1__PodSandboxMetadata md = RUNTIME__V1__POD_SANDBOX_METADATA__INIT;
+
+        md.name = "web";
+        md.uid = "uid-1";
+        md.namespace_ = "default";
+        md.attempt = attempt;
+        return md;
+}
+
 /* A map entry array of @p n key/value pairs, for hand-built messages (test-lifetime). */
 #define MAP_ENTRIES(type, init, ...)                                                               \
         ({                                                                                         \
@@ -228,12 +266,10 @@ static void test_pack_run_pod_sandbox(void **state)
                 size_t len = 0;
 
                 assert_int_equal(kc__cri_pack_run_pod_sandbox(&cfg, &buf, &len), 0);
-                req = runtime__v1__run_pod_sandbox_request__unpack(NULL, len, buf);
-                assert_non_null(req);
+                req = unpack_request(&runtime__v1__run_pod_sandbox_request__descriptor, buf, len);
                 assert_sandbox_config(req->config, host);
                 assert_string_equal(req->runtime_handler, "");
                 runtime__v1__run_pod_sandbox_request__free_unpacked(req, NULL);
-                free(buf);
         }
         assert_int_equal(kc__cri_pack_run_pod_sandbox(NULL, &(uint8_t *){ NULL }, &(size_t){ 0 }),
                          -EINVAL);
@@ -279,8 +315,7 @@ static void test_pack_create_container(void **state)
                 assert_int_equal(kc__cri_pack_create_container("sb-1", &cc, host == 2 ? NULL : &sb,
                                                                &buf, &len),
                                  0);
-                req = runtime__v1__create_container_request__unpack(NULL, len, buf);
-                assert_non_null(req);
+                req = unpack_request(&runtime__v1__create_container_request__descriptor, buf, len);
                 assert_string_equal(req->pod_sandbox_id, "sb-1");
                 c = req->config;
                 assert_non_null(c);
@@ -313,7 +348,6 @@ static void test_pack_create_container(void **state)
                 else
                         assert_sandbox_config(req->sandbox_config, host == 1);
                 runtime__v1__create_container_request__free_unpacked(req, NULL);
-                free(buf);
         }
 
         /* A NULL argument would crash the packer: refused. */
@@ -350,28 +384,24 @@ static void test_pack_filters(void **state)
                                                                   .n_label_selector = 1 },
                                  &buf, &len),
                          0);
-        sreq = runtime__v1__list_pod_sandbox_request__unpack(NULL, len, buf);
-        assert_non_null(sreq);
+        sreq = unpack_request(&runtime__v1__list_pod_sandbox_request__descriptor, buf, len);
         assert_non_null(sreq->filter);
         assert_string_equal(sreq->filter->id, "");
         assert_non_null(sreq->filter->state);
         assert_int_equal(sreq->filter->state->state, RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY);
         assert_string_equal(MAP_GET(sreq->filter, label_selector, KC_LABEL_POD_UID), "uid-1");
         runtime__v1__list_pod_sandbox_request__free_unpacked(sreq, NULL);
-        free(buf);
 
         /* state -1: no state filter at all. */
         assert_int_equal(
                 kc__cri_pack_list_pod_sandbox(
                         &(struct kc_pod_sandbox_filter){ .id = "sb-1", .state = -1 }, &buf, &len),
                 0);
-        sreq = runtime__v1__list_pod_sandbox_request__unpack(NULL, len, buf);
-        assert_non_null(sreq);
+        sreq = unpack_request(&runtime__v1__list_pod_sandbox_request__descriptor, buf, len);
         assert_string_equal(sreq->filter->id, "sb-1");
         assert_null(sreq->filter->state);
         assert_int_equal(sreq->filter->n_label_selector, 0);
         runtime__v1__list_pod_sandbox_request__free_unpacked(sreq, NULL);
-        free(buf);
 
         assert_int_equal(kc__cri_pack_list_containers(
                                  &(struct kc_container_filter){ .pod_sandbox_id = "sb-1",
@@ -380,8 +410,7 @@ static void test_pack_filters(void **state)
                                                                 .n_label_selector = 1 },
                                  &buf, &len),
                          0);
-        creq = runtime__v1__list_containers_request__unpack(NULL, len, buf);
-        assert_non_null(creq);
+        creq = unpack_request(&runtime__v1__list_containers_request__descriptor, buf, len);
         assert_string_equal(creq->filter->pod_sandbox_id, "sb-1");
         assert_string_equal(creq->filter->id, "");
         assert_non_null(creq->filter->state);
@@ -389,20 +418,17 @@ static void test_pack_filters(void **state)
                          RUNTIME__V1__CONTAINER_STATE__CONTAINER_EXITED);
         assert_string_equal(MAP_GET(creq->filter, label_selector, KC_LABEL_POD_UID), "uid-1");
         runtime__v1__list_containers_request__free_unpacked(creq, NULL);
-        free(buf);
 
         assert_int_equal(
                 kc__cri_pack_list_containers(
                         &(struct kc_container_filter){ .state = KC_CONTAINER_STATE_CREATED }, &buf,
                         &len),
                 0);
-        creq = runtime__v1__list_containers_request__unpack(NULL, len, buf);
-        assert_non_null(creq);
+        creq = unpack_request(&runtime__v1__list_containers_request__descriptor, buf, len);
         assert_non_null(creq->filter->state);
         assert_int_equal(creq->filter->state->state,
                          RUNTIME__V1__CONTAINER_STATE__CONTAINER_CREATED);
         runtime__v1__list_containers_request__free_unpacked(creq, NULL);
-        free(buf);
         buf = NULL;
 
         /* Out-of-range states are refused. */
@@ -428,51 +454,39 @@ static void test_pack_small_requests(void **state)
 
         (void)state;
         assert_int_equal(kc__cri_pack_stop_container("c-1", 30, &buf, &len), 0);
-        stop = runtime__v1__stop_container_request__unpack(NULL, len, buf);
-        assert_non_null(stop);
+        stop = unpack_request(&runtime__v1__stop_container_request__descriptor, buf, len);
         assert_string_equal(stop->container_id, "c-1");
         assert_int_equal(stop->timeout, 30);
         runtime__v1__stop_container_request__free_unpacked(stop, NULL);
-        free(buf);
 
         assert_int_equal(kc__cri_pack_id_request(&runtime__v1__container_status_request__descriptor,
                                                  "c-2", &buf, &len),
                          0);
-        cs = runtime__v1__container_status_request__unpack(NULL, len, buf);
-        assert_non_null(cs);
+        cs = unpack_request(&runtime__v1__container_status_request__descriptor, buf, len);
         assert_string_equal(cs->container_id, "c-2");
         assert_false(cs->verbose);
         runtime__v1__container_status_request__free_unpacked(cs, NULL);
-        free(buf);
 
         assert_int_equal(kc__cri_pack_version(&buf, &len), 0);
-        ver = runtime__v1__version_request__unpack(NULL, len, buf);
-        assert_non_null(ver);
+        ver = unpack_request(&runtime__v1__version_request__descriptor, buf, len);
         assert_string_equal(ver->version, KC_CRI_CLIENT_API_VERSION);
         runtime__v1__version_request__free_unpacked(ver, NULL);
-        free(buf);
 
         assert_int_equal(kc__cri_pack_image_status("busybox:1", &buf, &len), 0);
-        is = runtime__v1__image_status_request__unpack(NULL, len, buf);
-        assert_non_null(is);
+        is = unpack_request(&runtime__v1__image_status_request__descriptor, buf, len);
         assert_string_equal(is->image->image, "busybox:1");
         runtime__v1__image_status_request__free_unpacked(is, NULL);
-        free(buf);
 
         assert_int_equal(kc__cri_pack_pull_image("busybox:1", &sb, &buf, &len), 0);
-        pull = runtime__v1__pull_image_request__unpack(NULL, len, buf);
-        assert_non_null(pull);
+        pull = unpack_request(&runtime__v1__pull_image_request__descriptor, buf, len);
         assert_string_equal(pull->image->image, "busybox:1");
         assert_sandbox_config(pull->sandbox_config, true);
         runtime__v1__pull_image_request__free_unpacked(pull, NULL);
-        free(buf);
 
         assert_int_equal(kc__cri_pack_pull_image("busybox:1", NULL, &buf, &len), 0);
-        pull = runtime__v1__pull_image_request__unpack(NULL, len, buf);
-        assert_non_null(pull);
+        pull = unpack_request(&runtime__v1__pull_image_request__descriptor, buf, len);
         assert_null(pull->sandbox_config);
         runtime__v1__pull_image_request__free_unpacked(pull, NULL);
-        free(buf);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -489,17 +503,13 @@ static void test_unpack_version_and_status(void **state)
         struct kc_runtime_status_result sr = { 0 };
         struct kc_version_result vr = { 0 };
         struct kc_runtime_error err = { 0 };
-        uint8_t *buf;
-        size_t len;
 
         (void)state;
         v.version = "0.1.0";
         v.runtime_name = "containerd";
         v.runtime_version = "1.6.20~ds1";
         v.runtime_api_version = "v1";
-        buf = pack_msg(&v.base, &len);
-        assert_int_equal(kc__cri_unpack_version(buf, len, &vr, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_version, &v.base, &vr, &err), 0);
         assert_string_equal(vr.runtime_name, "containerd");
         assert_string_equal(vr.runtime_version, "1.6.20~ds1");
         assert_string_equal(vr.runtime_api_version, "v1");
@@ -516,9 +526,7 @@ static void test_unpack_version_and_status(void **state)
         rs.conditions = conds;
         rs.n_conditions = 2;
         s.status = &rs;
-        buf = pack_msg(&s.base, &len);
-        assert_int_equal(kc__cri_unpack_status(buf, len, &sr, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_status, &s.base, &sr, &err), 0);
         assert_int_equal(sr.n_conditions, 2);
         assert_string_equal(sr.conditions[0].type, "RuntimeReady");
         assert_true(sr.conditions[0].status);
@@ -531,9 +539,7 @@ static void test_unpack_version_and_status(void **state)
 
         /* kubelet: both conditions are required. */
         rs.n_conditions = 1;
-        buf = pack_msg(&s.base, &len);
-        assert_int_equal(kc__cri_unpack_status(buf, len, &sr, &err), -EPROTO);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_status, &s.base, &sr, &err), -EPROTO);
         assert_int_equal(err.code, KC_RUNTIME_INTERNAL);
         assert_string_equal(err.message, "RuntimeReady or NetworkReady condition are not set");
         assert_null(sr.arena);
@@ -547,30 +553,22 @@ static void test_unpack_ids(void **state)
         Runtime__V1__PullImageResponse pi = RUNTIME__V1__PULL_IMAGE_RESPONSE__INIT;
         struct kc_runtime_error err = { 0 };
         char *id = NULL;
-        uint8_t *buf;
-        size_t len;
 
         (void)state;
         rp.pod_sandbox_id = "4f5e";
-        buf = pack_msg(&rp.base, &len);
-        assert_int_equal(kc__cri_unpack_run_pod_sandbox(buf, len, "web", &id, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_run_pod_sandbox, &rp.base, "web", &id, &err), 0);
         assert_string_equal(id, "4f5e");
         free(id);
         id = NULL;
 
         cc.container_id = "c0ffee";
-        buf = pack_msg(&cc.base, &len);
-        assert_int_equal(kc__cri_unpack_create_container(buf, len, "app", &id, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_create_container, &cc.base, "app", &id, &err), 0);
         assert_string_equal(id, "c0ffee");
         free(id);
         id = NULL;
 
         pi.image_ref = "sha256:abcd";
-        buf = pack_msg(&pi.base, &len);
-        assert_int_equal(kc__cri_unpack_pull_image(buf, len, "busybox:1", &id, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_pull_image, &pi.base, "busybox:1", &id, &err), 0);
         assert_string_equal(id, "sha256:abcd");
         free(id);
         id = NULL;
@@ -591,18 +589,12 @@ static void test_unpack_list_pod_sandbox(void **state)
         Runtime__V1__ListPodSandboxResponse resp = RUNTIME__V1__LIST_POD_SANDBOX_RESPONSE__INIT;
         Runtime__V1__PodSandbox a = RUNTIME__V1__POD_SANDBOX__INIT;
         Runtime__V1__PodSandbox b = RUNTIME__V1__POD_SANDBOX__INIT;
-        Runtime__V1__PodSandboxMetadata md = RUNTIME__V1__POD_SANDBOX_METADATA__INIT;
+        Runtime__V1__PodSandboxMetadata md = pod_metadata(1);
         Runtime__V1__PodSandbox *items[] = { &a, &b };
         struct kc_pod_sandbox_list l = { 0 };
         struct kc_runtime_error err = { 0 };
-        uint8_t *buf;
-        size_t len;
 
         (void)state;
-        md.name = "web";
-        md.uid = "uid-1";
-        md.namespace_ = "default";
-        md.attempt = 1;
         a.id = "sb-a";
         a.metadata = &md;
         a.state = RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY;
@@ -620,9 +612,7 @@ static void test_unpack_list_pod_sandbox(void **state)
         b.created_at = 5;
         resp.items = items;
         resp.n_items = 2;
-        buf = pack_msg(&resp.base, &len);
-        assert_int_equal(kc__cri_unpack_list_pod_sandbox(buf, len, &l, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_list_pod_sandbox, &resp.base, &l, &err), 0);
 
         assert_int_equal(l.n, 2);
         assert_non_null(l.arena);
@@ -658,20 +648,14 @@ static void test_unpack_pod_sandbox_status(void **state)
 {
         Runtime__V1__PodSandboxStatusResponse resp = RUNTIME__V1__POD_SANDBOX_STATUS_RESPONSE__INIT;
         Runtime__V1__PodSandboxStatus st = RUNTIME__V1__POD_SANDBOX_STATUS__INIT;
-        Runtime__V1__PodSandboxMetadata md = RUNTIME__V1__POD_SANDBOX_METADATA__INIT;
+        Runtime__V1__PodSandboxMetadata md = pod_metadata(3);
         Runtime__V1__PodSandboxNetworkStatus net = RUNTIME__V1__POD_SANDBOX_NETWORK_STATUS__INIT;
         Runtime__V1__PodIP ip6 = RUNTIME__V1__POD_IP__INIT, empty = RUNTIME__V1__POD_IP__INIT;
         Runtime__V1__PodIP *extra[] = { &empty, &ip6 };
         struct kc_pod_sandbox_status_result r = { 0 };
         struct kc_runtime_error err = { 0 };
-        uint8_t *buf;
-        size_t len;
 
         (void)state;
-        md.name = "web";
-        md.uid = "uid-1";
-        md.namespace_ = "default";
-        md.attempt = 3;
         st.id = "sb-a";
         st.metadata = &md;
         st.state = RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_NOTREADY;
@@ -682,9 +666,7 @@ static void test_unpack_pod_sandbox_status(void **state)
         net.n_additional_ips = 2;
         st.network = &net;
         resp.status = &st;
-        buf = pack_msg(&resp.base, &len);
-        assert_int_equal(kc__cri_unpack_pod_sandbox_status(buf, len, &r, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_pod_sandbox_status, &resp.base, &r, &err), 0);
         assert_string_equal(r.status.id, "sb-a");
         assert_int_equal(r.status.metadata.attempt, 3);
         assert_string_equal(r.status.metadata.namespace, "default");
@@ -699,9 +681,7 @@ static void test_unpack_pod_sandbox_status(void **state)
         net.ip = "";
         net.n_additional_ips = 0;
         st.state = RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY;
-        buf = pack_msg(&resp.base, &len);
-        assert_int_equal(kc__cri_unpack_pod_sandbox_status(buf, len, &r, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_pod_sandbox_status, &resp.base, &r, &err), 0);
         assert_null(r.status.ip);
         assert_int_equal(r.status.n_additional_ips, 0);
         assert_null(r.status.additional_ips);
@@ -710,16 +690,12 @@ static void test_unpack_pod_sandbox_status(void **state)
 
         /* verifySandboxStatus */
         st.metadata = NULL;
-        buf = pack_msg(&resp.base, &len);
-        assert_int_equal(kc__cri_unpack_pod_sandbox_status(buf, len, &r, &err), -EPROTO);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_pod_sandbox_status, &resp.base, &r, &err), -EPROTO);
         assert_int_equal(err.code, KC_RUNTIME_INTERNAL);
         assert_string_equal(err.message, "status.Metadata is not set");
         st.metadata = &md;
         st.id = "";
-        buf = pack_msg(&resp.base, &len);
-        assert_int_equal(kc__cri_unpack_pod_sandbox_status(buf, len, &r, &err), -EPROTO);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_pod_sandbox_status, &resp.base, &r, &err), -EPROTO);
         assert_string_equal(err.message, "status.Id is not set");
         assert_int_equal(kc__cri_unpack_pod_sandbox_status(NULL, 0, &r, &err), -EPROTO);
         assert_null(r.arena);
@@ -745,8 +721,7 @@ static void test_unpack_list_containers(void **state)
         Runtime__V1__ImageSpec by_user = RUNTIME__V1__IMAGE_SPEC__INIT;
         struct kc_container_list l = { 0 };
         struct kc_runtime_error err = { 0 };
-        uint8_t *buf;
-        size_t len, i;
+        size_t i;
 
         (void)state;
         md.name = "app";
@@ -773,9 +748,7 @@ static void test_unpack_list_containers(void **state)
         cs[0].n_labels = 1;
         resp.containers = items;
         resp.n_containers = KC_ELEMENTSOF(states);
-        buf = pack_msg(&resp.base, &len);
-        assert_int_equal(kc__cri_unpack_list_containers(buf, len, &l, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_list_containers, &resp.base, &l, &err), 0);
 
         assert_int_equal(l.n, KC_ELEMENTSOF(states));
         for (i = 0; i < l.n; i++) {
@@ -805,8 +778,6 @@ static void test_unpack_container_status(void **state)
         Runtime__V1__ImageSpec img = RUNTIME__V1__IMAGE_SPEC__INIT;
         struct kc_container_status_result r = { 0 };
         struct kc_runtime_error err = { 0 };
-        uint8_t *buf;
-        size_t len;
 
         (void)state;
         md.name = "app";
@@ -828,9 +799,7 @@ static void test_unpack_container_status(void **state)
                                      { .key = KC_ANNOTATION_CONTAINER_HASH, .value = "beef" });
         st.n_annotations = 1;
         resp.status = &st;
-        buf = pack_msg(&resp.base, &len);
-        assert_int_equal(kc__cri_unpack_container_status(buf, len, &r, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_container_status, &resp.base, &r, &err), 0);
         assert_string_equal(r.status.id, "c-1");
         assert_null(r.status.pod_sandbox_id);
         assert_string_equal(r.status.metadata.name, "app");
@@ -854,9 +823,7 @@ static void test_unpack_container_status(void **state)
         st.finished_at = 0;
         st.exit_code = 0;
         st.reason = "";
-        buf = pack_msg(&resp.base, &len);
-        assert_int_equal(kc__cri_unpack_container_status(buf, len, &r, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_container_status, &resp.base, &r, &err), 0);
         assert_int_equal(r.status.state, KC_CONTAINER_STATE_RUNNING);
         assert_int_equal(r.status.finished_at, 0);
         assert_null(r.status.reason);
@@ -864,14 +831,10 @@ static void test_unpack_container_status(void **state)
 
         /* verifyContainerStatus */
         st.image = NULL;
-        buf = pack_msg(&resp.base, &len);
-        assert_int_equal(kc__cri_unpack_container_status(buf, len, &r, &err), -EPROTO);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_container_status, &resp.base, &r, &err), -EPROTO);
         assert_string_equal(err.message, "status.Image is not set");
         resp.status = NULL;
-        buf = pack_msg(&resp.base, &len);
-        assert_int_equal(kc__cri_unpack_container_status(buf, len, &r, &err), -EPROTO);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_container_status, &resp.base, &r, &err), -EPROTO);
         assert_int_equal(err.code, KC_RUNTIME_INTERNAL);
         assert_null(r.arena);
 }
@@ -884,8 +847,6 @@ static void test_unpack_image_status(void **state)
         char *digests[] = { "localhost/ctrd-lab/busybox@sha256:feed" };
         struct kc_image_status_result r = { .found = true };
         struct kc_runtime_error err = { 0 };
-        uint8_t *buf;
-        size_t len;
 
         (void)state;
         /* A missing image: success, not found. */
@@ -901,9 +862,7 @@ static void test_unpack_image_status(void **state)
         img.n_repo_digests = 1;
         img.size = 1234567;
         resp.image = &img;
-        buf = pack_msg(&resp.base, &len);
-        assert_int_equal(kc__cri_unpack_image_status(buf, len, &r, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_image_status, &resp.base, &r, &err), 0);
         assert_true(r.found);
         assert_string_equal(r.image.id, "sha256:0123");
         assert_int_equal(r.image.n_repo_tags, 1);
@@ -914,10 +873,8 @@ static void test_unpack_image_status(void **state)
         kc_runtime_result_done(&r);
 
         img.size = 0;
-        buf = pack_msg(&resp.base, &len);
         r = (struct kc_image_status_result){ 0 };
-        assert_int_equal(kc__cri_unpack_image_status(buf, len, &r, &err), -EPROTO);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_image_status, &resp.base, &r, &err), -EPROTO);
         assert_false(r.found);
         assert_string_equal(err.message, "id or size of image is not set");
 }
@@ -995,20 +952,15 @@ static void test_unpack_container_event(void **state)
 {
         Runtime__V1__ContainerEventResponse resp = RUNTIME__V1__CONTAINER_EVENT_RESPONSE__INIT;
         Runtime__V1__PodSandboxStatus sb = RUNTIME__V1__POD_SANDBOX_STATUS__INIT;
-        Runtime__V1__PodSandboxMetadata md = RUNTIME__V1__POD_SANDBOX_METADATA__INIT;
+        Runtime__V1__PodSandboxMetadata md = pod_metadata(0);
         Runtime__V1__ContainerStatus c0 = RUNTIME__V1__CONTAINER_STATUS__INIT;
         Runtime__V1__ContainerMetadata cmd = RUNTIME__V1__CONTAINER_METADATA__INIT;
         Runtime__V1__ContainerStatus *statuses[] = { &c0 };
         struct kc_runtime_error err = { 0 };
         struct kc_container_event ev;
         struct kc_arena *a = NULL;
-        uint8_t *buf;
-        size_t len;
 
         (void)state;
-        md.name = "web";
-        md.uid = "uid-1";
-        md.namespace_ = "default";
         sb.id = "sb-a";
         sb.metadata = &md;
         sb.created_at = 3;
@@ -1023,10 +975,8 @@ static void test_unpack_container_event(void **state)
         resp.pod_sandbox_status = &sb;
         resp.containers_statuses = statuses;
         resp.n_containers_statuses = 1;
-        buf = pack_msg(&resp.base, &len);
         assert_int_equal(kc_arena_new(&a), 0);
-        assert_int_equal(kc__cri_unpack_container_event(buf, len, a, &ev, &err), 0);
-        free(buf);
+        assert_int_equal(UNPACK(kc__cri_unpack_container_event, &resp.base, a, &ev, &err), 0);
         assert_string_equal(ev.container_id, "c-1");
         assert_int_equal(ev.type, KC_CONTAINER_EVENT_STOPPED);
         assert_true(ev.created_at == INT64_C(1700000002000000000));
@@ -1046,9 +996,8 @@ static void test_unpack_container_event(void **state)
         resp.pod_sandbox_status = NULL;
         resp.n_containers_statuses = 0;
         resp.container_event_type = RUNTIME__V1__CONTAINER_EVENT_TYPE__CONTAINER_CREATED_EVENT;
-        buf = pack_msg(&resp.base, &len);
         assert_int_equal(kc_arena_new(&a), 0);
-        assert_int_equal(kc__cri_unpack_container_event(buf, len, a, &ev, &err), 0);
+        assert_int_equal(UNPACK(kc__cri_unpack_container_event, &resp.base, a, &ev, &err), 0);
         assert_int_equal(ev.type, KC_CONTAINER_EVENT_CREATED);
         assert_null(ev.pod_sandbox_id);
         assert_null(ev.pod_uid);
@@ -1056,17 +1005,14 @@ static void test_unpack_container_event(void **state)
         assert_int_equal(ev.n_containers, 0);
         assert_null(ev.containers);
         kc_arena_free(a);
-        free(buf);
 
         /* A type from a newer CRI: skipped (1), the event untouched. */
         resp.container_event_type = 7;
-        buf = pack_msg(&resp.base, &len);
         assert_int_equal(kc_arena_new(&a), 0);
         ev.container_id = "untouched";
-        assert_int_equal(kc__cri_unpack_container_event(buf, len, a, &ev, &err), 1);
+        assert_int_equal(UNPACK(kc__cri_unpack_container_event, &resp.base, a, &ev, &err), 1);
         assert_string_equal(ev.container_id, "untouched");
         kc_arena_free(a);
-        free(buf);
 
         assert_string_equal(kc_container_event_type_to_string(KC_CONTAINER_EVENT_CREATED),
                             "CONTAINER_CREATED_EVENT");

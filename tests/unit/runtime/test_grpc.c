@@ -826,6 +826,40 @@ static void test_free_cancels_in_flight(void **state)
         assert_int_equal(obs_closes(&o), 1);
 }
 
+/* Shutdown ends what is in flight at once and refuses what comes later; free follows. */
+static void test_shutdown_then_free(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_grpc_stream *s = NULL;
+        struct async_call hang;
+        struct stream_obs o;
+        uint8_t *resp = NULL;
+        size_t len = 0;
+
+        obs_init(&o);
+        assert_int_equal(kc_grpc_stream_open(f->c, method_path("StreamHang"), NULL, 0, obs_message,
+                                             obs_close, &o, &s, &err),
+                         0);
+        async_start(&hang, f, "Hang", 60 * SEC, NULL);
+        assert_true(KC_TEST_WAIT_UNTIL(atomic_load(&f->srv->n_requests) >= 2, 5000));
+
+        kc_grpc_client_shutdown(f->c);
+        async_join(&hang);
+        assert_int_equal(hang.r, -ECANCELED);
+        assert_int_equal(obs_closes(&o), 1);
+        assert_int_equal(o.close_r, -ECANCELED);
+        /* Later calls fail at once; a second shutdown is a no-op. */
+        assert_int_equal(kc_grpc_unary(f->c, method_path("Echo"), NULL, 0, 60 * SEC, NULL, &resp,
+                                       &len, &err),
+                         -ECANCELED);
+        assert_int_equal(err.code, KC_RUNTIME_CANCELLED);
+        kc_grpc_client_shutdown(f->c);
+        s = kc_grpc_stream_close(s);
+        assert_int_equal(obs_closes(&o), 1);
+        f->c = kc_grpc_client_free(f->c);
+}
+
 #define N_THREADS 8
 #define N_CALLS 200
 
@@ -909,6 +943,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_queued_stream_deadline, setup_one_stream,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_free_cancels_in_flight, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_shutdown_then_free, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_many_threads, setup, teardown),
         };
 
