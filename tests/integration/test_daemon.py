@@ -182,17 +182,21 @@ class DaemonOnContainerd(E2ETestCase):
     def cleanup_pods(self):
         """cubelet leaves pods running when it exits (as the kubelet does):
         stop what this test left through containerd, drop its log dirs."""
-        if not CTRD.alive():
-            CTRD.restart()
-        tasks = CTRD.tasks()
-        for uid in self.uids:
-            for cid in CTRD.containers(uid):
-                if tasks.get(cid) == "RUNNING":
-                    CTRD.kill_task(cid)
-            if os.path.isdir(POD_LOGS_ROOT):
-                for d in os.listdir(POD_LOGS_ROOT):
-                    if d.endswith("_" + uid):
-                        shutil.rmtree(os.path.join(POD_LOGS_ROOT, d), ignore_errors=True)
+        try:
+            if not CTRD.alive():
+                CTRD.restart()
+            tasks = CTRD.tasks()
+            for uid in self.uids:
+                for cid in CTRD.containers(uid):
+                    if tasks.get(cid) == "RUNNING":
+                        CTRD.kill_task(cid)
+        finally:
+            # Even when containerd misbehaved: the log directories are ours.
+            for uid in self.uids:
+                if os.path.isdir(POD_LOGS_ROOT):
+                    for d in os.listdir(POD_LOGS_ROOT):
+                        if d.endswith("_" + uid):
+                            shutil.rmtree(os.path.join(POD_LOGS_ROOT, d), ignore_errors=True)
 
     def new_uid(self, tag):
         uid = f"integ-{tag}-{os.getpid()}-{int(time.monotonic() * 1000) % 100000}"
