@@ -141,6 +141,13 @@ struct kc_kubelet_metrics {
          * (ExponentialBuckets(1, 2, 5)): upstream observes len(spec.containers)
          * once per pod, when the pod is created. */
         struct kc_histogram *containers_per_pod;
+        /* kubelet_evented_pleg_connection_error_count: failed GetContainerEvents streams. */
+        struct kc_counter *evented_pleg_connection_error_count;
+        /* kubelet_evented_pleg_connection_success_count: GetContainerEvents streams connected. */
+        struct kc_counter *evented_pleg_connection_success_count;
+        /* kubelet_evented_pleg_connection_latency_seconds, DefBuckets: per CRI
+         * event, now minus the event's created_at. */
+        struct kc_histogram *evented_pleg_connection_latency;
 };
 
 /**

@@ -107,6 +107,27 @@ static const struct kubelet_metric_def kubelet_metric_defs[] = {
                 .exp_buckets = { .start = 1, .factor = 2, .count = 5 },
                 .offset = FIELD(containers_per_pod),
         },
+        {
+                .kind = KIND_COUNTER,
+                .name = "kubelet_evented_pleg_connection_error_count",
+                .help = KC_ALPHA "Number of times the container events stream of Evented PLEG "
+                                 "failed to open or broke.",
+                .offset = FIELD(evented_pleg_connection_error_count),
+        },
+        {
+                .kind = KIND_COUNTER,
+                .name = "kubelet_evented_pleg_connection_success_count",
+                .help = KC_ALPHA
+                "Number of times Evented PLEG connected to the container events stream.",
+                .offset = FIELD(evented_pleg_connection_success_count),
+        },
+        {
+                .kind = KIND_HISTOGRAM,
+                .name = "kubelet_evented_pleg_connection_latency_seconds",
+                .help = KC_ALPHA "Time in seconds from a container event's creation in the "
+                                 "runtime to Evented PLEG processing it.",
+                .offset = FIELD(evented_pleg_connection_latency),
+        },
 };
 
 /* Every field of struct kc_kubelet_metrics is one metric pointer with a row. */

@@ -145,6 +145,21 @@ int kc_pod_cache_get(struct kc_pod_cache *c, const char *uid, struct kc_pod_stat
         return r;
 }
 
+int kc_pod_cache_get_modified(struct kc_pod_cache *c, const char *uid, int64_t *ret_ns)
+{
+        struct cache_entry *e;
+        int r = 0;
+
+        pthread_mutex_lock(&c->mu);
+        e = kc_map_get(c->entries, uid);
+        if (e) {
+                *ret_ns = e->modified;
+                r = 1;
+        }
+        pthread_mutex_unlock(&c->mu);
+        return r;
+}
+
 /* Delivers to the UID's subscribers whose minTime is not after @ts. Lock held. */
 static void notify_locked(struct kc_pod_cache *c, const char *uid, int64_t ts)
 {

@@ -35,3 +35,10 @@ size_t kc__pleg_generate_events(enum kc_pleg_container_state old_state,
  */
 int kc__pleg_compute_events(const struct kc_pod *old, const struct kc_pod *cur,
                             struct kc_pleg_event_spec **buf, size_t *cap, size_t *ret_n);
+
+/*
+ * EventedPLEG's on_event callback (pleg/evented.c): copies @ev into the
+ * internal buffer, or drops it when the buffer is full and asks the consumer
+ * for a relist. Exposed so tests can fill the buffer while no consumer runs.
+ */
+void kc__evented_pleg_on_event(void *ud, const struct kc_container_event *ev);

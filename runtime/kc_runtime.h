@@ -968,3 +968,30 @@ int kc_cri_get_container_events(struct kc_cri *c,
  */
 struct kc_cri_events *kc_cri_events_close(struct kc_cri_events *e);
 KC_DEFINE_CLEANUP_FUNC(struct kc_cri_events, kc_cri_events_close)
+
+/**
+ * Where CRI container events come from (GetContainerEvents). The CRI client
+ * implements it (kc_cri_event_source()); tests and pleg-replay fake it.
+ */
+struct kc_container_event_source_ops {
+        /**
+         * Opens one stream. @p on_event runs for each event and @p on_close
+         * exactly once when the stream ends (r = 0 or -errno, @p err says why),
+         * on the source's own thread: both must not block (EventedPLEG copies
+         * the event into its buffer). Returns 0 and *ret_handle, or -errno with
+         * @p err filled when the stream cannot be opened (no callback runs then).
+         */
+        int (*open)(void *self, void (*on_event)(void *ud, const struct kc_container_event *ev),
+                    void (*on_close)(void *ud, int r, const struct kc_runtime_error *err), void *ud,
+                    void **ret_handle, struct kc_runtime_error *err);
+        /** Closes a handle from open(): no callback runs once this returns. */
+        void (*close)(void *self, void *handle);
+};
+
+struct kc_container_event_source {
+        const struct kc_container_event_source_ops *ops;
+        void *self;
+};
+
+/** GetContainerEvents as EventedPLEG's event source. Valid while @p c lives. */
+struct kc_container_event_source kc_cri_event_source(struct kc_cri *c);

@@ -505,3 +505,39 @@ struct kc_cri_events *kc_cri_events_close(struct kc_cri_events *e)
         free(e);
         return NULL;
 }
+
+/* ------------------------------------------------------------------------ */
+/* As EventedPLEG's event source                                              */
+
+static int cri_source_open(void *self,
+                           void (*on_event)(void *ud, const struct kc_container_event *ev),
+                           void (*on_close)(void *ud, int r, const struct kc_runtime_error *err),
+                           void *ud, void **ret_handle, struct kc_runtime_error *err)
+{
+        struct kc_cri_events *e = NULL;
+        int r;
+
+        if (!ret_handle)
+                return invalid(err, "invalid argument");
+        r = kc_cri_get_container_events(self, on_event, on_close, ud, &e, err);
+        if (r < 0)
+                return r;
+        *ret_handle = e;
+        return 0;
+}
+
+static void cri_source_close(void *self, void *handle)
+{
+        (void)self;
+        kc_cri_events_close(handle);
+}
+
+static const struct kc_container_event_source_ops cri_event_source_ops = {
+        .open = cri_source_open,
+        .close = cri_source_close,
+};
+
+struct kc_container_event_source kc_cri_event_source(struct kc_cri *c)
+{
+        return (struct kc_container_event_source){ .ops = &cri_event_source_ops, .self = c };
+}

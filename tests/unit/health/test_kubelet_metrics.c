@@ -27,6 +27,9 @@ static const struct {
         { "kubelet_pod_worker_duration_seconds", "histogram" },
         { "kubelet_pod_worker_start_duration_seconds", "histogram" },
         { "kubelet_containers_per_pod_count", "histogram" },
+        { "kubelet_evented_pleg_connection_error_count", "counter" },
+        { "kubelet_evented_pleg_connection_success_count", "counter" },
+        { "kubelet_evented_pleg_connection_latency_seconds", "histogram" },
 };
 
 static void test_register_and_render(void **state)
@@ -48,6 +51,9 @@ static void test_register_and_render(void **state)
         assert_non_null(m.pod_worker_duration);
         assert_non_null(m.pod_worker_start_duration);
         assert_non_null(m.containers_per_pod);
+        assert_non_null(m.evented_pleg_connection_error_count);
+        assert_non_null(m.evented_pleg_connection_success_count);
+        assert_non_null(m.evented_pleg_connection_latency);
 
         assert_int_equal(kc_metrics_render(r, &text), 0);
         for (size_t i = 0; i < KC_ELEMENTSOF(upstream); i++) {
@@ -102,7 +108,7 @@ static void test_register_and_render(void **state)
         /* A vector without series: its # HELP and # TYPE lines only. */
         assert_non_null(strstr(text, "\n# TYPE kubelet_pod_worker_duration_seconds histogram\n"
                                      "# HELP kubelet_pod_worker_start_duration_seconds "));
-        /* ExponentialBuckets(1, 2, 5); the last metric registered. */
+        /* ExponentialBuckets(1, 2, 5). */
         assert_non_null(strstr(text, "# TYPE kubelet_containers_per_pod_count histogram\n"
                                      "kubelet_containers_per_pod_count_bucket{le=\"1\"} 0\n"
                                      "kubelet_containers_per_pod_count_bucket{le=\"2\"} 0\n"
@@ -112,10 +118,35 @@ static void test_register_and_render(void **state)
                                      "kubelet_containers_per_pod_count_bucket{le=\"+Inf\"} 0\n"
                                      "kubelet_containers_per_pod_count_sum 0\n"
                                      "kubelet_containers_per_pod_count_count 0\n"));
-        assert_true(strlen(text) > strlen("kubelet_containers_per_pod_count_count 0\n"));
+        /* The EventedPLEG counters start at zero. */
+        assert_non_null(strstr(text, "# TYPE kubelet_evented_pleg_connection_error_count counter\n"
+                                     "kubelet_evented_pleg_connection_error_count 0\n"));
+        assert_non_null(strstr(text,
+                               "# TYPE kubelet_evented_pleg_connection_success_count counter\n"
+                               "kubelet_evented_pleg_connection_success_count 0\n"));
+        /* DefBuckets; the last metric registered. */
+        assert_non_null(strstr(
+                text, "# TYPE kubelet_evented_pleg_connection_latency_seconds histogram\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"0.005\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"0.01\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"0.025\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"0.05\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"0.1\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"0.25\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"0.5\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"1\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"2.5\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"5\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"10\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"+Inf\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_sum 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_count 0\n"));
+        assert_true(strlen(text) >
+                    strlen("kubelet_evented_pleg_connection_latency_seconds_count 0\n"));
         assert_string_equal(text + strlen(text) -
-                                    strlen("kubelet_containers_per_pod_count_count 0\n"),
-                            "kubelet_containers_per_pod_count_count 0\n");
+                                    strlen("kubelet_evented_pleg_connection_latency_seconds_count "
+                                           "0\n"),
+                            "kubelet_evented_pleg_connection_latency_seconds_count 0\n");
 }
 
 /* The struct fields are the registered objects: updates show in the scrape. */
@@ -139,6 +170,9 @@ static void test_fields_are_live(void **state)
         assert_int_equal(kc_histogram_vec_observe_mp(m.pod_worker_duration, "create", 2), 0);
         kc_histogram_observe_mp(m.pod_worker_start_duration, 0.01);
         kc_histogram_observe_mp(m.containers_per_pod, 3);
+        kc_counter_inc_mp(m.evented_pleg_connection_error_count);
+        kc_counter_add_mp(m.evented_pleg_connection_success_count, 2);
+        kc_histogram_observe_mp(m.evented_pleg_connection_latency, 0.02);
 
         assert_int_equal(kc_metrics_render(r, &text), 0);
         assert_non_null(
@@ -172,6 +206,13 @@ static void test_fields_are_live(void **state)
         assert_non_null(strstr(text, "\nkubelet_containers_per_pod_count_bucket{le=\"2\"} 0\n"
                                      "kubelet_containers_per_pod_count_bucket{le=\"4\"} 1\n"));
         assert_non_null(strstr(text, "\nkubelet_containers_per_pod_count_sum 3\n"));
+        assert_non_null(strstr(text, "\nkubelet_evented_pleg_connection_error_count 1\n"));
+        assert_non_null(strstr(text, "\nkubelet_evented_pleg_connection_success_count 2\n"));
+        assert_non_null(strstr(
+                text, "\nkubelet_evented_pleg_connection_latency_seconds_bucket{le=\"0.01\"} 0\n"
+                      "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"0.025\"} 1\n"));
+        assert_non_null(
+                strstr(text, "\nkubelet_evented_pleg_connection_latency_seconds_sum 0.02\n"));
 }
 
 /* A second registration in the same registry fails and leaves *ret alone. */
@@ -188,6 +229,7 @@ static void test_register_twice(void **state)
         assert_null(m2.running_containers);
         assert_null(m2.pod_worker_duration);
         assert_null(m2.containers_per_pod);
+        assert_null(m2.evented_pleg_connection_latency);
 }
 
 int main(void)

@@ -724,7 +724,7 @@ static void test_kubelet_metrics(void **state)
 
                 assert_int_equal(kc_metrics_render(r, &text), 0);
                 stats = assert_text_format(text);
-                assert_int_equal(stats.families, 9);
+                assert_int_equal(stats.families, 12);
         }
 
         kc_histogram_observe_mp(m.pleg_relist_duration, 0.02);
@@ -740,15 +740,20 @@ static void test_kubelet_metrics(void **state)
         kc_histogram_observe_mp(m.pod_worker_start_duration, 0.001);
         kc_histogram_observe_mp(m.containers_per_pod, 2);
         kc_histogram_observe_mp(m.containers_per_pod, 40);
+        kc_counter_inc_mp(m.evented_pleg_connection_error_count);
+        kc_counter_inc_mp(m.evented_pleg_connection_success_count);
+        kc_histogram_observe_mp(m.evented_pleg_connection_latency, 0.003);
         {
                 _cleanup_free_ char *text = NULL;
 
                 assert_int_equal(kc_metrics_render(r, &text), 0);
                 stats = assert_text_format(text);
-                assert_int_equal(stats.families, 9);
+                assert_int_equal(stats.families, 12);
                 /* 2 DefBuckets histograms, a counter, 2 gauges, 2 gauge series, 3 pod
-                 * worker series and a DefBuckets histogram, then 5 buckets. */
-                assert_int_equal(stats.samples, 2 * 14 + 1 + 2 + 2 + 3 * 14 + 14 + (5 + 3));
+                 * worker series and a DefBuckets histogram, then 5 buckets; the
+                 * EventedPLEG counters and DefBuckets histogram. */
+                assert_int_equal(stats.samples,
+                                 2 * 14 + 1 + 2 + 2 + 3 * 14 + 14 + (5 + 3) + 2 + 14);
         }
 }
 
