@@ -3,7 +3,9 @@
  * `cubelet pleg-replay [FILE|-]`: drives a GenericPLEG against the simulated
  * runtime and a fake clock from a JSON Lines script, and prints what PLEG
  * emits, caches and reports. Nothing runs in the background: a relist
- * happens only when a line asks for it. The format is specified in README.md
+ * happens only when a line asks for it. In evented mode an EventedPLEG is
+ * built around that GenericPLEG, threads not started: `cri_event` lines feed
+ * it one CRI event at a time. The format is specified in README.md
  * ("pleg-replay") and docs/pleg-replay.md; other tools depend on it.
  */
 #include <jansson.h>
@@ -28,9 +30,12 @@ struct replay {
         struct kc_metrics_registry *registry;
         struct kc_kubelet_metrics metrics;
         struct kc_generic_pleg *pleg;
+        struct kc_evented_pleg *evented; /* non-NULL in evented mode */
         unsigned channel_capacity;
         int64_t relist_threshold;
-        bool started; /* an op other than config has been seen */
+        bool relist_threshold_set; /* else the default of the mode */
+        bool evented_mode;         /* config "evented": true */
+        bool started;              /* an op other than config has been seen */
         unsigned long line;
         char error[512];
 };
@@ -89,13 +94,20 @@ static int get_string(struct replay *rp, json_t *obj, const char *what, const ch
 
 static int op_config(struct replay *rp, json_t *o)
 {
-        static const char *const keys[] = { "op", "channel_capacity", "relist_threshold_s", NULL };
+        static const char *const keys[] = { "op", "channel_capacity", "relist_threshold_s",
+                                            "evented", NULL };
         json_t *v;
 
         if (rp->started)
                 return fail(rp, "op \"config\" is only allowed as the first op");
         if (check_keys(rp, o, "op \"config\"", keys) < 0)
                 return -EINVAL;
+        v = json_object_get(o, "evented");
+        if (v) {
+                if (!json_is_boolean(v))
+                        return fail(rp, "op \"config\": field \"evented\" must be true or false");
+                rp->evented_mode = json_is_true(v);
+        }
         v = json_object_get(o, "channel_capacity");
         if (v) {
                 if (!json_is_integer(v) || json_integer_value(v) < 1 ||
@@ -110,6 +122,7 @@ static int op_config(struct replay *rp, json_t *o)
                         return fail(rp, "op \"config\": field \"relist_threshold_s\" must be a "
                                         "positive number of seconds");
                 rp->relist_threshold = llround(json_number_value(v) * (double)KC_NSEC_PER_SEC);
+                rp->relist_threshold_set = true;
         }
         return 0;
 }
@@ -146,52 +159,91 @@ static int parse_ctr(struct replay *rp, json_t *c, const char *what,
         return 0;
 }
 
-/* Parses pods[i].<key> (an optional array of CTR) into *ret / *ret_n. */
-static int parse_ctrs(struct replay *rp, json_t *pod, size_t i, const char *key, bool required,
-                      struct kc_sim_container_spec **ret, size_t *ret_n)
+/* Parses <what>.<key> (an array of CTR, optional unless @required) into *ret / *ret_n. */
+static int parse_ctrs(struct replay *rp, json_t *pod, const char *what, const char *key,
+                      bool required, struct kc_sim_container_spec **ret, size_t *ret_n)
 {
         json_t *arr = json_object_get(pod, key), *c;
-        char what[96];
+        char what_ctr[128];
         size_t j;
 
         if (!arr) {
                 if (required)
-                        return fail(rp, "pods[%zu]: missing field \"%s\"", i, key);
+                        return fail(rp, "%s: missing field \"%s\"", what, key);
                 return 0;
         }
         if (!json_is_array(arr))
-                return fail(rp, "pods[%zu]: field \"%s\" must be an array", i, key);
+                return fail(rp, "%s: field \"%s\" must be an array", what, key);
         *ret = calloc(json_array_size(arr) + 1, sizeof(**ret));
         if (!*ret)
                 return -ENOMEM;
         json_array_foreach (arr, j, c) {
-                snprintf(what, sizeof(what), "pods[%zu].%s[%zu]", i, key, j);
-                if (parse_ctr(rp, c, what, &(*ret)[j]) < 0)
+                snprintf(what_ctr, sizeof(what_ctr), "%s.%s[%zu]", what, key, j);
+                if (parse_ctr(rp, c, what_ctr, &(*ret)[j]) < 0)
                         return -EINVAL;
         }
         *ret_n = json_array_size(arr);
         return 0;
 }
 
-static void free_specs(struct kc_sim_pod_spec *specs, size_t n)
+/* Frees what parse_pod() allocated; the strings belong to the JSON document. */
+static void pod_spec_done(struct kc_sim_pod_spec *s)
 {
-        size_t i;
+        free((void *)s->ips);
+        free((void *)s->containers);
+        free((void *)s->sandboxes);
+        *s = (struct kc_sim_pod_spec){ 0 };
+}
 
-        if (!specs)
-                return;
-        for (i = 0; i < n; i++) {
-                free((void *)specs[i].ips);
-                free((void *)specs[i].containers);
-                free((void *)specs[i].sandboxes);
+/*
+ * Parses one POD (named @what in errors) into @s, whose strings point into
+ * @pod. Call pod_spec_done() on @s afterwards, whatever this returns.
+ */
+static int parse_pod(struct replay *rp, json_t *pod, const char *what, struct kc_sim_pod_spec *s)
+{
+        static const char *const pod_keys[] = { "id",         "name",      "namespace", "ips",
+                                                "containers", "sandboxes", NULL };
+        struct kc_sim_container_spec *ctrs = NULL, *sbs = NULL;
+        json_t *ips, *ip;
+        size_t k;
+        int r;
+
+        if (!json_is_object(pod))
+                return fail(rp, "%s must be an object", what);
+        if (check_keys(rp, pod, what, pod_keys) < 0 ||
+            get_string(rp, pod, what, "id", true, &s->id) < 0 ||
+            get_string(rp, pod, what, "name", false, &s->name) < 0 ||
+            get_string(rp, pod, what, "namespace", false, &s->namespace) < 0)
+                return -EINVAL;
+        ips = json_object_get(pod, "ips");
+        if (ips) {
+                const char **v;
+
+                if (!json_is_array(ips))
+                        return fail(rp, "%s: field \"ips\" must be an array of strings", what);
+                v = calloc(json_array_size(ips) + 1, sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                s->ips = v;
+                json_array_foreach (ips, k, ip) {
+                        if (!json_is_string(ip))
+                                return fail(rp, "%s.ips[%zu] must be a string", what, k);
+                        v[k] = json_string_value(ip);
+                }
+                s->n_ips = json_array_size(ips);
         }
-        free(specs);
+        r = parse_ctrs(rp, pod, what, "containers", true, &ctrs, &s->n_containers);
+        s->containers = ctrs;
+        if (r < 0)
+                return r;
+        r = parse_ctrs(rp, pod, what, "sandboxes", false, &sbs, &s->n_sandboxes);
+        s->sandboxes = sbs;
+        return r;
 }
 
 static int op_runtime(struct replay *rp, json_t *o)
 {
         static const char *const keys[] = { "op", "pods", NULL };
-        static const char *const pod_keys[] = { "id",         "name",      "namespace", "ips",
-                                                "containers", "sandboxes", NULL };
         json_t *pods = json_object_get(o, "pods"), *pod;
         struct kc_sim_pod_spec *specs = NULL;
         size_t i, n = 0;
@@ -208,56 +260,11 @@ static int op_runtime(struct replay *rp, json_t *o)
                 return -ENOMEM;
         r = 0;
         json_array_foreach (pods, i, pod) {
-                struct kc_sim_pod_spec *s = &specs[i];
-                struct kc_sim_container_spec *ctrs = NULL, *sbs = NULL;
-                json_t *ips, *ip;
                 char what[32];
-                size_t k;
 
                 n = i + 1;
                 snprintf(what, sizeof(what), "pods[%zu]", i);
-                if (!json_is_object(pod)) {
-                        r = fail(rp, "%s must be an object", what);
-                        break;
-                }
-                if (check_keys(rp, pod, what, pod_keys) < 0 ||
-                    get_string(rp, pod, what, "id", true, &s->id) < 0 ||
-                    get_string(rp, pod, what, "name", false, &s->name) < 0 ||
-                    get_string(rp, pod, what, "namespace", false, &s->namespace) < 0) {
-                        r = -EINVAL;
-                        break;
-                }
-                ips = json_object_get(pod, "ips");
-                if (ips) {
-                        const char **v;
-
-                        if (!json_is_array(ips)) {
-                                r = fail(rp, "%s: field \"ips\" must be an array of strings", what);
-                                break;
-                        }
-                        v = calloc(json_array_size(ips) + 1, sizeof(*v));
-                        if (!v) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        s->ips = v;
-                        json_array_foreach (ips, k, ip) {
-                                if (!json_is_string(ip)) {
-                                        r = fail(rp, "%s.ips[%zu] must be a string", what, k);
-                                        break;
-                                }
-                                v[k] = json_string_value(ip);
-                        }
-                        if (r < 0)
-                                break;
-                        s->n_ips = json_array_size(ips);
-                }
-                r = parse_ctrs(rp, pod, i, "containers", true, &ctrs, &s->n_containers);
-                s->containers = ctrs;
-                if (r < 0)
-                        break;
-                r = parse_ctrs(rp, pod, i, "sandboxes", false, &sbs, &s->n_sandboxes);
-                s->sandboxes = sbs;
+                r = parse_pod(rp, pod, what, &specs[i]);
                 if (r < 0)
                         break;
         }
@@ -266,8 +273,123 @@ static int op_runtime(struct replay *rp, json_t *o)
                 if (r < 0)
                         fail(rp, "op \"runtime\": %s", strerror(-r));
         }
-        free_specs(specs, n);
+        for (i = 0; i < n; i++)
+                pod_spec_done(&specs[i]);
+        free(specs);
         return r;
+}
+
+/* The event source of the replay's EventedPLEG: never opened, the replay feeds events itself. */
+static int noop_source_open(void *self,
+                            void (*on_event)(void *ud, const struct kc_container_event *ev),
+                            void (*on_close)(void *ud, int r, const struct kc_runtime_error *err),
+                            void *ud, void **ret_handle, struct kc_runtime_error *err)
+{
+        (void)self, (void)on_event, (void)on_close, (void)ud, (void)ret_handle;
+        return kc_runtime_error_set(err, -EOPNOTSUPP, KC_RUNTIME_UNIMPLEMENTED,
+                                    "pleg-replay feeds CRI events from its script");
+}
+
+static void noop_source_close(void *self, void *handle)
+{
+        (void)self, (void)handle;
+}
+
+static const struct kc_container_event_source_ops noop_source_ops = {
+        .open = noop_source_open,
+        .close = noop_source_close,
+};
+
+static int op_cri_event(struct replay *rp, json_t *o)
+{
+        static const char *const keys[] = {
+                "op", "type", "container", "created_at_ns", "pod", NULL
+        };
+        _cleanup_free_ struct kc_cri_container *ctrs = NULL;
+        struct kc_sim_pod_spec spec = { 0 };
+        struct kc_container_event ev = { 0 };
+        struct kc_pod_sandbox sandbox;
+        const char *type = NULL;
+        json_t *v, *pod;
+        int t, r;
+        size_t i;
+
+        if (!rp->evented)
+                return fail(rp, "op \"cri_event\" needs evented mode: {\"op\":\"config\","
+                                "\"evented\":true} as the first op");
+        if (check_keys(rp, o, "op \"cri_event\"", keys) < 0 ||
+            get_string(rp, o, "op \"cri_event\"", "type", true, &type) < 0 ||
+            get_string(rp, o, "op \"cri_event\"", "container", true, &ev.container_id) < 0)
+                return -EINVAL;
+        for (t = 0; t < _KC_CONTAINER_EVENT_TYPE_MAX; t++)
+                if (strcmp(type, kc_container_event_type_to_string(t)) == 0)
+                        break;
+        if (t == _KC_CONTAINER_EVENT_TYPE_MAX)
+                return fail(rp,
+                            "op \"cri_event\": unknown type \"%s\" (want CONTAINER_CREATED_EVENT, "
+                            "CONTAINER_STARTED_EVENT, CONTAINER_STOPPED_EVENT or "
+                            "CONTAINER_DELETED_EVENT)",
+                            type);
+        ev.type = t;
+        v = json_object_get(o, "created_at_ns");
+        if (!v)
+                return fail(rp, "op \"cri_event\": missing field \"created_at_ns\"");
+        if (!json_is_integer(v) || json_integer_value(v) < -REPLAY_CLOCK_START ||
+            json_integer_value(v) > INT64_C(1000000000) * KC_NSEC_PER_SEC)
+                return fail(rp, "op \"cri_event\": field \"created_at_ns\" must be an integer "
+                                "from -1.7e18 to 1e18 (ns from the clock start)");
+        ev.created_at = REPLAY_CLOCK_START + json_integer_value(v);
+
+        pod = json_object_get(o, "pod");
+        if (pod) {
+                r = parse_pod(rp, pod, "op \"cri_event\": pod", &spec);
+                if (r == 0 && spec.n_sandboxes != 1)
+                        r = fail(rp, "op \"cri_event\": pod: field \"sandboxes\" must hold exactly "
+                                     "one sandbox (the event's sandbox status)");
+                if (r == 0) {
+                        ctrs = calloc(spec.n_containers + 1, sizeof(*ctrs));
+                        if (!ctrs)
+                                r = -ENOMEM;
+                }
+                if (r < 0) {
+                        pod_spec_done(&spec);
+                        return r;
+                }
+                sandbox = (struct kc_pod_sandbox){
+                        .id = spec.sandboxes[0].id,
+                        .metadata = { .name = spec.name,
+                                      .uid = spec.id,
+                                      .namespace = spec.namespace },
+                        .state = spec.sandboxes[0].state == KC_CONTAINER_STATE_RUNNING
+                                         ? KC_SANDBOX_STATE_READY
+                                         : KC_SANDBOX_STATE_NOTREADY,
+                        .ip = spec.n_ips > 0 ? spec.ips[0] : NULL,
+                        .additional_ips = spec.n_ips > 1 ? spec.ips + 1 : NULL,
+                        .n_additional_ips = spec.n_ips > 1 ? spec.n_ips - 1 : 0,
+                };
+                for (i = 0; i < spec.n_containers; i++)
+                        ctrs[i] = (struct kc_cri_container){
+                                .id = spec.containers[i].id,
+                                .metadata = { .name = spec.containers[i].name },
+                                .state = spec.containers[i].state,
+                                .exit_code = spec.containers[i].exit_code,
+                        };
+                ev.pod_sandbox_id = sandbox.id;
+                ev.pod_uid = spec.id;
+                ev.pod_name = spec.name;
+                ev.pod_namespace = spec.namespace;
+                ev.sandbox = &sandbox;
+                ev.containers = ctrs;
+                ev.n_containers = spec.n_containers;
+        }
+
+        r = kc_evented_pleg_process_event(rp->evented, &ev);
+        pod_spec_done(&spec);
+        if (r == -EBADMSG) /* malformed: skipped with a log, as upstream */
+                return 0;
+        if (r < 0)
+                return fail(rp, "op \"cri_event\": %s", strerror(-r));
+        return 0;
 }
 
 static int op_fail(struct replay *rp, json_t *o)
@@ -396,6 +518,15 @@ static int op_healthy(struct replay *rp, json_t *out)
 
         json_object_set_new(out, "healthy", json_boolean(ok));
         json_object_set_new(out, "error", err ? json_string(err) : json_null());
+        if (rp->evented) {
+                /* The daemon's second check, "EventedPLEG" (UPSTREAM.md §4.6). */
+                _cleanup_free_ char *eerr = NULL;
+
+                ok = kc_evented_pleg_healthy(rp->evented, &eerr);
+                json_object_set_new(out, "evented",
+                                    json_pack("{s:b, s:o}", "healthy", ok, "error",
+                                              eerr ? json_string(eerr) : json_null()));
+        }
         return 0;
 }
 
@@ -405,6 +536,7 @@ static int op_cache(struct replay *rp, json_t *o, json_t *out)
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *status = NULL;
         _cleanup_free_ char *err = NULL;
         const char *pod = NULL;
+        int64_t modified = 0;
         int r;
 
         if (check_keys(rp, o, "op \"cache\"", keys) < 0 ||
@@ -416,6 +548,11 @@ static int op_cache(struct replay *rp, json_t *o, json_t *out)
         json_object_set_new(out, "found", json_boolean(r > 0));
         json_object_set_new(out, "error", err ? json_string(err) : json_null());
         json_object_set_new(out, "status", status_to_json(status));
+        /* Single-threaded: nothing writes the cache between the two reads. */
+        json_object_set_new(out, "modified_ns",
+                            kc_pod_cache_get_modified(rp->cache, pod, &modified) > 0
+                                    ? json_integer((json_int_t)(modified - REPLAY_CLOCK_START))
+                                    : json_null());
         return 0;
 }
 
@@ -468,6 +605,10 @@ static int op_metrics(struct replay *rp, json_t *out)
                             json_number_of(kc_gauge_value(m->running_pods)));
         kc_gauge_vec_foreach(m->running_containers, add_state_count, states);
         json_object_set_new(out, "kubelet_running_containers", states);
+        if (rp->evented)
+                json_object_set_new(out, "kubelet_evented_pleg_connection_latency_seconds_count",
+                                    json_integer((json_int_t)kc_histogram_count(
+                                            m->evented_pleg_connection_latency)));
         return 0;
 }
 
@@ -496,9 +637,22 @@ static int op_calls(struct replay *rp, json_t *out)
         return 0;
 }
 
+/*
+ * The generic PLEG's evented_in_use callback. EventedPLEG's own flag is set
+ * by kc_evented_pleg_start(), which starts threads the replay does without:
+ * in evented mode EventedPLEG counts as in use from the start.
+ */
+static bool replay_evented_in_use(void *userdata)
+{
+        const struct replay *rp = userdata;
+
+        return rp->evented_mode;
+}
+
 /* Creates the PLEG and its surroundings once the config (if any) is known. */
 static int replay_setup(struct replay *rp)
 {
+        struct kc_evented_pleg_config ecfg;
         struct kc_generic_pleg_config cfg;
         int r;
 
@@ -521,13 +675,36 @@ static int replay_setup(struct replay *rp)
                 .clock = rp->clock,
                 .metrics = &rp->metrics,
                 .relist_period_ns = KC_GENERIC_PLEG_RELIST_PERIOD,
-                .relist_threshold_ns = rp->relist_threshold,
+                .relist_threshold_ns = rp->relist_threshold_set ? rp->relist_threshold
+                                                                : KC_GENERIC_PLEG_RELIST_THRESHOLD,
         };
-        return kc_generic_pleg_new(&cfg, &rp->pleg);
+        if (!rp->evented_mode)
+                return kc_generic_pleg_new(&cfg, &rp->pleg);
+
+        /* The EventedPLEG gate on, EventedPLEG in use (UPSTREAM.md §4.1, §4.7). */
+        kc_pod_cache_set_newer_wins(rp->cache, true);
+        cfg.relist_period_ns = KC_EVENTED_GENERIC_RELIST_PERIOD;
+        if (!rp->relist_threshold_set)
+                cfg.relist_threshold_ns = KC_EVENTED_GENERIC_RELIST_THRESHOLD;
+        cfg.evented_in_use = replay_evented_in_use;
+        cfg.evented_userdata = rp;
+        r = kc_generic_pleg_new(&cfg, &rp->pleg);
+        if (r < 0)
+                return r;
+        ecfg = (struct kc_evented_pleg_config){
+                .generic = rp->pleg,
+                .source = { .ops = &noop_source_ops },
+                .events = rp->events,
+                .cache = rp->cache,
+                .clock = rp->clock,
+                .metrics = &rp->metrics,
+        };
+        return kc_evented_pleg_new(&ecfg, &rp->evented);
 }
 
 static void replay_done(struct replay *rp)
 {
+        rp->evented = kc_evented_pleg_free(rp->evented);
         rp->pleg = kc_generic_pleg_free(rp->pleg);
         rp->registry = kc_metrics_registry_free(rp->registry);
         rp->cache = kc_pod_cache_free(rp->cache);
@@ -572,6 +749,8 @@ static int replay_line(struct replay *rp, const char *text)
                 return op_fail(rp, o);
         if (strcmp(op, "advance") == 0)
                 return op_advance(rp, o);
+        if (strcmp(op, "cri_event") == 0)
+                return op_cri_event(rp, o);
         if (strcmp(op, "relist") == 0) {
                 static const char *const keys[] = { "op", NULL };
 
@@ -621,7 +800,8 @@ static void usage(FILE *f)
         fputs("usage: cubelet pleg-replay [FILE|-]\n"
               "\n"
               "Reads a JSON Lines script (default: standard input) and drives a GenericPLEG\n"
-              "against the simulated runtime and a fake clock. See docs/pleg-replay.md.\n",
+              "against the simulated runtime and a fake clock; in evented mode an EventedPLEG\n"
+              "too, fed CRI events by the script. See docs/pleg-replay.md.\n",
               f);
 }
 
@@ -629,7 +809,6 @@ int kc_cmd_pleg_replay(int argc, char **argv)
 {
         struct replay rp = {
                 .channel_capacity = KC_PLEG_CHANNEL_CAPACITY,
-                .relist_threshold = KC_GENERIC_PLEG_RELIST_THRESHOLD,
         };
         _cleanup_free_ char *buf = NULL;
         const char *path = "-";
