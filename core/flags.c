@@ -50,6 +50,13 @@ static const struct flag flags[] = {
           "Timeout of every runtime request except long-running ones" },
         { "feature-gates", FLAG_GATES, F(evented_pleg), "",
           "Comma-separated Gate=true|false pairs; known gates: EventedPLEG (false unless set)" },
+        { "evented-pleg-cache-update-period", FLAG_DURATION, F(evented_pleg_cache_update_period_ns),
+          "2s",
+          "With EventedPLEG: how often the pod cache's global timestamp advances "
+          "(globalCacheUpdatePeriod)" },
+        { "evented-pleg-reprobe-period", FLAG_DURATION, F(evented_pleg_reprobe_period_ns), "5m0s",
+          "With EventedPLEG fallen back to relisting: how often the event stream is probed "
+          "again (cubelet extension)" },
         { "address", FLAG_ADDRESS, F(address), "127.0.0.1",
           "IP address the read-only HTTP server listens on (0.0.0.0 or :: for all)" },
         { "port", FLAG_PORT, F(port), "10255",

@@ -359,8 +359,10 @@ struct kc_kubelet_flags {
         int64_t sync_frequency_ns;
         int64_t runtime_request_timeout_ns;
         bool evented_pleg; /* --feature-gates=EventedPLEG=true */
-        char *address;     /* read-only server */
-        uint16_t port;     /* 0: disabled */
+        int64_t evented_pleg_cache_update_period_ns;
+        int64_t evented_pleg_reprobe_period_ns;
+        char *address; /* read-only server */
+        uint16_t port; /* 0: disabled */
         char *healthz_bind_address;
         uint16_t healthz_port;   /* 0: disabled */
         char *hostname_override; /* always set: the host name by default */

@@ -19,11 +19,28 @@ packages=(
         # end-to-end tests (tests/e2e) and bench/bench_daemon.py: Debian's
         # python3, and prometheus_client's parser to validate /metrics
         python3 python3-prometheus-client
+        # the test CRI server of the EventedPLEG integration tests
+        # (tests/integration/cri-server: @grpc/grpc-js from npm, `npm ci` from
+        # its lockfile at test set-up); bookworm has nodejs 18 and npm 9
+        nodejs npm
 )
+
+installed() {
+        dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null | grep -qx installed
+}
+
+# A package counts as present when it is installed or when an installed
+# package provides it: NodeSource's nodejs bundles npm (Provides: npm and
+# Conflicts: npm), so Debian's npm must not be asked for next to it.
+present() {
+        installed "$1" && return 0
+        [ "$1" = npm ] && installed nodejs &&
+                dpkg-query -W -f='${Provides}' nodejs 2>/dev/null | grep -qE '(^|[ ,])npm([ ,(]|$)'
+}
 
 missing=()
 for p in "${packages[@]}"; do
-        if ! dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed; then
+        if ! present "$p"; then
                 missing+=("$p")
         fi
 done

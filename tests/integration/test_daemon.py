@@ -30,7 +30,10 @@ only through cubelet's own /pods:
 - a frozen containerd (SIGSTOP: the socket accepts, nothing answers) is
   bounded by --runtime-request-timeout: relists keep failing with
   DEADLINE_EXCEEDED instead of hanging, /healthz keeps answering, and after
-  SIGCONT the pod runs on unchanged.
+  SIGCONT the pod runs on unchanged;
+- with --feature-gates=EventedPLEG=true, containerd 1.6 answers
+  GetContainerEvents with UNIMPLEMENTED: cubelet falls back to relisting
+  within seconds and runs pods normally (a killed container restarts).
 """
 
 import re
@@ -385,6 +388,29 @@ class DaemonOnContainerd(E2ETestCase):
         self.assertEqual(cid_of(p), cid)
         self.assertEqual(container_status(p, "app").get("restartCount"), 0)
         self.assertEqual(self.running_tasks(uid), CTRD.containers(uid, "sandbox") | {cid})
+
+
+    def test_e_evented_pleg_falls_back(self):
+        uid = self.new_uid("evented")
+        t0 = time.monotonic()
+        d = self.start(
+            "--feature-gates=EventedPLEG=true",
+            manifests={"evented.yaml": host_pod("evented", uid)},
+        )
+
+        def fell_back():
+            return "Fall back to Generic PLEG relisting" in d.log()
+
+        wait_until(fell_back, 30, "the fallback to relisting", daemon=d)
+        sys.stderr.write(f"integration: fell back to relisting {time.monotonic() - t0:.1f} s after start\n")
+        self.assertIn("not implemented", d.log())
+        p = d.wait_running("evented", timeout=60)
+        cid = cid_of(p)
+        # Relisting every second now: a container killed behind cubelet's back restarts.
+        CTRD.kill_task(cid)
+        self.wait_restart_count(d, "evented", 1, cid)
+        metrics = d.request("GET", "/metrics")[2].decode()
+        self.assertRegex(metrics, r"kubelet_evented_pleg_connection_error_count [5-9]")
 
 
 KLOG_TIME = re.compile(r"^[IWEF]\d{4} (\d\d):(\d\d):(\d\d\.\d+) ", re.M)

@@ -44,6 +44,8 @@ static void test_defaults(void **state)
         assert_int_equal(f.sync_frequency_ns, 60 * SEC);
         assert_int_equal(f.runtime_request_timeout_ns, 120 * SEC);
         assert_false(f.evented_pleg);
+        assert_int_equal(f.evented_pleg_cache_update_period_ns, 2 * SEC);
+        assert_int_equal(f.evented_pleg_reprobe_period_ns, 300 * SEC);
         assert_string_equal(f.address, "127.0.0.1");
         assert_int_equal(f.port, 10255);
         assert_int_equal(f.healthz_port, 10248);
@@ -141,6 +143,8 @@ static void test_usage(void **state)
                 "--sync-frequency",
                 "--runtime-request-timeout",
                 "--feature-gates",
+                "--evented-pleg-cache-update-period",
+                "--evented-pleg-reprobe-period",
                 "--address",
                 "--port",
                 "--healthz-bind-address",
