@@ -36,140 +36,26 @@ only through cubelet's own /pods:
   within seconds and runs pods normally (a killed container restarts).
 """
 
-import re
-
-import atexit
 import os
-import shutil
+import re
 import signal
-import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+from daemon_lib import Containerd, cid_of, read_env, remove_pod_logs, remove_pod_logs_root_at_exit
+import daemon_lib
 
-import harness  # noqa: E402
-from harness import E2ETestCase, condition, container, container_status, pod_manifest, wait_until  # noqa: E402
+import harness  # noqa: E402  (tests/e2e, put on sys.path by daemon_lib)
+from harness import E2ETestCase, condition, container_status, wait_until  # noqa: E402
 
-UID_LABEL = "io.kubernetes.pod.uid"
-KIND_LABEL = "io.cri-containerd.kind"
-POD_LOGS_ROOT = "/var/log/pods"
 # The runtime-status poller runs every 5 s: the threshold must exceed it.
 MAX_WAIT_FOR_RUNTIME = "6s"
-
-
-def read_env():
-    path = os.environ.get("KC_CONTAINERD_ENV")
-    if not path:
-        raise SystemExit("test_daemon.py: KC_CONTAINERD_ENV is not set (run through CTest: fixture integration.setup)")
-    env = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                k, sep, v = line.rstrip("\n").partition("=")
-                if sep:
-                    env[k] = v
-    except OSError as e:
-        raise SystemExit(f"test_daemon.py: cannot read {path} ({e}): did integration.setup fail?")
-    for k in ("KC_CONTAINERD_SOCK", "KC_CONTAINERD_PID", "KC_CONTAINERD_CONFIG", "KC_CONTAINERD_IMAGE"):
-        if not env.get(k):
-            raise SystemExit(f"test_daemon.py: {path} has no {k}: did integration.setup fail?")
-    env["_file"] = path
-    return env
-
-
-class Containerd:
-    """The fixture's containerd, seen and driven with ctr and its pid."""
-
-    def __init__(self, env):
-        self.env = env
-        self.sock = env["KC_CONTAINERD_SOCK"]
-        self.config = env["KC_CONTAINERD_CONFIG"]
-        self.image = env["KC_CONTAINERD_IMAGE"]
-        self.endpoint = "unix://" + self.sock
-
-    @property
-    def pid(self):
-        with open(os.path.join(self.env["KC_CONTAINERD_DIR"], "containerd.pid")) as f:
-            return int(f.read().strip())
-
-    def alive(self):
-        try:
-            with open(f"/proc/{self.pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            with open(f"/proc/{self.pid}/status") as f:
-                zombie = any(line.startswith("State:") and "Z" in line for line in f)
-        except (OSError, ValueError):
-            return False
-        return not zombie and argv[1:3] == [b"--config", self.config.encode()]
-
-    def ctr(self, *args):
-        p = subprocess.run(
-            ["ctr", "--address", self.sock, "-n", "k8s.io", *args],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        if p.returncode != 0:
-            raise AssertionError(f"ctr {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
-        return p.stdout
-
-    def tasks(self):
-        """{task id: status} ("RUNNING", "STOPPED", ...)."""
-        out = {}
-        for line in self.ctr("tasks", "ls").splitlines()[1:]:
-            f = line.split()
-            if len(f) >= 3:
-                out[f[0]] = f[2]
-        return out
-
-    def containers(self, uid, kind=None):
-        """Ids of containerd containers of pod `uid` (kind "sandbox" or "container")."""
-        filt = f'labels."{UID_LABEL}"=={uid}'
-        if kind:
-            filt += f',labels."{KIND_LABEL}"=={kind}'
-        return set(self.ctr("containers", "ls", "-q", filt).split())
-
-    def kill_task(self, cid):
-        self.ctr("tasks", "kill", "-s", "SIGKILL", cid)
-
-    def kill(self, sig=signal.SIGKILL):
-        pid = self.pid
-        os.kill(pid, sig)
-        wait_until(lambda: not self.alive(), 10, f"containerd pid {pid} to exit")
-
-    def restart(self):
-        p = subprocess.run(
-            ["bash", os.path.join(HERE, "containerd-setup.sh"), self.env["_file"], "--restart"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        sys.stderr.write(p.stderr)
-        if p.returncode != 0:
-            raise AssertionError(f"containerd-setup.sh --restart failed (exit {p.returncode})")
-
 
 CTRD = None  # set in main()
 
 
-def cid_of(pod, cname="app"):
-    cs = container_status(pod, cname) or {}
-    cid = cs.get("containerID") or ""
-    return cid.partition("://")[2] or None
-
-
 def host_pod(name, uid, command=("sleep", "1000000")):
-    return pod_manifest(
-        name,
-        [container("app", list(command), image=CTRD.image, imagePullPolicy="IfNotPresent")],
-        uid=uid,
-        hostNetwork=True,
-        terminationGracePeriodSeconds=1,
-    )
+    return daemon_lib.host_pod(name, uid, CTRD.image, command)
 
 
 class DaemonOnContainerd(E2ETestCase):
@@ -195,11 +81,7 @@ class DaemonOnContainerd(E2ETestCase):
                         CTRD.kill_task(cid)
         finally:
             # Even when containerd misbehaved: the log directories are ours.
-            for uid in self.uids:
-                if os.path.isdir(POD_LOGS_ROOT):
-                    for d in os.listdir(POD_LOGS_ROOT):
-                        if d.endswith("_" + uid):
-                            shutil.rmtree(os.path.join(POD_LOGS_ROOT, d), ignore_errors=True)
+            remove_pod_logs(self.uids)
 
     def new_uid(self, tag):
         uid = f"integ-{tag}-{os.getpid()}-{int(time.monotonic() * 1000) % 100000}"
@@ -429,12 +311,10 @@ def skip_times(log):
 
 def main():
     global CTRD
-    CTRD = Containerd(read_env())
+    CTRD = Containerd(read_env("test_daemon.py"))
     if not CTRD.alive():
         raise SystemExit(f"test_daemon.py: containerd pid {CTRD.pid} is not running: did integration.setup fail?")
-    if not os.path.isdir(POD_LOGS_ROOT):
-        # cubelet creates it for its pods' logs: remove it again if empty.
-        atexit.register(lambda: os.path.isdir(POD_LOGS_ROOT) and not os.listdir(POD_LOGS_ROOT) and os.rmdir(POD_LOGS_ROOT))
+    remove_pod_logs_root_at_exit()
     harness.main()
 
 

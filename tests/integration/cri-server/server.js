@@ -5,6 +5,12 @@
 // gRPC stack: @grpc/grpc-js and @grpc/proto-loader, loading cubelet's own
 // runtime/cri/api.proto. Nothing runs: the containers are an in-memory state
 // the test sets, and GetContainerEvents streams whatever the test tells it to.
+// It is also a minimal runtime for the daemon: RunPodSandbox, CreateContainer,
+// StartContainer, StopContainer, RemoveContainer, StopPodSandbox and
+// RemovePodSandbox change that state (a container "runs" until it is stopped
+// or the test ends it) and send the events containerd 1.7 would; ImageStatus
+// finds every image and PullImage succeeds; Status's RuntimeReady is switched
+// by the test.
 //
 //   node server.js PROTO SOCKET
 //
@@ -119,6 +125,7 @@ function parsePod(p, where) {
     namespace: str(p.namespace, `${where}.namespace`, 'default'),
     sandboxes: [],
     containers: [],
+    calls: {}, // runtime calls that named this pod's sandboxes or containers
   };
   let sbs = p.sandboxes;
   if (sbs === undefined && p.sandbox !== undefined) sbs = [p.sandbox];
@@ -174,7 +181,31 @@ const state = {
   streamsAccepted: 0,
   streamsRefused: 0,
   eventsSent: 0,
+  // The runtime part.
+  runtimeReady: { status: true, reason: '', message: '' },
+  networkReady: { status: true, reason: '', message: '' },
+  autoEvents: true, // runtime calls send their container events
+  nextId: 1,
+  lastEventNs: 0n,
+  floodsSent: 0,
 };
+
+// A new sandbox or container id, unique in this server's life.
+function newId(kind) {
+  const n = state.nextId++;
+  return `${kind}-${String(n).padStart(6, '0')}${'0'.repeat(8)}`;
+}
+
+// "Now" in nanoseconds since the epoch, strictly increasing across calls (two
+// events of one burst never share a created_at: EventedPLEG's cache keeps the
+// newer of two statuses, and "newer" must be well defined).
+const hrBase = BigInt(Date.now()) * 1000000n - process.hrtime.bigint();
+function nowNs() {
+  let t = hrBase + process.hrtime.bigint();
+  if (t <= state.lastEventNs) t = state.lastEventNs + 1n;
+  state.lastEventNs = t;
+  return t.toString();
+}
 
 function* allSandboxes() {
   for (const pod of state.pods.values()) for (const s of pod.sandboxes) yield [pod, s];
@@ -284,6 +315,10 @@ function count(method) {
   state.calls[method] = (state.calls[method] || 0) + 1;
 }
 
+function countPod(pod, method) {
+  if (pod) pod.calls[method] = (pod.calls[method] || 0) + 1;
+}
+
 function grpcError(code, details) {
   return { code, details };
 }
@@ -333,6 +368,199 @@ function getContainerEvents(call) {
   call.on('error', () => forget('failed'));
 }
 
+// ---------------------------------------------------------------------------
+// The runtime: calls that change the state, and the events they send
+
+function notFound(what, id) {
+  return grpcError(grpc.status.NOT_FOUND, `an error occurred when try to find ${what} "${id}": not found`);
+}
+
+// One ContainerEventResponse for a container (or sandbox) of pod's sandbox
+// sb: the sandbox status and the statuses of that sandbox's containers, as
+// containerd 1.7 sends them.
+function eventMessage(type, containerId, pod, sb, createdAt) {
+  return {
+    container_id: containerId,
+    container_event_type: type,
+    created_at: createdAt,
+    pod_sandbox_status: sandboxStatus(pod, sb),
+    containers_statuses: pod.containers.filter((x) => x.sandbox === sb.id).map((x) => containerStatus(pod, x)),
+  };
+}
+
+function broadcast(msg) {
+  let n = 0;
+  for (const call of state.streams) {
+    call.write(msg);
+    n++;
+  }
+  state.eventsSent += n;
+  return n;
+}
+
+// The event a runtime call causes, when auto events are on.
+function autoEvent(type, containerId, pod, sb) {
+  if (!state.autoEvents) return;
+  const n = broadcast(eventMessage(type, containerId, pod, sb, nowNs()));
+  log(`auto event ${type} container=${containerId} pod=${pod.name} -> ${n} stream(s)`);
+}
+
+function sandboxOf(pod, c) {
+  return pod.sandboxes.find((s) => s.id === c.sandbox);
+}
+
+// A container ends: EXITED with its exit code, now.
+function exitContainer(pod, c, exitCode, reason) {
+  c.state = 'CONTAINER_EXITED';
+  c.exit_code = exitCode;
+  c.finished_at = nowNs();
+  c.reason = reason;
+  if (c.started_at === '0') c.started_at = c.finished_at;
+}
+
+function runPodSandbox(req) {
+  const cfg = req.config;
+  if (!cfg || !cfg.metadata || !cfg.metadata.uid) throw grpcError(grpc.status.INVALID_ARGUMENT, 'config.metadata.uid is required');
+  const md = cfg.metadata;
+  let pod = state.pods.get(md.uid);
+  if (!pod) {
+    pod = { uid: md.uid, name: md.name, namespace: md.namespace, sandboxes: [], containers: [], calls: {} };
+    state.pods.set(pod.uid, pod);
+  }
+  countPod(pod, 'RunPodSandbox');
+  const n = state.nextId;
+  const sb = {
+    id: newId('sb'),
+    attempt: md.attempt | 0,
+    state: 'SANDBOX_READY',
+    created_at: nowNs(),
+    ip: `10.88.${(n >> 8) & 255}.${n & 255}`,
+    additional_ips: [],
+    labels: Object.assign({}, cfg.labels),
+    annotations: Object.assign({}, cfg.annotations),
+  };
+  pod.sandboxes.push(sb);
+  autoEvent('CONTAINER_CREATED_EVENT', sb.id, pod, sb);
+  autoEvent('CONTAINER_STARTED_EVENT', sb.id, pod, sb);
+  return { pod_sandbox_id: sb.id };
+}
+
+function stopPodSandbox(req) {
+  const [pod, sb] = findSandbox(req.pod_sandbox_id);
+  // Idempotent, as CRI asks: an unknown sandbox is already stopped.
+  if (!sb) return {};
+  countPod(pod, 'StopPodSandbox');
+  for (const c of pod.containers)
+    if (c.sandbox === sb.id && c.state !== 'CONTAINER_EXITED') {
+      exitContainer(pod, c, 137, 'Error');
+      autoEvent('CONTAINER_STOPPED_EVENT', c.id, pod, sb);
+    }
+  if (sb.state !== 'SANDBOX_NOTREADY') {
+    sb.state = 'SANDBOX_NOTREADY';
+    autoEvent('CONTAINER_STOPPED_EVENT', sb.id, pod, sb);
+  }
+  return {};
+}
+
+function removePodSandbox(req) {
+  const [pod, sb] = findSandbox(req.pod_sandbox_id);
+  if (!sb) return {};
+  countPod(pod, 'RemovePodSandbox');
+  if (sb.state === 'SANDBOX_READY') throw grpcError(grpc.status.FAILED_PRECONDITION, `sandbox "${sb.id}" is still running: stop it first`);
+  for (const c of pod.containers.filter((x) => x.sandbox === sb.id)) {
+    pod.containers = pod.containers.filter((x) => x !== c);
+    autoEvent('CONTAINER_DELETED_EVENT', c.id, pod, sb);
+  }
+  pod.sandboxes = pod.sandboxes.filter((s) => s !== sb);
+  autoEvent('CONTAINER_DELETED_EVENT', sb.id, pod, sb);
+  if (pod.sandboxes.length === 0) state.pods.delete(pod.uid);
+  return {};
+}
+
+function createContainer(req) {
+  const [pod, sb] = findSandbox(req.pod_sandbox_id);
+  if (!sb) throw notFound('sandbox', req.pod_sandbox_id);
+  countPod(pod, 'CreateContainer');
+  const cfg = req.config;
+  if (!cfg || !cfg.metadata || !cfg.metadata.name) throw grpcError(grpc.status.INVALID_ARGUMENT, 'config.metadata.name is required');
+  if (sb.state !== 'SANDBOX_READY') throw grpcError(grpc.status.FAILED_PRECONDITION, `sandbox "${sb.id}" is not ready`);
+  const image = (cfg.image && cfg.image.image) || '';
+  const c = {
+    id: newId('ct'),
+    sandbox: sb.id,
+    name: cfg.metadata.name,
+    attempt: cfg.metadata.attempt | 0,
+    state: 'CONTAINER_CREATED',
+    created_at: nowNs(),
+    started_at: '0',
+    finished_at: '0',
+    exit_code: 0,
+    image,
+    image_ref: imageId(image),
+    reason: '',
+    message: '',
+    labels: Object.assign({}, cfg.labels),
+    annotations: Object.assign({}, cfg.annotations),
+  };
+  pod.containers.push(c);
+  autoEvent('CONTAINER_CREATED_EVENT', c.id, pod, sb);
+  return { container_id: c.id };
+}
+
+function startContainer(req) {
+  const [pod, c] = findContainer(req.container_id);
+  if (!c) throw notFound('container', req.container_id);
+  countPod(pod, 'StartContainer');
+  if (c.state !== 'CONTAINER_CREATED') throw grpcError(grpc.status.FAILED_PRECONDITION, `container "${c.id}" is in state ${c.state}, not CONTAINER_CREATED`);
+  c.state = 'CONTAINER_RUNNING';
+  c.started_at = nowNs();
+  autoEvent('CONTAINER_STARTED_EVENT', c.id, pod, sandboxOf(pod, c));
+  return {};
+}
+
+function stopContainer(req) {
+  const [pod, c] = findContainer(req.container_id);
+  if (!c) throw notFound('container', req.container_id);
+  countPod(pod, 'StopContainer');
+  if (c.state === 'CONTAINER_EXITED') return {};
+  // A graceful stop ends on SIGTERM (143), a timeout of 0 on SIGKILL (137).
+  exitContainer(pod, c, Number(req.timeout) > 0 ? 143 : 137, 'Error');
+  autoEvent('CONTAINER_STOPPED_EVENT', c.id, pod, sandboxOf(pod, c));
+  return {};
+}
+
+function removeContainer(req) {
+  const [pod, c] = findContainer(req.container_id);
+  if (!c) return {};
+  countPod(pod, 'RemoveContainer');
+  if (c.state === 'CONTAINER_RUNNING') throw grpcError(grpc.status.FAILED_PRECONDITION, `container "${c.id}" is running: stop it first`);
+  pod.containers = pod.containers.filter((x) => x !== c);
+  autoEvent('CONTAINER_DELETED_EVENT', c.id, pod, sandboxOf(pod, c));
+  return {};
+}
+
+// Every image is present: a stable id from its name.
+function imageId(name) {
+  return 'sha256:' + require('crypto').createHash('sha256').update(name).digest('hex');
+}
+
+function runtimeCondition(type, c) {
+  return { type, status: c.status, reason: c.reason, message: c.message };
+}
+
+const imageService = {
+  ImageStatus: unary('ImageStatus', (req) => {
+    const name = (req.image && req.image.image) || '';
+    if (!name) throw grpcError(grpc.status.INVALID_ARGUMENT, 'image.image is required');
+    return { image: { id: imageId(name), repo_tags: [name], repo_digests: [], size: '1048576', username: '', pinned: false }, info: {} };
+  }),
+  PullImage: unary('PullImage', (req) => {
+    const name = (req.image && req.image.image) || '';
+    if (!name) throw grpcError(grpc.status.INVALID_ARGUMENT, 'image.image is required');
+    return { image_ref: imageId(name) };
+  }),
+};
+
 const runtimeService = {
   Version: unary('Version', () => ({
     version: '0.1.0',
@@ -343,10 +571,7 @@ const runtimeService = {
 
   Status: unary('Status', (req) => ({
     status: {
-      conditions: [
-        { type: 'RuntimeReady', status: true, reason: '', message: '' },
-        { type: 'NetworkReady', status: true, reason: '', message: '' },
-      ],
+      conditions: [runtimeCondition('RuntimeReady', state.runtimeReady), runtimeCondition('NetworkReady', state.networkReady)],
     },
     info: req.verbose ? { server: 'cubelet-test-cri' } : {},
   })),
@@ -392,6 +617,14 @@ const runtimeService = {
     return { status: containerStatus(pod, c), info: {} };
   }),
 
+  RunPodSandbox: unary('RunPodSandbox', runPodSandbox),
+  StopPodSandbox: unary('StopPodSandbox', stopPodSandbox),
+  RemovePodSandbox: unary('RemovePodSandbox', removePodSandbox),
+  CreateContainer: unary('CreateContainer', createContainer),
+  StartContainer: unary('StartContainer', startContainer),
+  StopContainer: unary('StopContainer', stopContainer),
+  RemoveContainer: unary('RemoveContainer', removeContainer),
+
   GetContainerEvents: getContainerEvents,
   // Every other method of the service answers UNIMPLEMENTED (grpc-js does
   // that for a method without a handler).
@@ -417,6 +650,7 @@ function stats() {
     unimplemented: state.unimplemented,
     events_sent: state.eventsSent,
     pods: state.pods.size,
+    runtime_ready: state.runtimeReady.status,
     calls: Object.assign({}, state.calls),
   };
 }
@@ -527,6 +761,7 @@ const commands = {
   // {"cmd":"reset_counts"}: zeroes the call and stream counters.
   reset_counts() {
     state.calls = {};
+    for (const pod of state.pods.values()) pod.calls = {};
     state.streamOpens = state.streamsAccepted = state.streamsRefused = state.eventsSent = 0;
     return {};
   },
@@ -543,6 +778,102 @@ const commands = {
       await sleep(5);
     }
     return {};
+  },
+
+  // {"cmd":"runtime_ready","ready":false,"reason":"...","message":"...",
+  //  "network":true}: what Status says of RuntimeReady (and NetworkReady
+  // with "network"). Everything else keeps working, as in containerd.
+  runtime_ready(c) {
+    if (typeof c.ready !== 'boolean') throw new CommandError('"ready" must be true or false');
+    state.runtimeReady = {
+      status: c.ready,
+      reason: str(c.reason, 'reason', c.ready ? '' : 'TestNotReady'),
+      message: str(c.message, 'message', c.ready ? '' : 'runtime made unhealthy by the test'),
+    };
+    if (c.network !== undefined) {
+      if (typeof c.network !== 'boolean') throw new CommandError('"network" must be true or false');
+      state.networkReady = { status: c.network, reason: c.network ? '' : 'TestNotReady', message: '' };
+    }
+    log(`Status: RuntimeReady=${c.ready}`);
+    return { runtime_ready: state.runtimeReady.status, network_ready: state.networkReady.status };
+  },
+
+  // {"cmd":"auto_events","on":false}: runtime calls stop sending their
+  // container events (on by default).
+  auto_events(c) {
+    state.autoEvents = c.on === undefined ? true : !!c.on;
+    return { auto_events: state.autoEvents };
+  },
+
+  // {"cmd":"exit_container","id":"ct-...","exit_code":1}: a running (or
+  // created) container ends, as if its process exited; sends its STOPPED event.
+  exit_container(c) {
+    const [pod, ct] = findContainer(str(c.id, 'id'));
+    if (!ct) throw new CommandError(`no container "${c.id}"`);
+    if (ct.state === 'CONTAINER_EXITED') throw new CommandError(`container "${c.id}" has exited already`);
+    if (c.exit_code !== undefined && !Number.isInteger(c.exit_code)) throw new CommandError('"exit_code" must be an integer');
+    exitContainer(pod, ct, c.exit_code === undefined ? 1 : c.exit_code, 'Error');
+    autoEvent('CONTAINER_STOPPED_EVENT', ct.id, pod, sandboxOf(pod, ct));
+    return { id: ct.id };
+  },
+
+  // {"cmd":"flood","count":N,"type":"CONTAINER_STOPPED_EVENT",
+  //  "name_prefix":"p-","exit_code":1,"end":true}: a burst of N events,
+  // round robin over the running containers of the pods whose name starts
+  // with name_prefix (all pods by default), written at once on every open
+  // stream, each with its own created_at. With "end" (the default for
+  // STOPPED) those containers first exit with exit_code (default 1), so
+  // the events tell the truth and a resync has work to do. Reply: "sent"
+  // (events), "targets" (containers), "ended" (their ids), "ms" (time to
+  // queue them) and "buffered" (bytes the streams still hold).
+  flood(c) {
+    const n = c.count === undefined ? 10000 : c.count;
+    if (!Number.isInteger(n) || n < 1 || n > 1000000) throw new CommandError('"count" must be an integer in [1, 1000000]');
+    const type = oneOf(c.type, EVENT_TYPES, 'CONTAINER_STOPPED_EVENT', 'type');
+    const prefix = str(c.name_prefix, 'name_prefix', '');
+    const end = c.end === undefined ? type === 'CONTAINER_STOPPED_EVENT' : !!c.end;
+    const exitCode = c.exit_code === undefined ? 1 : c.exit_code;
+    if (!Number.isInteger(exitCode)) throw new CommandError('"exit_code" must be an integer');
+    const targets = [];
+    for (const [pod, ct] of allContainers())
+      if (pod.name.startsWith(prefix) && ct.state === 'CONTAINER_RUNNING') targets.push([pod, ct]);
+    if (targets.length === 0) throw new CommandError(`no running container in a pod named "${prefix}*"`);
+    if (state.streams.size === 0) throw new CommandError('no open GetContainerEvents stream to flood');
+    const t0 = process.hrtime.bigint();
+    if (end) for (const [pod, ct] of targets) exitContainer(pod, ct, exitCode, 'Error');
+    let sent = 0;
+    for (let i = 0; i < n; i++) {
+      const [pod, ct] = targets[i % targets.length];
+      sent += broadcast(eventMessage(type, ct.id, pod, sandboxOf(pod, ct), nowNs()));
+    }
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    let buffered = 0;
+    for (const call of state.streams) buffered += call.writableLength || 0;
+    state.floodsSent += sent;
+    log(`flood: ${sent} ${type} event(s) over ${targets.length} container(s) in ${ms.toFixed(1)} ms`);
+    return { sent, targets: targets.length, ended: end ? targets.map(([, ct]) => ct.id) : [], ms, buffered };
+  },
+
+  // {"cmd":"pods","name_prefix":"p-"}: the pods (all, or those whose name
+  // starts with name_prefix), their sandboxes, containers and the runtime
+  // calls made for each ("calls": {"CreateContainer": 2, ...}).
+  pods(c) {
+    const prefix = str(c.name_prefix, 'name_prefix', '');
+    const items = [];
+    for (const pod of state.pods.values()) {
+      if (!pod.name.startsWith(prefix)) continue;
+      items.push({
+        uid: pod.uid,
+        name: pod.name,
+        namespace: pod.namespace,
+        sandboxes: pod.sandboxes.map((s) => ({ id: s.id, state: s.state, attempt: s.attempt })),
+        containers: pod.containers.map((x) => ({
+          id: x.id, sandbox: x.sandbox, name: x.name, state: x.state, attempt: x.attempt, exit_code: x.exit_code,
+        })),
+        calls: Object.assign({}, pod.calls),
+      });
+    }
+    return { items };
   },
 
   // {"cmd":"quit"}: answers, then shuts down.
@@ -582,6 +913,7 @@ async function handle(line) {
 
 const server = new grpc.Server();
 server.addService(proto.RuntimeService.service, runtimeService);
+server.addService(proto.ImageService.service, imageService);
 
 let shuttingDown = false;
 function shutdown(code) {
