@@ -43,6 +43,7 @@ struct fs_file {
         struct timespec mtim, ctim;
         /* The pod the file defines; after a parse error, the one it defined before (or NULL). */
         struct kc_api_pod *pod;
+        int read_errno; /* the last read error (negative), logged once; 0 */
 };
 
 enum fs_dir_state {
@@ -289,6 +290,7 @@ static int scan_file(struct kc_file_source *s, int dirfd, const char *name, stru
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL, *path = NULL, *err = NULL;
         _cleanup_(kc_api_pod_unrefp) struct kc_api_pod *pod = NULL;
+        struct kc_api_pod *kept;
         struct stat st;
         size_t len = 0;
         int r;
@@ -301,11 +303,13 @@ static int scan_file(struct kc_file_source *s, int dirfd, const char *name, stru
          * or FIFO is ever opened; fstat again after the open for the race.
          */
         if (fstatat(dirfd, name, &st, 0) < 0) {
-                if (errno == ENOENT) {
+                r = -errno;
+                /* Gone since the listing: silent. A dangling symlink is an error. */
+                if (r == -ENOENT &&
+                    (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))) {
                         *ret = NULL;
                         return 0;
                 }
-                r = -errno;
                 goto keep;
         }
         if (!S_ISREG(st.st_mode))
@@ -330,7 +334,18 @@ static int scan_file(struct kc_file_source *s, int dirfd, const char *name, stru
         if (!S_ISREG(st.st_mode))
                 return skip_entry(path, &st, ret);
 
-        /* Read at most KC_MANIFEST_MAX_SIZE + 1 bytes: the parser reports "too large". */
+        /* Too large by its size: say how large, and read none of it. */
+        if (st.st_size > KC_MANIFEST_MAX_SIZE) {
+                err = kc_strdup_printf("%s: manifest too large (%jd bytes; the limit is %d)", path,
+                                       (intmax_t)st.st_size, KC_MANIFEST_MAX_SIZE);
+                if (!err)
+                        return -ENOMEM;
+                kc_log_error("Could not process manifest file path=\"%s\" err=\"%s\"%s", path, err,
+                             old && old->pod ? " (keeping the pod it defined before)" : "");
+                *ret = fs_file_new(name, &st, old ? old->pod : NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        /* Read at most KC_MANIFEST_MAX_SIZE + 1 bytes (it may grow): the parser reports "too large". */
         buf = malloc((size_t)KC_MANIFEST_MAX_SIZE + 1);
         if (!buf)
                 return -ENOMEM;
@@ -363,10 +378,18 @@ static int scan_file(struct kc_file_source *s, int dirfd, const char *name, stru
         return *ret ? 0 : -ENOMEM;
 
 keep:
-        kc_log_error("Could not read manifest file path=\"%s\": %s", path, strerror(-r));
-        *ret = old ? fs_file_new(name, NULL, old->pod) : NULL;
-        if (old && !*ret)
+        /* A dangling symlink defines no pod; other errors keep the one from before. */
+        kept = r != -ENOENT && old ? old->pod : NULL;
+        /* Once per entry and error (a symlink loop fails every scan, like a dangling link). */
+        if (old && old->read_errno == r)
+                kc_log_v(4, "Could not read manifest file path=\"%s\": %s", path, strerror(-r));
+        else
+                kc_log_error("Could not read manifest file path=\"%s\": %s%s", path, strerror(-r),
+                             kept ? " (keeping the pod it defined before)" : "");
+        *ret = fs_file_new(name, NULL, kept);
+        if (!*ret)
                 return -ENOMEM;
+        (*ret)->read_errno = r;
         return 0;
 }
 

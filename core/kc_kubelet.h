@@ -485,6 +485,8 @@ extern const struct kc_pod_syncer_ops kc_pod_syncer_kubelet_ops;
 #define KC_MANIFEST_MAX_STRING (64 * 1024) /* bytes in one scalar */
 #define KC_MANIFEST_MAX_NODES 100000       /* nodes, counting every alias expanded */
 #define KC_MANIFEST_MAX_ANCHORS 256        /* distinct YAML anchors (&name) */
+/* Bytes of all scalars, counting every alias expanded (an alias-free file stays under it). */
+#define KC_MANIFEST_MAX_EXPANDED (4 * KC_MANIFEST_MAX_SIZE)
 
 /** kubelet/types: the config source of file pods and the annotations it sets. */
 #define KC_MANIFEST_SOURCE "file"
@@ -502,7 +504,9 @@ extern const struct kc_pod_syncer_ops kc_pod_syncer_kubelet_ops;
  * image, command, args, imagePullPolicy); unknown fields are ignored. YAML
  * 1.1 typing applies as in sigs.k8s.io/yaml: `name: 123` or `name: yes` is
  * not a string. One document per file; merge keys (<<) are refused; aliases
- * are followed but never copied, and count toward KC_MANIFEST_MAX_NODES.
+ * are followed but never copied, and count toward KC_MANIFEST_MAX_NODES and
+ * KC_MANIFEST_MAX_EXPANDED (so a big string aliased many times is refused:
+ * the pod would hold every copy).
  *
  * Defaults (upstream applyDefaults, v1 defaulting): namespace "default"; the
  * name becomes "<name>-<lowercased node_name>"; without metadata.uid the UID

@@ -5,13 +5,15 @@
  *
  * Two passes. The first pulls libyaml events and builds a small tree, under
  * hard caps: the document size, the nesting depth, the length of a scalar,
- * the number of anchors and the number of nodes the document would have
- * with every alias expanded (aliases are shared, never copied, and each one
- * adds its target's expanded size to that count, so an alias bomb fails at
- * once). The same pass hashes the event stream for the content UID. The
- * second pass walks only the fields we know, checks their types and values
- * and reports the first problem with its field path; unknown fields are
- * ignored, as the API server's non-strict decoding does.
+ * the number of anchors, and the number of nodes and of scalar bytes the
+ * document would have with every alias expanded (aliases are shared, never
+ * copied, and each one adds its target's expanded size to those counts, so
+ * an alias bomb fails at once, and so does a big string aliased many times,
+ * which the pod would otherwise hold as that many copies). The same pass
+ * hashes the event stream for the content UID. The second pass walks only
+ * the fields we know, checks their types and values and reports the first
+ * problem with its field path; unknown fields are ignored, as the API
+ * server's non-strict decoding does.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -43,6 +45,7 @@ struct node {
         size_t n, cap;
         size_t line, column; /* 1-based start mark */
         size_t weight;       /* nodes in the expanded subtree */
+        size_t bytes;        /* scalar bytes in the expanded subtree */
 };
 
 struct anchor {
@@ -58,7 +61,8 @@ struct builder {
         struct node *stack[KC_MANIFEST_MAX_DEPTH + 1];
         char *stack_anchor[KC_MANIFEST_MAX_DEPTH + 1];
         size_t depth;
-        size_t expanded; /* nodes of the document with aliases expanded */
+        size_t expanded;       /* nodes of the document with aliases expanded */
+        size_t expanded_bytes; /* scalar bytes of the document with aliases expanded */
         struct node *root;
         unsigned __int128 hash;
 };
@@ -186,15 +190,21 @@ static int node_append(struct node *parent, struct node *kid)
         return 0;
 }
 
-/* Counts @p weight more nodes in the expanded document. */
-static int count_nodes(struct ctx *c, size_t weight, const yaml_mark_t *mark)
+/* Counts @p weight more nodes and @p bytes more scalar bytes in the expanded document. */
+static int count_nodes(struct ctx *c, size_t weight, size_t bytes, const yaml_mark_t *mark)
 {
         if (weight > KC_MANIFEST_MAX_NODES - c->b.expanded)
                 return fail(c,
                             "line %zu, column %zu: too many nodes (more than %d with aliases "
                             "expanded)",
                             mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_NODES);
+        if (bytes > (size_t)KC_MANIFEST_MAX_EXPANDED - c->b.expanded_bytes)
+                return fail(c,
+                            "line %zu, column %zu: too much text (more than %d bytes of strings "
+                            "with aliases expanded)",
+                            mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_EXPANDED);
         c->b.expanded += weight;
+        c->b.expanded_bytes += bytes;
         return 0;
 }
 
@@ -234,6 +244,7 @@ static int attach(struct ctx *c, struct node *n)
                 return 0;
         }
         b->stack[b->depth - 1]->weight += n->weight;
+        b->stack[b->depth - 1]->bytes += n->bytes;
         return node_append(b->stack[b->depth - 1], n);
 }
 
@@ -254,7 +265,7 @@ static int on_scalar(struct ctx *c, const yaml_event_t *ev)
         if (ev->data.scalar.length > KC_MANIFEST_MAX_STRING)
                 return fail(c, "line %zu, column %zu: string longer than %d bytes", mark->line + 1,
                             mark->column + 1, KC_MANIFEST_MAX_STRING);
-        r = count_nodes(c, 1, mark);
+        r = count_nodes(c, 1, ev->data.scalar.length, mark);
         if (r < 0)
                 return r;
         n = node_new(c, NODE_SCALAR, mark);
@@ -266,6 +277,7 @@ static int on_scalar(struct ctx *c, const yaml_event_t *ev)
         memcpy(n->value, ev->data.scalar.value, ev->data.scalar.length);
         n->value[ev->data.scalar.length] = '\0';
         n->len = ev->data.scalar.length;
+        n->bytes = n->len;
         n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
                    !is_str_tag(ev->data.scalar.tag);
         /* Hash the resolved type, not the style: "v1" and v1 are one string. */
@@ -289,7 +301,7 @@ static int on_start(struct ctx *c, const yaml_event_t *ev, enum node_type type,
         if (b->depth == KC_MANIFEST_MAX_DEPTH)
                 return fail(c, "line %zu, column %zu: nesting deeper than %d levels",
                             mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_DEPTH);
-        r = count_nodes(c, 1, mark);
+        r = count_nodes(c, 1, 0, mark);
         if (r < 0)
                 return r;
         n = node_new(c, type, mark);
@@ -339,7 +351,7 @@ static int on_alias(struct ctx *c, const yaml_event_t *ev)
                 return fail(c, "line %zu, column %zu: unknown anchor \"%.64s\"", mark->line + 1,
                             mark->column + 1, name);
         /* The alias stands for a whole copy of its target: count that copy. */
-        r = count_nodes(c, target->weight, mark);
+        r = count_nodes(c, target->weight, target->bytes, mark);
         if (r < 0)
                 return r;
         hash_field(&c->b.hash, '*', name, strlen(name));
@@ -1066,24 +1078,33 @@ static int unique_names(struct ctx *c, const struct parsed *pp)
         const struct containers *sets[] = { &pp->init_containers, &pp->containers };
         const char *fields[] = { "initContainers", "containers" };
         const struct path spec = { .field = "spec" };
-        size_t s, i, t, j;
+        _cleanup_(kc_map_freep) struct kc_map *seen = NULL;
+        size_t s, i;
         char q[300];
+        int r;
 
-        /* Names are unique across init and app containers (validateContainers). */
+        /*
+         * Names are unique across init and app containers (validateContainers).
+         * A hash set keeps this linear: a manifest may list ~20,000 containers.
+         */
+        r = kc_map_new(&seen);
+        if (r >= 0)
+                r = kc_map_reserve(seen, pp->init_containers.n + pp->containers.n);
+        if (r < 0)
+                return r;
         for (s = 0; s < 2; s++) {
                 for (i = 0; i < sets[s]->n; i++) {
                         const char *name = sets[s]->v[i].name;
                         const struct path list = { .up = &spec, .field = fields[s] };
                         const struct path item = { .up = &list, .index = i };
 
-                        for (t = 0; t <= s; t++)
-                                for (j = 0; j < (t == s ? i : sets[t]->n); j++)
-                                        if (strcmp(name, sets[t]->v[j].name) == 0)
-                                                return fail_path(c,
-                                                                 &(struct path){ .up = &item,
-                                                                                 .field = "name" },
-                                                                 "duplicate value %s",
-                                                                 quote(q, name, strlen(name)));
+                        if (kc_map_get(seen, name))
+                                return fail_path(c, &(struct path){ .up = &item, .field = "name" },
+                                                 "duplicate value %s",
+                                                 quote(q, name, strlen(name)));
+                        r = kc_map_put(seen, name, (void *)name);
+                        if (r < 0)
+                                return r;
                 }
         }
         return 0;

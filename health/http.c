@@ -4,24 +4,36 @@
  * libmicrohttpd (kubelet's read-only port, pkg/kubelet/server).
  *
  * MHD runs a small pool of internal polling threads (epoll), so a slow or
- * idle client holds a connection slot but never a thread. Routing compares
+ * idle client holds a connection slot but never a thread. Slots are not
+ * held hostage: when a new connection would make more than
+ * HTTP_CONNECTION_LIMIT, the oldest one is shut down (a slowloris client,
+ * trickling a header byte before each idle timeout, would otherwise keep
+ * its slots forever and lock /healthz out). Each connection serves one
+ * request: the reply is queued before any body is read, which makes MHD
+ * close the connection after it. Routing compares
  * the raw request path: the unescape callback is a no-op, so "%2e%2e",
  * "%00", "..", "//" never match a route and end as 404.
  */
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <microhttpd.h>
 
 #include "kc_health.h"
 
 #define HTTP_THREADS 2
+/* Open connections; a new one beyond this closes the oldest. */
 #define HTTP_CONNECTION_LIMIT 64
-#define HTTP_PER_IP_CONNECTION_LIMIT 32
+/* MHD's own cap, a backstop: closed connections leave within one poll. */
+#define HTTP_MHD_CONNECTION_LIMIT (2 * HTTP_CONNECTION_LIMIT)
 #define HTTP_CONNECTION_TIMEOUT_S 10
+#define HTTP_EVICT_WARN_INTERVAL_S 60
 /* Request line plus headers must fit; larger requests get 414/431. */
 #define HTTP_CONNECTION_MEMORY_LIMIT (16 * 1024)
 #define HTTP_LISTEN_BACKLOG 64
@@ -36,9 +48,22 @@ struct http_check {
         void *userdata;
 };
 
+/* One open connection, in the server's list, oldest first. */
+struct http_conn {
+        struct http_conn *prev, *next;
+        int fd;       /* MHD's; only shut down here, never closed */
+        bool evicted; /* shut down, waiting for MHD to close it */
+};
+
 struct kc_http_server {
         struct MHD_Daemon *daemon;
         uint16_t port;
+        /* Connections, from MHD's threads (http_notify). */
+        pthread_mutex_t conns_lock;
+        struct http_conn *conns_head, *conns_tail;
+        size_t n_live;      /* in the list and not evicted */
+        uint64_t evictions; /* since start */
+        time_t last_warn;   /* CLOCK_MONOTONIC seconds of the last eviction warning */
         struct http_check *checks;
         size_t n_checks;
         const struct kc_metrics_registry *metrics;
@@ -64,6 +89,14 @@ struct kc_http_server *kc_http_server_stop(struct kc_http_server *s)
         /* Closes the listener and all connections and joins MHD's threads. */
         if (s->daemon)
                 MHD_stop_daemon(s->daemon);
+        /* MHD notified every close; anything left was never tracked by MHD. */
+        while (s->conns_head) {
+                struct http_conn *hc = s->conns_head;
+
+                s->conns_head = hc->next;
+                free(hc);
+        }
+        pthread_mutex_destroy(&s->conns_lock);
         http_free_checks(s);
         free(s);
         return NULL;
@@ -303,6 +336,86 @@ static void *http_uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
         return (void *)(uri + strlen(uri) + 1);
 }
 
+/*
+ * MHD_OPTION_NOTIFY_CONNECTION, on MHD's threads. MHD calls CLOSED before it
+ * closes the socket, and unlinking takes the lock, so a shutdown() under
+ * the lock always hits the connection's own, still open socket.
+ */
+static void http_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                        enum MHD_ConnectionNotificationCode code)
+{
+        struct kc_http_server *s = cls;
+        struct http_conn *hc = *socket_context, *old;
+        uint64_t evictions = 0;
+        bool warn = false;
+
+        if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+                if (!hc)
+                        return;
+                pthread_mutex_lock(&s->conns_lock);
+                if (hc->prev)
+                        hc->prev->next = hc->next;
+                else
+                        s->conns_head = hc->next;
+                if (hc->next)
+                        hc->next->prev = hc->prev;
+                else
+                        s->conns_tail = hc->prev;
+                if (!hc->evicted)
+                        s->n_live--;
+                pthread_mutex_unlock(&s->conns_lock);
+                free(hc);
+                *socket_context = NULL;
+                return;
+        }
+        if (code != MHD_CONNECTION_NOTIFY_STARTED)
+                return;
+
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!ci)
+                return; /* untracked: served, never evicted */
+        hc = calloc(1, sizeof(*hc));
+        if (!hc)
+                return;
+        hc->fd = ci->connect_fd;
+        *socket_context = hc;
+
+        pthread_mutex_lock(&s->conns_lock);
+        hc->prev = s->conns_tail;
+        if (s->conns_tail)
+                s->conns_tail->next = hc;
+        else
+                s->conns_head = hc;
+        s->conns_tail = hc;
+        s->n_live++;
+        /* Over the limit: the oldest live connection goes (never the new one). */
+        for (old = s->conns_head; s->n_live > HTTP_CONNECTION_LIMIT && old != hc; old = old->next) {
+                if (old->evicted)
+                        continue;
+                (void)shutdown(old->fd, SHUT_RDWR);
+                old->evicted = true;
+                s->n_live--;
+                evictions = ++s->evictions;
+        }
+        if (evictions) {
+                struct timespec now;
+
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (s->last_warn == 0 || now.tv_sec - s->last_warn >= HTTP_EVICT_WARN_INTERVAL_S) {
+                        s->last_warn = now.tv_sec ? now.tv_sec : 1;
+                        warn = true;
+                }
+        }
+        pthread_mutex_unlock(&s->conns_lock);
+        if (warn)
+                kc_log_warn("HTTP server on port %u is at its limit of %d connections, closing the "
+                            "oldest ones (%" PRIu64 " so far)",
+                            (unsigned)s->port, HTTP_CONNECTION_LIMIT, evictions);
+        else if (evictions)
+                kc_log_v(4, "HTTP connection limit reached, closed the oldest connection");
+}
+
 static void http_mhd_log(void *cls, const char *fmt, va_list ap)
 {
         char buf[256];
@@ -369,6 +482,7 @@ int kc_http_server_start(const struct kc_http_config *cfg, struct kc_http_server
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
+        pthread_mutex_init(&s->conns_lock, NULL);
         if (cfg->n_checks) {
                 s->checks = calloc(cfg->n_checks, sizeof(*s->checks));
                 if (!s->checks)
@@ -396,13 +510,12 @@ int kc_http_server_start(const struct kc_http_config *cfg, struct kc_http_server
         s->daemon = MHD_start_daemon(
                 flags, 0, NULL, NULL, http_access, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
                 MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
-                (unsigned)HTTP_CONNECTION_LIMIT, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                (unsigned)HTTP_PER_IP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_TIMEOUT,
-                (unsigned)HTTP_CONNECTION_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                (size_t)HTTP_CONNECTION_MEMORY_LIMIT, MHD_OPTION_UNESCAPE_CALLBACK,
-                http_unescape_none, NULL, MHD_OPTION_STRICT_FOR_CLIENT, (int)1,
-                MHD_OPTION_URI_LOG_CALLBACK, http_uri_seen, NULL, MHD_OPTION_EXTERNAL_LOGGER,
-                http_mhd_log, NULL, MHD_OPTION_END);
+                (unsigned)HTTP_MHD_CONNECTION_LIMIT, MHD_OPTION_NOTIFY_CONNECTION, http_notify, s,
+                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S,
+                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY_LIMIT,
+                MHD_OPTION_UNESCAPE_CALLBACK, http_unescape_none, NULL,
+                MHD_OPTION_STRICT_FOR_CLIENT, (int)1, MHD_OPTION_URI_LOG_CALLBACK, http_uri_seen,
+                NULL, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_END);
         if (!s->daemon)
                 return -EIO; /* fd is closed by its cleanup */
         fd = -1;             /* owned by the daemon, closed by MHD_stop_daemon() */
@@ -410,5 +523,35 @@ int kc_http_server_start(const struct kc_http_config *cfg, struct kc_http_server
         kc_log_v(1, "serving read-only HTTP on %s port %u",
                  cfg->address ? cfg->address : "127.0.0.1", (unsigned)s->port);
         *ret = TAKE_PTR(s);
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests and fuzzing (tests/fuzz/fuzz_http.c)                                 */
+
+/*
+ * Hands @p fd, a connected stream socket (e.g. one end of a socketpair),
+ * to @p s as if its listener had accepted it from 127.0.0.1: the server's
+ * own daemon, options and threads then serve it. Takes @p fd in every case
+ * (libmicrohttpd closes it on failure). Not in kc_health.h: for tests only.
+ * Returns 0, -EINVAL, or -errno (e.g. -EAGAIN at the connection limit).
+ */
+int kc__http_server_add_connection(struct kc_http_server *s, int fd);
+int kc__http_server_add_connection(struct kc_http_server *s, int fd)
+{
+        struct sockaddr_in peer = {
+                .sin_family = AF_INET,
+                .sin_port = htons(40000),
+                .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+        };
+
+        if (!s || !s->daemon || fd < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return -EINVAL;
+        }
+        if (MHD_add_connection(s->daemon, fd, (const struct sockaddr *)&peer, sizeof(peer)) !=
+            MHD_YES)
+                return errno > 0 ? -errno : -EIO;
         return 0;
 }

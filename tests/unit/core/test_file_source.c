@@ -12,6 +12,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -171,6 +172,31 @@ static bool log_contains(struct env *e, const char *needle)
         fclose(f);
         buf[n] = '\0';
         return strstr(buf, needle) != NULL;
+}
+
+/* How many times @p needle occurs in the log. */
+static size_t log_count(struct env *e, const char *needle)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, count = 0;
+        FILE *f = fopen(e->log_path, "r");
+
+        if (!f)
+                return 0;
+        fflush(e->log);
+        (void)getdelim(&buf, &len, '\0', f); /* the whole file: it holds no NUL */
+        fclose(f);
+        for (const char *p = buf; p && (p = strstr(p, needle)); p += strlen(needle))
+                count++;
+        return count;
+}
+
+static void make_link(struct env *e, const char *target, const char *name)
+{
+        char path[160];
+
+        snprintf(path, sizeof(path), "%s/%s", e->dir, name);
+        assert_int_equal(symlink(target, path), 0);
 }
 
 /* Two manifests → one ADD carrying both pods (config.go batches per op), then nothing. */
@@ -496,6 +522,136 @@ static void test_pods_equal_ignores_seen_only(void **state)
         kc_api_pod_unref(d);
 }
 
+/*
+ * Hostile entries: a symlink to itself, directory symlink cycles, links to
+ * /dev/zero and to a FIFO, a dangling link. None hangs a scan or defines a
+ * pod; the two that fail are logged once each, not on every rescan.
+ */
+static void test_hostile_entries(void **state)
+{
+        struct env e;
+        struct kc_pod_update *u;
+        char path[160];
+
+        (void)state;
+        env_init(&e, 16, true);
+        write_pod(&e, "good.yaml", "good", "nginx:1");
+        write_pod(&e, ".target", "linked", "nginx:1");
+        make_link(&e, ".target", "link.yaml");
+        make_link(&e, "loop.yaml", "loop.yaml");
+        make_link(&e, ".", "cycle.yaml");
+        snprintf(path, sizeof(path), "%s/sub", e.dir);
+        assert_int_equal(mkdir(path, 0755), 0);
+        make_link(&e, "..", "sub/up");
+        make_link(&e, "/dev/zero", "zero.yaml");
+        snprintf(path, sizeof(path), "%s/.fifo", e.dir);
+        assert_int_equal(mkfifo(path, 0644), 0);
+        make_link(&e, ".fifo", "fifo.yaml");
+        make_link(&e, "/nonexistent/kc-test", "dangling.yaml");
+        env_start(&e);
+
+        u = pop_op(&e, KC_POD_OP_ADD, 2);
+        assert_true(update_has(u, "good"));
+        assert_true(update_has(u, "linked"));
+        kc_pod_update_free(u);
+        expect_quiet(&e);
+        expect_quiet(&e);
+        assert_int_equal(log_count(&e, "loop.yaml\": Too many levels of symbolic links"), 1);
+        assert_int_equal(log_count(&e, "dangling.yaml\": No such file or directory"), 1);
+        assert_int_equal(log_count(&e, "Could not read manifest file"), 2);
+
+        /* The link's target goes: the link dangles, and its pod goes with it (logged once). */
+        remove_file(&e, ".target");
+        write_pod(&e, "other.yaml", "other", "nginx:1"); /* an event, so a rescan */
+        u = pop_op(&e, KC_POD_OP_REMOVE, 1);
+        assert_string_equal(u->pods[0]->uid, "uid-linked");
+        kc_pod_update_free(u);
+        kc_pod_update_free(pop_op(&e, KC_POD_OP_ADD, 1));
+        expect_quiet(&e);
+        assert_int_equal(log_count(&e, "link.yaml\": No such file or directory"), 1);
+        assert_int_equal(log_count(&e, "loop.yaml\": Too many levels of symbolic links"), 1);
+        env_done(&e);
+}
+
+/* The manifest path itself is a symlink loop, then a file, then a directory again. */
+static void test_dir_symlink_loop_and_replaced_by_file(void **state)
+{
+        struct env e;
+        struct kc_pod_update *u;
+        FILE *f;
+
+        (void)state;
+        env_init(&e, 16, false);
+        assert_int_equal(symlink(e.dir, e.dir), 0);
+        env_start(&e);
+        kc_pod_update_free(pop_op(&e, KC_POD_OP_ADD, 0)); /* ready, with no pods */
+        assert_true(
+                KC_TEST_WAIT_UNTIL(log_contains(&e, "Too many levels of symbolic links"), WAIT_MS));
+        expect_quiet(&e);
+        assert_int_equal(log_count(&e, "Unable to read manifest path"), 1);
+
+        /* A real directory replaces the loop: the watch comes back by itself. */
+        assert_int_equal(unlink(e.dir), 0);
+        assert_int_equal(mkdir(e.dir, 0755), 0);
+        write_pod(&e, "a.yaml", "web", "nginx:1");
+        u = pop_op(&e, KC_POD_OP_ADD, 1);
+        assert_true(update_has(u, "web"));
+        kc_pod_update_free(u);
+
+        /* Removed, then a regular file in its place: the pods go, the file is an error. */
+        remove_file(&e, "a.yaml");
+        kc_pod_update_free(pop_op(&e, KC_POD_OP_REMOVE, 1));
+        assert_int_equal(rmdir(e.dir), 0);
+        f = fopen(e.dir, "w");
+        assert_non_null(f);
+        fputs("apiVersion: v1\n", f);
+        fclose(f);
+        /* No watch on a file: the periodic rescan finds it. */
+        assert_int_equal(kc_fake_clock_advance(e.clock, PERIOD + 1), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(log_contains(&e, "Not a directory"), WAIT_MS));
+        expect_quiet(&e);
+        assert_int_equal(log_count(&e, "Not a directory"), 1);
+
+        /* And a directory again. */
+        assert_int_equal(unlink(e.dir), 0);
+        assert_int_equal(mkdir(e.dir, 0755), 0);
+        write_pod(&e, "b.yaml", "db", "redis:7");
+        kc_pod_update_free(pop_op(&e, KC_POD_OP_ADD, 1));
+        assert_true(
+                KC_TEST_WAIT_UNTIL(log_contains(&e, "Manifest path is readable again"), WAIT_MS));
+        env_done(&e);
+}
+
+/* 2,000 manifests: one ADD with every pod, quickly; an unchanged rescan is quiet. */
+static void test_many_files(void **state)
+{
+        enum { N = 2000 };
+        struct env e;
+        struct kc_pod_update *u;
+        char file[32], name[32];
+        int64_t t0, ms;
+
+        (void)state;
+        env_init(&e, 16, true);
+        for (int i = 0; i < N; i++) {
+                snprintf(file, sizeof(file), "p%04d.yaml", i);
+                snprintf(name, sizeof(name), "p%04d", i);
+                write_pod(&e, file, name, "nginx:1");
+        }
+        t0 = kc_test_mono_ms();
+        env_start(&e);
+        u = pop(&e, 10000);
+        ms = kc_test_mono_ms() - t0;
+        assert_non_null(u);
+        assert_int_equal(u->op, KC_POD_OP_ADD);
+        assert_int_equal(u->n_pods, N);
+        kc_pod_update_free(u);
+        print_message("first scan of %d manifests: %" PRId64 " ms\n", N, ms);
+        assert_true(ms < 5000 * kc_test_timeout_multiplier());
+        expect_quiet(&e);
+        env_done(&e);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -511,6 +667,9 @@ int main(void)
                 cmocka_unit_test(test_too_large),
                 cmocka_unit_test(test_stop_is_prompt),
                 cmocka_unit_test(test_pods_equal_ignores_seen_only),
+                cmocka_unit_test(test_hostile_entries),
+                cmocka_unit_test(test_dir_symlink_loop_and_replaced_by_file),
+                cmocka_unit_test(test_many_files),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Static-pod manifests: kc_manifest_parse (config/common.go, file.go). */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -560,6 +562,159 @@ static void test_hostile(void **state)
         free(buf);
 }
 
+/* Builds "apiVersion... containers:" followed by @p n containers c0..c{n-1} (c{dup} twice if dup < n). */
+static char *many_containers(size_t n, size_t dup)
+{
+        size_t cap = 128 + n * 40, o, i;
+        char *buf = malloc(cap);
+
+        assert_non_null(buf);
+        o = (size_t)snprintf(buf, cap,
+                             "apiVersion: v1\nkind: Pod\nmetadata: {name: many}\nspec:\n"
+                             "  containers:\n");
+        for (i = 0; i < n; i++)
+                o += (size_t)snprintf(buf + o, cap - o, "  - {name: c%zu, image: b}\n",
+                                      i == n - 1 && dup < n ? dup : i);
+        return buf;
+}
+
+static int64_t now_us(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The fastest of three parses of @p n distinct containers (each must succeed). */
+static int64_t best_parse_us(size_t n)
+{
+        char *buf = many_containers(n, SIZE_MAX);
+        int64_t best = INT64_MAX;
+
+        for (int i = 0; i < 3; i++) {
+                struct kc_api_pod *p = NULL;
+                int64_t t0 = now_us(), t;
+
+                assert_int_equal(
+                        kc_manifest_parse(buf, strlen(buf), "many.yaml", "n", SEEN_NS, &p, NULL),
+                        0);
+                t = now_us() - t0;
+                assert_int_equal(p->n_containers, n);
+                kc_api_pod_unref(p);
+                best = t < best ? t : best;
+        }
+        free(buf);
+        return best;
+}
+
+/*
+ * Regressions for hostile input that used to cost far more than its size:
+ * - a 60 KB string aliased 20,000 times: 140 KB of YAML became a pod with
+ *   1.2 GB of command strings (the daemon grew to 2.3 GB of RSS); 100 times
+ *   (6 MB) is enough to cross the limit here;
+ * - 19,900 containers: the duplicate-name check was quadratic (~1 s).
+ */
+static void test_hostile_amplification(void **state)
+{
+        size_t n = 60000, reps = 100, o, i;
+        struct kc_api_pod *p = NULL;
+        char *buf, *err = NULL, want[96];
+        int64_t small, big;
+
+        (void)state;
+        buf = malloc(n + reps * 4 + 256);
+        assert_non_null(buf);
+        o = (size_t)sprintf(buf, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                                 "  containers:\n  - name: c\n    image: b\n    command: [&s \"");
+        memset(buf + o, 'x', n);
+        o += n;
+        o += (size_t)sprintf(buf + o, "\"");
+        for (i = 0; i < reps; i++)
+                o += (size_t)sprintf(buf + o, ", *s");
+        o += (size_t)sprintf(buf + o, "]\n");
+        /* The alias that passes 4 MiB of text is the one named: the 69th, 4 columns apart. */
+        snprintf(want, sizeof(want),
+                 "evil.yaml: line 8, column %zu: too much text (more than %d bytes of strings",
+                 22 + n + 4 * ((size_t)KC_MANIFEST_MAX_EXPANDED / n - 1), KC_MANIFEST_MAX_EXPANDED);
+        expect_hostile(buf, o, want);
+        /* The same string aliased a few times is fine. */
+        o = (size_t)sprintf(buf, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                                 "  containers:\n  - name: c\n    image: b\n    command: [&s \"");
+        memset(buf + o, 'x', n);
+        o += n;
+        o += (size_t)sprintf(buf + o, "\", *s, *s]\n");
+        assert_int_equal(kc_manifest_parse(buf, o, "ok.yaml", "n", SEEN_NS, &p, &err), 0);
+        assert_int_equal(p->containers[0].n_command, 3);
+        assert_int_equal(strlen(p->containers[0].command[2]), n);
+        p = kc_api_pod_unref(p);
+        free(buf);
+
+        /*
+         * Near the node limit, distinct names parse in linear time: 4x the
+         * containers take well under 8x the time (quadratic: ~13x). Best of
+         * three each, so a busy machine or a sanitizer does not matter.
+         */
+        small = best_parse_us(19900 / 4);
+        big = best_parse_us(19900);
+        print_message("containers: 4,975 parsed in %" PRId64 " us, 19,900 in %" PRId64 " us\n",
+                      small, big);
+        assert_true(big < 8 * small + 2000);
+        /* ...and the last one repeating the first is still found, with its index. */
+        buf = many_containers(19900, 0);
+        expect_hostile(buf, strlen(buf),
+                       "evil.yaml: spec.containers[19899].name: duplicate value \"c0\"");
+        free(buf);
+}
+
+#define S(lit) (lit), strlen(lit)
+
+/* Each field's own rules catch a huge or strange value, with the field's path. */
+static void test_hostile_fields(void **state)
+{
+        size_t n = 60000, o;
+        char *buf;
+
+        (void)state;
+        buf = malloc(n + 256);
+        assert_non_null(buf);
+        /* a 60 KB name: within the scalar limit, refused by the name rules (quoted, cut at 64) */
+        o = (size_t)sprintf(buf, "apiVersion: v1\nkind: Pod\nmetadata: {name: ");
+        memset(buf + o, 'a', n);
+        o += n;
+        o += (size_t)sprintf(buf + o, "}\nspec: {containers: [{name: c, image: b}]}\n");
+        expect_hostile(
+                buf, o,
+                "evil.yaml: metadata.name: invalid value \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaa...\": with the node name, must be a lowercase "
+                "RFC 1123 subdomain of at most 253 characters");
+        /* a 60 KB container name */
+        o = (size_t)sprintf(buf, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                                 "spec: {containers: [{image: b, name: ");
+        memset(buf + o, 'b', n);
+        o += n;
+        o += (size_t)sprintf(buf + o, "}]}\n");
+        expect_hostile(buf, o, "evil.yaml: spec.containers[0].name: invalid value \"bbbb");
+        free(buf);
+
+        /* an escaped NUL inside a string (valid YAML, refused as a string) */
+        expect_hostile(S("apiVersion: v1\nkind: Pod\nmetadata: {name: \"p\\0x\"}\n"),
+                       "evil.yaml: metadata.name: must not contain NUL characters");
+        /* invalid UTF-8 in a JSON manifest: an overlong encoding of '/' */
+        expect_hostile(S("{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": "
+                         "\"\xc0\xaf\"}}"),
+                       "evil.yaml: line 1, column 59: invalid length of a UTF-8 sequence");
+        /* a UTF-16 surrogate encoded in UTF-8 */
+        expect_hostile(S("apiVersion: v1\nkind: \xed\xa0\x80\n"),
+                       "evil.yaml: line 2, column 7: invalid Unicode character");
+        /* a duplicated known key, in JSON */
+        expect_hostile(S("{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"kind\": \"Pod\"}"),
+                       "evil.yaml: kind: duplicate key");
+        /* a raw C0 control character in a plain scalar */
+        expect_hostile(S("apiVersion: v1\nkind: P\x01od\n"),
+                       "evil.yaml: line 2, column 8: control characters are not allowed");
+}
+
 static void test_aliases_are_followed(void **state)
 {
         const char *doc = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
@@ -585,6 +740,8 @@ int main(void)
                 cmocka_unit_test(test_invalid_fields),
                 cmocka_unit_test(test_bad_arguments),
                 cmocka_unit_test(test_hostile),
+                cmocka_unit_test(test_hostile_amplification),
+                cmocka_unit_test(test_hostile_fields),
                 cmocka_unit_test(test_aliases_are_followed),
         };
 

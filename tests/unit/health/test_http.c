@@ -2,12 +2,16 @@
 /*
  * The read-only HTTP server: /healthz in k8s.io/apiserver's format, /metrics,
  * /pods and /node callbacks, 404/405, path tricks, oversized requests, a
- * slow client that must not block others, prompt stop with a connection
+ * slow client that must not block others, a slowloris that must not lock
+ * /healthz out (the oldest connections are closed), a request that fills the
+ * connection's memory (stalls only itself), prompt stop with a connection
  * open, and concurrent clients (run under TSan). Talks to the server over a
  * real loopback socket with a tiny blocking client.
  */
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -543,6 +547,142 @@ static void test_concurrent_clients(void **state)
         assert_int_equal(atomic_load(&ok), N_CLIENTS * N_REQS);
 }
 
+#define S(lit) (lit), strlen(lit)
+
+/* http.c's HTTP_CONNECTION_LIMIT: open connections before the oldest is closed. */
+#define CONNECTION_LIMIT 64
+
+/* True when the server closed @p fd (EOF or reset) within @p ms. */
+static bool closed_by_server(int fd, int ms)
+{
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        char c;
+
+        if (poll(&p, 1, ms) != 1)
+                return false;
+        return recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+/* Marks newly closed connections; returns how many of @p n are closed. */
+static size_t count_closed(const int *fds, bool *closed, size_t n)
+{
+        size_t count = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (!closed[i])
+                        closed[i] = closed_by_server(fds[i], 0);
+                count += closed[i];
+        }
+        return count;
+}
+
+/*
+ * A slowloris from the health checker's own address: 100 connections,
+ * each with half a request (before the fix MHD's per-IP limit of 32 held
+ * every slot, and a trickled byte per connection kept them past the idle
+ * timeout: /healthz from 127.0.0.1 was refused for as long as it went on).
+ * Now each connection beyond the limit closes the oldest: /healthz answers,
+ * exactly the surplus is closed, and it is among the oldest (two MHD
+ * threads accept, so the order is only roughly the order of connect()).
+ */
+static void test_slowloris_closes_oldest(void **state)
+{
+        struct fixture *f = *state;
+        enum { N = 100 };
+        int fds[N];
+        bool closed[N] = { false };
+        struct resp r;
+        int64_t t0, ms;
+
+        for (size_t i = 0; i < N; i++) {
+                fds[i] = client_connect(f->port);
+                client_send(fds[i], S("GET /healthz HTTP/1.1\r\nX-Slow: "));
+        }
+        assert_true(KC_TEST_WAIT_UNTIL(count_closed(fds, closed, N) >= N - CONNECTION_LIMIT, 2000));
+        kc_test_sleep_ms(100); /* nothing more goes */
+        assert_int_equal(count_closed(fds, closed, N), N - CONNECTION_LIMIT);
+        for (size_t i = N / 2; i < N; i++)
+                if (closed[i])
+                        fail_msg("connection %zu of %d was closed, not an older one", i, N);
+
+        t0 = kc_test_mono_ms();
+        http_req(f->port, "GET", "/healthz", &r);
+        ms = kc_test_mono_ms() - t0;
+        print_message("/healthz under a %d-connection slowloris: %d in %" PRId64 " ms\n", N,
+                      r.status, ms);
+        assert_int_equal(r.status, 200);
+        assert_string_equal(r.body, "ok");
+        assert_true(ms < (int64_t)(1000 * kc_test_timeout_multiplier()));
+        resp_done(&r);
+
+        /* /healthz took one more slot, from the old ones; the newest is still served. */
+        assert_true(
+                KC_TEST_WAIT_UNTIL(count_closed(fds, closed, N) == N - CONNECTION_LIMIT + 1, 2000));
+        assert_false(closed[N - 1]);
+        client_send(fds[N - 1], S("a\r\nHost: a\r\nConnection: close\r\n\r\n"));
+        assert_int_equal(client_read(fds[N - 1], &r), 0);
+        assert_int_equal(r.status, 200);
+        resp_done(&r);
+        for (size_t i = 0; i < N; i++)
+                close(fds[i]);
+}
+
+/*
+ * fuzz_http's finding: a ~14.5 KiB request line whose query arguments use up
+ * the 16 KiB connection memory leaves libmicrohttpd 0.9.75 unable to read
+ * the rest of the request, and it answers neither 414 nor 431: it waits for
+ * more until its idle timeout (10 s), holding the rest unread. That must
+ * stay confined to the one connection: /healthz still answers at once, and
+ * the client's EOF closes it.
+ */
+static void test_request_at_memory_limit(void **state)
+{
+        struct fixture *f = *state;
+        static const char args[] = "?e&l&&&&&&&&&&&&x=/&e&;x&&&&/&e&e/&&&/&&e&mu&=L";
+        size_t n = 14469, len = 0;
+        char *req = malloc(n + 256);
+        struct pollfd p;
+        struct resp r;
+        int64_t t0, ms;
+        int fd;
+
+        assert_non_null(req);
+        len += (size_t)sprintf(req, "GET /healthz?");
+        memset(req + len, 'a', n);
+        len += n;
+        len += (size_t)sprintf(req + len, "%s HTTP/1.1\n", args);
+        memset(req + len, 'a', 62); /* a header line, never ended */
+        len += 62;
+        fd = client_connect(f->port);
+        client_send(fd, req, len);
+        free(req);
+        kc_test_sleep_ms(100);
+        p = (struct pollfd){ .fd = fd, .events = POLLIN };
+        print_message("request at the memory limit: %s after 100 ms\n",
+                      poll(&p, 1, 0) == 1 ? "answered or closed" : "pending");
+
+        t0 = kc_test_mono_ms();
+        http_req(f->port, "GET", "/healthz", &r);
+        ms = kc_test_mono_ms() - t0;
+        assert_int_equal(r.status, 200);
+        assert_string_equal(r.body, "ok");
+        assert_true(ms < (int64_t)(1000 * kc_test_timeout_multiplier()));
+        resp_done(&r);
+
+        /*
+         * The server may already have given up on it (a reset: shutdown()
+         * fails with ENOTCONN); if not, the client's EOF must close it.
+         */
+        if (shutdown(fd, SHUT_WR) < 0) {
+                print_message("request at the memory limit: %s before the client's EOF\n",
+                              strerror(errno));
+                assert_int_equal(errno, ENOTCONN);
+        } else {
+                assert_true(closed_by_server(fd, (int)(2000 * kc_test_timeout_multiplier())));
+        }
+        close(fd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -555,6 +695,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_path_tricks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_oversized, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_slow_client_does_not_block, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_slowloris_closes_oldest, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_request_at_memory_limit, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_stop_prompt_with_open_connection, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_start_errors, setup, teardown),

@@ -1,0 +1,284 @@
+# SPDX-License-Identifier: Apache-2.0
+"""e2e.hostile: hostile local input gets a clear error, bounded resources and
+no crash (issue 7, deliverable 5).
+
+Manifests, while a good pod runs:
+- an alias "string bomb" (a 60 KB string aliased 20,000 times: 140 KB of
+  YAML that once grew the daemon to 2.3 GB), 100,000-deep nesting, invalid
+  UTF-8, a 60 KB name, a NUL byte, a 2 MiB file: each gets one error line
+  naming the file and the problem, the daemon's RSS stays bounded, and the
+  good pod keeps its containers;
+- a symlink to itself, a directory symlink cycle, links to /dev/zero and to
+  a FIFO, a dangling link: no scan hangs, the two failing entries are
+  logged once each (not on every rescan), and no pod comes from them;
+- the manifest directory disappears (its pods go) and comes back (they
+  return).
+
+HTTP, on the read-only port:
+- path tricks, odd methods, versions and framing: each gets a fixed status
+  (404, 405, 400, 414, 431, 505, ...) or a close, never a crash;
+- oversized headers and URLs: 431 or 414 with the daemon's RSS bounded;
+- a slowloris of 200 connections from 127.0.0.1 trickling header bytes:
+  /healthz from 127.0.0.1 still answers (latency printed), the open fds
+  stay bounded, and the daemon recovers when the attack stops.
+"""
+
+import os
+import socket
+import statistics
+import time
+
+import harness
+from harness import container, pod_manifest
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def n_fds(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def raw_request(port, data, timeout=5.0):
+    """Sends `data` on a fresh connection and reads until the server closes:
+    (status or None, whole response)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=harness.scaled(timeout))
+    try:
+        try:
+            s.sendall(data)
+        except OSError:
+            pass  # the server may answer and close before reading it all
+        out = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except (ConnectionResetError, socket.timeout):
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        s.close()
+    status = None
+    if out.startswith(b"HTTP/1."):
+        status = int(out.split(b" ", 2)[1])
+    return status, out
+
+
+CLOSE = b"Host: a\r\nConnection: close\r\n\r\n"
+
+
+class HostileManifests(harness.E2ETestCase):
+    def wait_log(self, d, offset, *needles, timeout=15):
+        def found():
+            for line in d.log_since(offset).splitlines():
+                if all(n in line for n in needles):
+                    return line
+            return None
+
+        return harness.wait_until(found, timeout, f"a log line with {needles}", daemon=d)
+
+    def good_snapshot(self, d):
+        p = d.wait_running("good", timeout=30)
+        return p["metadata"]["uid"], harness.container_ids(p)
+
+    def test_hostile_manifests(self):
+        d = self.start_daemon(manifests={"good.yaml": pod_manifest("good", [container("c", ["sleep", "infinity"])])})
+        snap = self.good_snapshot(d)
+        pid = d.proc.pid
+        rss0 = rss_kib(pid)
+
+        big = "x" * 60000
+        bomb = (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: bomb}\nspec:\n  containers:\n"
+            f"  - name: c\n    image: busybox\n    command: [&s \"{big}\"" + ", *s" * 20000 + "]\n"
+        )
+        pre = "apiVersion: v1\nkind: Pod\nmetadata: {name: "
+        spec = "}\nspec: {containers: [{name: c, image: busybox}]}\n"
+        cases = [
+            ("bomb.yaml", bomb.encode(), "too much text (more than 4194304 bytes of strings with aliases expanded)"),
+            ("deep.json", b"[" * 100000 + b"]" * 100000, "line 1, column 65: nesting deeper than 64 levels"),
+            ("utf8.yaml", (pre + "p\xff" + spec).encode("latin-1"), "line 3, column 19: invalid leading UTF-8 octet (#xFF)"),
+            ("name.yaml", (pre + "a" * 60000 + spec).encode(), "metadata.name: invalid value \"aaaa"),
+            ("nul.yaml", (pre + "p\0" + spec).encode(), "line 3, column 19: control characters are not allowed"),
+            ("huge.yaml", b"# " + b"x" * (2 << 20) + b"\n", "manifest too large (2097155 bytes; the limit is 1048576)"),
+        ]
+        for fname, data, want in cases:
+            off = d.log_size()
+            t0 = time.monotonic()
+            tmp = d.manifest_path("." + fname)
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.rename(tmp, d.manifest_path(fname))
+            line = self.wait_log(d, off, f"{fname}: ", want)
+            self.assertRegex(line, r"^E\d{4} ", f"{fname}: an error-level line")
+            sys_ms = (time.monotonic() - t0) * 1000
+            harness.sys.stderr.write(f"e2e: {fname}: refused in {sys_ms:.0f} ms: {line[line.index(fname):][:160]}\n")
+        time.sleep(2.5)  # rescans, relists, syncs
+        for fname, _, _ in cases:
+            self.assertEqual(
+                d.log().count(f'path="{d.manifest_path(fname)}" err='), 1, f"{fname}: logged once, not per rescan"
+            )
+        self.assertEqual(len(d.pods()), 1, "a pod came out of a hostile manifest")
+        self.assertEqual(self.good_snapshot(d), snap, "the good pod changed")
+        grown = rss_kib(pid) - rss0
+        harness.sys.stderr.write(f"e2e: RSS grew by {grown} KiB over the hostile manifests\n")
+        self.assertLess(grown, 256 * 1024, "RSS is not bounded")
+
+        # Entries that must not hang a scan; the failing ones are logged once.
+        off = d.log_size()
+        fifo = os.path.join(d.workdir, "fifo")
+        os.mkfifo(fifo)
+        os.symlink("loop.yaml", d.manifest_path("loop.yaml"))
+        os.symlink(".", d.manifest_path("cycle.yaml"))
+        os.mkdir(d.manifest_path("sub"))
+        os.symlink("..", d.manifest_path("sub/up"))
+        os.symlink("/dev/zero", d.manifest_path("zero.yaml"))
+        os.symlink(fifo, d.manifest_path("fifo.yaml"))
+        os.symlink("/nonexistent/cubelet-e2e", d.manifest_path("dangling.yaml"))
+        self.wait_log(d, off, "loop.yaml", "Too many levels of symbolic links")
+        self.wait_log(d, off, "dangling.yaml", "No such file or directory")
+        for i in range(3):  # each write is an inotify event, so a rescan
+            d.write_manifest(f"trigger{i}.txt", "# nothing\n")
+            self.wait_log(d, off, f"trigger{i}.txt", "empty manifest")
+        text = d.log_since(off)
+        self.assertEqual(text.count("loop.yaml\": Too many levels of symbolic links"), 1, text[-3000:])
+        self.assertEqual(text.count("dangling.yaml\": No such file or directory"), 1, text[-3000:])
+        self.assertEqual(d.get("/healthz")[0], 200)
+        self.assertEqual(len(d.pods()), 1)
+        self.assertEqual(self.good_snapshot(d), snap, "the good pod changed")
+
+    def test_directory_vanishes_and_returns(self):
+        good = pod_manifest("good", [container("c", ["sleep", "infinity"])])
+        d = self.start_daemon(manifests={"good.yaml": good})
+        d.wait_running("good", timeout=30)
+        off = d.log_size()
+        os.unlink(d.manifest_path("good.yaml"))
+        os.rmdir(d.manifest_dir)
+        self.wait_log(d, off, "Manifest path does not exist")
+        harness.wait_until(lambda: not d.pods(), 30, "the vanished directory's pod to go", daemon=d)
+        self.assertEqual(d.get("/healthz")[0], 200)
+
+        # A regular file where the directory was: an error, retried.
+        off = d.log_size()
+        with open(d.manifest_dir, "w") as f:
+            f.write("apiVersion: v1\n")
+        self.wait_log(d, off, "Unable to read manifest path", "Not a directory", timeout=45)
+        os.unlink(d.manifest_dir)
+
+        os.mkdir(d.manifest_dir)
+        d.write_manifest("good.yaml", good)
+        d.wait_running("good", timeout=30)
+
+
+class HostileHttp(harness.E2ETestCase):
+    def test_path_tricks_methods_and_framing(self):
+        d = self.start_daemon()
+        port = d.port
+        pid = d.proc.pid
+        cases = [
+            # (what, request, expected status; None: closed without an answer)
+            ("dot-dot", b"GET /healthz/../metrics HTTP/1.1\r\n" + CLOSE, 404),
+            ("double slash", b"GET //healthz HTTP/1.1\r\n" + CLOSE, 404),
+            ("encoded dot-dot", b"GET /%2e%2e/ HTTP/1.1\r\n" + CLOSE, 404),
+            ("encoded NUL", b"GET /pods%00 HTTP/1.1\r\n" + CLOSE, 404),
+            ("raw NUL", b"GET /healthz\0x HTTP/1.1\r\n" + CLOSE, 404),
+            ("absolute-form", b"GET http://x/healthz HTTP/1.1\r\n" + CLOSE, 404),
+            ("asterisk", b"GET * HTTP/1.1\r\n" + CLOSE, 404),
+            ("non-ASCII", b"GET /h\xc3\xa9althz\xff HTTP/1.1\r\n" + CLOSE, 404),
+            ("query", b"GET /healthz?x HTTP/1.1\r\n" + CLOSE, 200),
+            ("query NUL", b"GET /healthz?%00 HTTP/1.1\r\n" + CLOSE, 200),
+            ("long query", b"GET /healthz?" + b"a" * 8000 + b" HTTP/1.1\r\n" + CLOSE, 200),
+            ("long URL", b"GET /" + b"a" * 20000 + b" HTTP/1.1\r\n" + CLOSE, 414),
+            ("space in target", b"GET /health z HTTP/1.1\r\n" + CLOSE, None),
+            ("CONNECT", b"CONNECT 127.0.0.1:80 HTTP/1.1\r\n" + CLOSE, 405),
+            ("TRACE", b"TRACE /healthz HTTP/1.1\r\n" + CLOSE, 405),
+            ("OPTIONS", b"OPTIONS /healthz HTTP/1.1\r\n" + CLOSE, 405),
+            ("lower-case get", b"get /healthz HTTP/1.1\r\n" + CLOSE, 405),
+            ("HTTP/1.0 without Host", b"GET /healthz HTTP/1.0\r\n\r\n", 200),
+            ("HTTP/1.1 without Host", b"GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", 400),
+            ("HTTP/0.9", b"GET /healthz\r\n\r\n", 400),
+            ("HTTP/2.0", b"GET /healthz HTTP/2.0\r\n" + CLOSE, 505),
+            ("h2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505),
+            ("header without colon", b"GET /healthz HTTP/1.1\r\nBogus\r\n" + CLOSE, 400),
+            ("chunked body on GET", b"GET /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n" + CLOSE + b"5\r\nhello\r\n0\r\n\r\n", 200),
+            ("Content-Length lie (longer)", b"GET /healthz HTTP/1.1\r\nContent-Length: 1000\r\n" + CLOSE + b"abc", 200),
+            ("negative Content-Length", b"GET /healthz HTTP/1.1\r\nContent-Length: -1\r\n" + CLOSE, 400),
+            ("huge Content-Length", b"GET /healthz HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n" + CLOSE, 413),
+            ("POST with a 1 MB body", b"POST /healthz HTTP/1.1\r\nContent-Length: 1048576\r\n" + CLOSE + b"x" * 1048576, 405),
+        ]
+        for what, req, want in cases:
+            st, out = raw_request(port, req)
+            self.assertEqual(st, want, f"{what}: {out[:200]!r}")
+            self.assertTrue(d.running(), f"cubelet died on {what}")
+
+        # Pipelining: the first request is answered, then the connection closes
+        # (each connection serves one request).
+        st, out = raw_request(
+            port,
+            b"GET /healthz HTTP/1.1\r\nHost: a\r\n\r\nGET /pods HTTP/1.1\r\nHost: a\r\n\r\n"
+            b"GET /nope HTTP/1.1\r\n" + CLOSE,
+        )
+        self.assertEqual(st, 200)
+        self.assertEqual(out.count(b"HTTP/1.1 "), 1, out[:400])
+        self.assertIn(b"Connection: close", out)
+
+        # Oversized requests: an error status, and memory stays bounded.
+        rss0 = rss_kib(pid)
+        for _ in range(20):
+            st, _ = raw_request(port, b"GET /healthz HTTP/1.1\r\nX-Big: " + b"b" * (1 << 20) + b"\r\n" + CLOSE)
+            self.assertEqual(st, 431)
+            st, _ = raw_request(
+                port, b"GET /healthz HTTP/1.1\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(5000)) + CLOSE
+            )
+            self.assertEqual(st, 431)
+        grown = rss_kib(pid) - rss0
+        harness.sys.stderr.write(f"e2e: RSS grew by {grown} KiB over 40 oversized requests (20 MB sent)\n")
+        self.assertLess(grown, 16 * 1024)
+        self.assertEqual(d.get("/healthz")[0], 200)
+
+    def test_slowloris(self):
+        d = self.start_daemon()
+        port, pid = d.port, d.proc.pid
+        fds0 = n_fds(pid)
+        slow = []
+        for _ in range(200):
+            s = socket.create_connection(("127.0.0.1", port), timeout=harness.scaled(5))
+            s.sendall(b"GET /healthz HTTP/1.1\r\nX-Slow: ")
+            slow.append(s)
+        peak_fds = 0
+        lat = []
+        deadline = time.monotonic() + 12  # past the 10 s idle timeout
+        while time.monotonic() < deadline:
+            for s in slow:  # one more header byte each: the idle timeout never fires
+                try:
+                    s.send(b"x")
+                except OSError:
+                    pass
+            peak_fds = max(peak_fds, n_fds(pid))
+            t0 = time.monotonic()
+            st, _, body = d.request("GET", "/healthz", timeout=5)
+            lat.append((time.monotonic() - t0) * 1000)
+            self.assertEqual((st, body), (200, b"ok"))
+            time.sleep(0.5)
+        harness.sys.stderr.write(
+            f"e2e: /healthz under a 200-connection slowloris: {len(lat)} probes, "
+            f"median {statistics.median(lat):.1f} ms, max {max(lat):.1f} ms; "
+            f"fds {fds0} before, {peak_fds} at most\n"
+        )
+        self.assertLess(max(lat), harness.scaled(1000))
+        # 64 connections, plus those shut down and not yet reaped, plus ours.
+        self.assertLessEqual(peak_fds, fds0 + 128 + 4)
+        self.assertIn("at its limit of 64 connections, closing the oldest ones", d.log())
+        for s in slow:
+            s.close()
+        harness.wait_until(lambda: n_fds(pid) <= fds0 + 2, 15, "the fds to come back", daemon=d)
+
+
+if __name__ == "__main__":
+    harness.main()
