@@ -8,6 +8,10 @@ packages=(
         gcc make cmake pkg-config diffutils clang-format
         # sanitizer runtimes (ASan, UBSan, TSan) for gcc 12
         libasan8 libubsan1 libtsan2
+        # the fuzz build (tests/fuzz, scripts/fuzz.sh): clang 14 and its libFuzzer runtime
+        clang libclang-rt-14-dev
+        # memcheck over the end-to-end suite (label valgrind)
+        valgrind
         # libraries (docs/architecture.md says why each is here)
         libck-dev        # Concurrency Kit: ck_ring behind kc_chan, ck_pr atomics
         libjansson-dev   # JSON: pleg-replay scripts and output
@@ -19,6 +23,7 @@ packages=(
         # end-to-end tests (tests/e2e) and bench/bench_daemon.py: Debian's
         # python3, and prometheus_client's parser to validate /metrics
         python3 python3-prometheus-client
+        python3-hpack    # tests/integration/h2proxy.py: HPACK of the call-holding gRPC proxy
         # the test CRI server of the EventedPLEG integration tests
         # (tests/integration/cri-server: @grpc/grpc-js from npm, `npm ci` from
         # its lockfile at test set-up); bookworm has nodejs 18 and npm 9

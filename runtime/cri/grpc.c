@@ -1119,31 +1119,17 @@ static int callbacks_new(nghttp2_session_callbacks **ret)
 /* ------------------------------------------------------------------------ */
 /* Connections (I/O thread)                                                   */
 
-static int conn_new(struct kc_grpc_client *c, struct conn **ret, char *why, size_t why_len)
+/* The connection on @p fd (which it owns on success): its session, with our SETTINGS queued. */
+static int conn_attach(struct kc_grpc_client *c, int fd, bool connecting, struct conn **ret,
+                       char *why, size_t why_len)
 {
         static const nghttp2_settings_entry settings[] = {
                 { NGHTTP2_SETTINGS_ENABLE_PUSH, 0 },
                 { NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW },
         };
-        _cleanup_close_ int fd = -1;
         struct conn *conn;
-        bool connecting = false;
         int r;
 
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0) {
-                r = -errno;
-                snprintf(why, why_len, "socket: %s", strerror(-r));
-                return r;
-        }
-        if (connect(fd, (const struct sockaddr *)&c->addr, c->addr_len) < 0) {
-                if (errno != EINPROGRESS) {
-                        r = -errno;
-                        snprintf(why, why_len, "connect %s: %s", c->path, strerror(-r));
-                        return r;
-                }
-                connecting = true;
-        }
         conn = calloc(1, sizeof(*conn));
         if (!conn) {
                 snprintf(why, why_len, "out of memory");
@@ -1168,11 +1154,38 @@ static int conn_new(struct kc_grpc_client *c, struct conn **ret, char *why, size
                 snprintf(why, why_len, "HTTP/2 session setup: %s", nghttp2_strerror(r));
                 return -ENOMEM;
         }
-        conn->fd = TAKE_FD(fd);
+        conn->fd = fd;
         c->next_deadline = min64(c->next_deadline, conn->connect_deadline);
         conn->next = c->conns;
         c->conns = conn;
         *ret = conn;
+        return 0;
+}
+
+static int conn_new(struct kc_grpc_client *c, struct conn **ret, char *why, size_t why_len)
+{
+        _cleanup_close_ int fd = -1;
+        bool connecting = false;
+        int r;
+
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) {
+                r = -errno;
+                snprintf(why, why_len, "socket: %s", strerror(-r));
+                return r;
+        }
+        if (connect(fd, (const struct sockaddr *)&c->addr, c->addr_len) < 0) {
+                if (errno != EINPROGRESS) {
+                        r = -errno;
+                        snprintf(why, why_len, "connect %s: %s", c->path, strerror(-r));
+                        return r;
+                }
+                connecting = true;
+        }
+        r = conn_attach(c, fd, connecting, ret, why, why_len);
+        if (r < 0)
+                return r;
+        fd = -1; /* the connection's now */
         return 0;
 }
 
@@ -1865,4 +1878,142 @@ struct kc_grpc_stream *kc_grpc_stream_close(struct kc_grpc_stream *s)
         pthread_mutex_unlock(&call->lock);
         call_unref(call);
         return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Canned server bytes (tests and fuzzing)                                    */
+
+struct canned {
+        kc_grpc_message_fn on_message;
+        void *userdata;
+        bool closed;
+        int r;
+        struct kc_runtime_error err;
+};
+
+/* What the client sends goes nowhere: the server's answer is canned. */
+static ssize_t canned_send(nghttp2_session *session, const uint8_t *data, size_t len, int flags,
+                           void *user_data)
+{
+        (void)session;
+        (void)data;
+        (void)flags;
+        (void)user_data;
+        return (ssize_t)len;
+}
+
+static void canned_on_message(void *userdata, const uint8_t *msg, size_t len)
+{
+        struct canned *k = userdata;
+
+        k->on_message(k->userdata, msg, len);
+}
+
+static void canned_on_close(void *userdata, int r, const struct kc_runtime_error *err)
+{
+        struct canned *k = userdata;
+
+        k->closed = true;
+        k->r = r;
+        if (r < 0)
+                k->err = *err;
+}
+
+int kc__grpc_run_canned(const uint8_t *server, size_t len, size_t chunk,
+                        kc_grpc_message_fn on_message, void *userdata, uint8_t **ret_resp,
+                        size_t *ret_resp_len, struct kc_runtime_error *err)
+{
+        _cleanup_(call_unrefp) struct grpc_call *call = NULL;
+        struct canned k = { .on_message = on_message, .userdata = userdata };
+        struct kc_grpc_client *c;
+        struct conn *conn;
+        char why[256];
+        int r;
+
+        if ((!server && len) || (!on_message && (!ret_resp || !ret_resp_len)))
+                return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
+                                            "invalid canned call arguments");
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return kc_runtime_error_set(err, -ENOMEM, KC_RUNTIME_RESOURCE_EXHAUSTED,
+                                            "out of memory");
+        c->efd = -1;
+        (void)pthread_mutex_init(&c->lock, NULL);
+        c->sub_tail = &c->sub_head;
+        c->can_tail = &c->can_head;
+        c->next_deadline = INT64_MAX;
+        c->path = strdup("canned");
+        r = c->path ? callbacks_new(&c->cbs) : -ENOMEM;
+        if (r == 0 && nghttp2_option_new(&c->opt) != 0)
+                r = -ENOMEM;
+        if (r == 0) {
+                nghttp2_session_callbacks_set_send_callback(c->cbs, canned_send);
+                r = conn_attach(c, -1, false, &conn, why, sizeof(why));
+        }
+        if (r == 0)
+                r = call_new(c, "/runtime.v1.RuntimeService/Canned", NULL, 0, &call);
+        if (r < 0) {
+                if (c->conns)
+                        conn_destroy(c, c->conns, false, KC_RUNTIME_CANCELLED, "canned");
+                client_destroy(c);
+                return kc_runtime_error_set(err, r, KC_RUNTIME_RESOURCE_EXHAUSTED, "%s",
+                                            strerror(-r));
+        }
+        if (on_message) {
+                call->streaming = true;
+                call->on_message = canned_on_message;
+                call->on_close = canned_on_close;
+                call->userdata = &k;
+        }
+
+        /* What io_main() does, with the socket's bytes coming from @p server. */
+        io_submit(c, conn, call_ref(call));
+        io_flush_and_reap(c);
+        for (size_t off = 0; off < len && c->conns;) {
+                size_t n = chunk ? min_size(chunk, len - off) : len - off;
+                ssize_t m;
+
+                conn = c->conns;
+                m = nghttp2_session_mem_recv(conn->session, server + off, n);
+                off += n;
+                if (m < 0)
+                        conn_break(conn, KC_RUNTIME_INTERNAL, "HTTP/2 protocol error: %s",
+                                   conn->h2_error[0] ? conn->h2_error : nghttp2_strerror((int)m));
+                io_flush_and_reap(c);
+        }
+        /* The server closed the connection. */
+        if (c->conns) {
+                conn = c->conns;
+                conn_break(conn, KC_RUNTIME_UNAVAILABLE, "connection to %s closed by the server%s",
+                           c->path, conn->goaway_info);
+                io_flush_and_reap(c);
+        }
+        /* A refused call would be sent again on a new connection: there is none. */
+        while (c->retry) {
+                struct grpc_call *rc = c->retry;
+
+                list_remove(&c->retry, rc);
+                rc->where = CALL_NOWHERE;
+                io_fail(rc, KC_RUNTIME_UNAVAILABLE, "canned: refused, would be retried");
+                call_unref(rc);
+        }
+        client_destroy(c);
+
+        if (on_message && k.closed) {
+                if (k.r < 0 && err)
+                        *err = k.err;
+                return k.r;
+        }
+        /* A unary call, or a stream that failed before it started (as kc_grpc_stream_open()). */
+        if (!call->done)
+                return kc_runtime_error_set(err, -EDEADLK, KC_RUNTIME_INTERNAL,
+                                            "canned: the call never ended (a caller would hang)");
+        r = call->r;
+        if (r == 0) {
+                *ret_resp = TAKE_PTR(call->resp);
+                *ret_resp_len = call->resp_len;
+        } else if (err) {
+                *err = call->err;
+        }
+        return r;
 }
