@@ -227,6 +227,28 @@ int kc_sync_loop_run(struct kc_sync_loop *l);
 void kc_sync_loop_stop_mp(struct kc_sync_loop *l);
 /** SyncLoopHealthCheck, any thread: false and "sync Loop took longer than expected" when stale. */
 bool kc_sync_loop_healthy(struct kc_sync_loop *l, char **ret_err);
+/**
+ * True while the loop backs off because runtimeErrors() reported a problem,
+ * and so reads none of its channels; false once an iteration runs. Any
+ * thread. A health check that fails *because* the loop does not read (the
+ * PLEG channel is full) must pass meanwhile, or the loop would never read
+ * again: see kc_sync_loop_evented_pleg_healthy().
+ */
+bool kc_sync_loop_backing_off(struct kc_sync_loop *l);
+
+struct kc_evented_pleg;
+/**
+ * @brief EventedPLEG's runtimeState health check as the kubelet registers
+ * it: kc_evented_pleg_healthy(@p e), except that it passes (*ret_err NULL)
+ * while @p l backs off (kc_sync_loop_backing_off()). EventedPLEG fails
+ * while the PLEG channel is full; a failing check makes syncLoop back off
+ * and read nothing; syncLoop is that channel's only reader: without the
+ * exception the channel would stay full and the loop back off forever. The
+ * error that started the back-off is reported by its own check. @p l may
+ * be NULL (no loop yet): the plain check. Any thread.
+ */
+bool kc_sync_loop_evented_pleg_healthy(struct kc_sync_loop *l, struct kc_evented_pleg *e,
+                                       char **ret_err);
 
 /* ------------------------------------------------------------------------ */
 /* Pod manager (pkg/kubelet/pod/pod_manager.go)                               */

@@ -14,7 +14,10 @@
  * on the clock, 100 ms doubling to 5 s; producers meanwhile see full
  * channels and apply their own policy (PLEG counts the drop and owes the
  * pod a PodSync): nothing blocks, which is what upstream issue #72482 was
- * about.
+ * about. kc_sync_loop_backing_off() says when the loop is in that back-off,
+ * for checks whose failure the back-off itself causes (a full PLEG channel:
+ * the loop is its only reader); kc_sync_loop_evented_pleg_healthy() is
+ * EventedPLEG's check with that exception.
  */
 #include <assert.h>
 #include <pthread.h>
@@ -59,6 +62,8 @@ struct kc_sync_loop {
         atomic_bool stopping;
         /* syncLoopMonitor: the last loop entry, read by the health check. */
         _Atomic int64_t last_entry;
+        /* In the runtimeErrors back-off: reading nothing (kc_sync_loop_backing_off()). */
+        atomic_bool backing_off;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -230,6 +235,24 @@ bool kc_sync_loop_healthy(struct kc_sync_loop *l, char **ret_err)
         if (ret_err)
                 *ret_err = NULL;
         return true;
+}
+
+bool kc_sync_loop_backing_off(struct kc_sync_loop *l)
+{
+        /* Relaxed: a snapshot for a health check, which tolerates a stale answer. */
+        return atomic_load_explicit(&l->backing_off, memory_order_relaxed);
+}
+
+bool kc_sync_loop_evented_pleg_healthy(struct kc_sync_loop *l, struct kc_evented_pleg *e,
+                                       char **ret_err)
+{
+        /* A full channel is then the back-off's effect, not a cause. */
+        if (l && kc_sync_loop_backing_off(l)) {
+                if (ret_err)
+                        *ret_err = NULL;
+                return true;
+        }
+        return kc_evented_pleg_healthy(e, ret_err);
 }
 
 /* Reads a pending stop signal, if any: true (and the loop is stopping) when one came. */
@@ -499,6 +522,7 @@ int kc_sync_loop_run(struct kc_sync_loop *l)
         while (!atomic_load_explicit(&l->stopping, memory_order_acquire)) {
                 r = kc_runtime_state_runtime_errors(l->cfg.runtime_state, &err);
                 if (r == 0 && err) {
+                        atomic_store_explicit(&l->backing_off, true, memory_order_relaxed);
                         kc_log_error("Skipping pod synchronization err=\"%s\"", err);
                         err = (free(err), NULL);
                         if (stop_signal_received(l))
@@ -512,6 +536,7 @@ int kc_sync_loop_run(struct kc_sync_loop *l)
                         continue;
                 }
                 duration = KC_SYNC_LOOP_BACKOFF_BASE;
+                atomic_store_explicit(&l->backing_off, false, memory_order_relaxed);
                 atomic_store_explicit(&l->last_entry, kc_clock_now(l->cfg.clock),
                                       memory_order_relaxed);
                 if (!sync_loop_iteration(l))

@@ -15,7 +15,8 @@
  *             use or not: events flow only while a stream is connected, and
  *             a probe's first event is what switches EventedPLEG back on).
  *   cache     updateGlobalCache: stamps the cache's global time every
- *             cache_update_period while EventedPLEG is in use.
+ *             cache_update_period while EventedPLEG is in use, and flushes
+ *             the PodSyncs owed for dropped PLEG events (below).
  *
  * The source's callbacks run on the source's own I/O thread and must never
  * block: on_event deep-copies the event into the internal buffer (a kc_chan
@@ -23,6 +24,13 @@
  * buffer is full the event is dropped, counted and logged, and the consumer
  * is asked to force a generic relist, which re-reads the runtime
  * (docs/deviations.md D14).
+ *
+ * A PLEG event that does not fit the full PLEG channel is dropped, counted in
+ * kubelet_pleg_discard_events and logged, as upstream, and its pod is owed a
+ * PodSync in the generic PLEG's list (kc_generic_pleg_owe_sync_mp(), D1).
+ * That list is flushed, once the channel has room, by the next relist, by
+ * the next processed event (before its own PLEG events) and by the cache
+ * thread's tick, whichever comes first.
  *
  * The stream thread stops, updates and starts the generic PLEG on a fallback
  * and on a switch back: stop EventedPLEG before the generic PLEG.
@@ -36,6 +44,7 @@
  * stream that ends before either is a failed attempt.
  *
  * Deliberate differences from upstream (docs/deviations.md):
+ *   D1   a PLEG event dropped on the full channel owes its pod a PodSync;
  *   D12  after the fallback the stream is re-probed every reprobe period and
  *        EventedPLEG switches back when a probe connects (upstream: the
  *        fallback lasts until kubelet restarts);
@@ -48,7 +57,8 @@
  * PLEG or the cache. process_lock serialises kc_evented_pleg_process_event()
  * (the consumer thread and direct callers) so that the cache read, the
  * metric deltas and the cache write of one event are not interleaved with
- * another's.
+ * another's. Owing and flushing PodSyncs take the generic PLEG's list lock
+ * inside process_lock; that lock is innermost (it never waits for a relist).
  */
 #include <poll.h>
 #include <pthread.h>
@@ -461,7 +471,12 @@ static void update_running_metrics(struct kc_evented_pleg *e, const struct kc_po
                                                   (double)(new_n[s] - old_n[s]));
 }
 
-/* Non-blocking send; a full channel drops the event (counted, logged). */
+/*
+ * Non-blocking send; a full channel drops the event (counted, logged) and
+ * owes the pod a PodSync through the generic PLEG's list (D1): the cache
+ * already holds what the event reported, so a sync of the pod is all the
+ * lost event would have caused.
+ */
 static bool send_event(struct kc_evented_pleg *e, const char *uid, enum kc_pleg_event_type type,
                        const char *data)
 {
@@ -475,6 +490,8 @@ static bool send_event(struct kc_evented_pleg *e, const char *uid, enum kc_pleg_
         kc_log_error("Evented PLEG: event channel is full, discarding the pod lifecycle event "
                      "podUID=\"%s\" type=\"%s\"",
                      uid, kc_pleg_event_type_to_string(type));
+        if (kc_generic_pleg_owe_sync_mp(e->generic, uid) < 0)
+                kc_log_error("Evented PLEG: could not remember pod for resync podUID=\"%s\"", uid);
         return false;
 }
 
@@ -577,6 +594,8 @@ int kc_evented_pleg_process_event(struct kc_evented_pleg *e, const struct kc_con
                                  uid, ev->container_id ? ev->container_id : "",
                                  kc_container_event_type_to_string(ev->type));
         }
+        /* Pods owed a PodSync for earlier drops go first, once there is room (D1). */
+        (void)kc_generic_pleg_flush_owed_mp(e->generic);
         r = accepted ? emit(e, ev) : 0;
         pthread_mutex_unlock(&e->process_lock);
         return r;
@@ -829,7 +848,12 @@ static void *consumer_loop(void *arg)
         return NULL;
 }
 
-/* wait.Until(updateGlobalCache, period): at once, then every period. */
+/*
+ * wait.Until(updateGlobalCache, period): at once, then every period. Each
+ * tick also flushes the PodSyncs owed for dropped events (D1): the relist
+ * that would flush them comes only every 300 s while EventedPLEG is in use,
+ * and the next event (which flushes too) may never come on a quiet stream.
+ */
 static void *cache_loop(void *arg)
 {
         struct kc_evented_pleg *e = arg;
@@ -837,6 +861,7 @@ static void *cache_loop(void *arg)
         do {
                 if (kc_evented_pleg_in_use(e))
                         kc_pod_cache_update_time(e->cache, kc_clock_now(e->clock));
+                (void)kc_generic_pleg_flush_owed_mp(e->generic);
         } while (kc_clock_sleep(e->clock, e->cache_update_period, e->stop) == 0);
         return NULL;
 }

@@ -6,10 +6,12 @@
  * status cache for the pods that changed, and sends the events without ever
  * blocking.
  *
- * Deliberate difference (docs/deviations.md): when the event channel is full
- * the dropped event is counted and logged as upstream does, and in addition
- * the pod is remembered and a PodSync event for it is sent at the start of a
- * later relist, once the channel has room, so no pod is lost silently.
+ * Deliberate difference (docs/deviations.md D1): when the event channel is
+ * full the dropped event is counted and logged as upstream does, and in
+ * addition the pod is remembered and a PodSync event for it is sent at the
+ * start of a later relist, once the channel has room, so no pod is lost
+ * silently. EventedPLEG, which shares the channel, owes its pods through the
+ * same list and flushes it too (kc_generic_pleg_owe_sync_mp()).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -52,10 +54,19 @@ struct kc_generic_pleg {
         struct pod_record *first, *last;
         struct kc_pleg_event_spec *scratch;
         size_t scratch_cap;
-        char **resync; /* pods owed a PodSync after a dropped event */
+        unsigned relist_events; /* sent by the relist in progress (for its log line) */
+
+        /*
+         * Pods owed a PodSync after a dropped event, in the order they were
+         * owed; EventedPLEG owes pods too (kc_generic_pleg_owe_sync_mp()).
+         * resync_lock is innermost: held only to edit the list and to push
+         * onto the channel (which never blocks), never across a runtime
+         * call, so an owing thread never waits for a relist in progress.
+         */
+        pthread_mutex_t resync_lock;
+        char **resync;
         size_t n_resync;
         size_t resync_cap;
-        unsigned relist_events; /* sent by the relist in progress (for its log line) */
 
         pthread_mutex_t run_lock; /* start/stop */
         bool running;
@@ -374,28 +385,37 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
 /* ------------------------------------------------------------------------ */
 /* Sending                                                                    */
 
+/* Remembers @uid once (under resync_lock). */
 static int resync_mark(struct kc_generic_pleg *g, const char *uid)
 {
         char *copy;
         size_t i;
+        int r = 0;
 
+        pthread_mutex_lock(&g->resync_lock);
         for (i = 0; i < g->n_resync; i++)
                 if (strcmp(g->resync[i], uid) == 0)
-                        return 0;
+                        goto out;
         if (g->n_resync == g->resync_cap) {
                 size_t cap = g->resync_cap ? g->resync_cap * 2 : 16;
                 char **v = realloc(g->resync, cap * sizeof(*v));
 
-                if (!v)
-                        return -ENOMEM;
+                if (!v) {
+                        r = -ENOMEM;
+                        goto out;
+                }
                 g->resync = v;
                 g->resync_cap = cap;
         }
         copy = strdup(uid);
-        if (!copy)
-                return -ENOMEM;
+        if (!copy) {
+                r = -ENOMEM;
+                goto out;
+        }
         g->resync[g->n_resync++] = copy;
-        return 0;
+out:
+        pthread_mutex_unlock(&g->resync_lock);
+        return r;
 }
 
 /* Non-blocking send; a full channel drops the event and marks the pod. */
@@ -417,11 +437,13 @@ static bool send_event(struct kc_generic_pleg *g, const char *uid, enum kc_pleg_
         return false;
 }
 
-/* Sends the PodSync events owed for earlier drops, in the order they were owed. */
-static void resync_flush(struct kc_generic_pleg *g)
+/* Sends the PodSync events owed for earlier drops, in the order they were
+ * owed; returns how many stay owed. */
+static size_t resync_flush(struct kc_generic_pleg *g)
 {
         size_t i, kept = 0;
 
+        pthread_mutex_lock(&g->resync_lock);
         for (i = 0; i < g->n_resync; i++) {
                 struct kc_pleg_event *e = kc_pleg_event_new(g->resync[i], KC_PLEG_POD_SYNC, NULL);
 
@@ -435,6 +457,20 @@ static void resync_flush(struct kc_generic_pleg *g)
                 g->resync[kept++] = g->resync[i];
         }
         g->n_resync = kept;
+        pthread_mutex_unlock(&g->resync_lock);
+        return kept;
+}
+
+int kc_generic_pleg_owe_sync_mp(struct kc_generic_pleg *g, const char *uid)
+{
+        if (!g || !uid || !uid[0])
+                return -EINVAL;
+        return resync_mark(g, uid);
+}
+
+size_t kc_generic_pleg_flush_owed_mp(struct kc_generic_pleg *g)
+{
+        return resync_flush(g);
 }
 
 static void log_container_died(const struct kc_pod_status *status, const char *uid,
@@ -587,7 +623,7 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
                 goto out;
         }
 
-        resync_flush(g);
+        (void)resync_flush(g);
 
         for (r = g->first; r; r = next) {
                 next = r->next; /* relist_pod() may free r */
@@ -676,6 +712,7 @@ int kc_generic_pleg_new(const struct kc_generic_pleg_config *cfg, struct kc_gene
         atomic_init(&g->relist_time, 0);
         pthread_mutex_init(&g->relist_lock, NULL);
         pthread_mutex_init(&g->cache_lock, NULL);
+        pthread_mutex_init(&g->resync_lock, NULL);
         pthread_mutex_init(&g->run_lock, NULL);
         *ret = TAKE_PTR(g);
         return 0;
@@ -700,6 +737,7 @@ struct kc_generic_pleg *kc_generic_pleg_free(struct kc_generic_pleg *g)
         free(g->scratch);
         pthread_mutex_destroy(&g->relist_lock);
         pthread_mutex_destroy(&g->cache_lock);
+        pthread_mutex_destroy(&g->resync_lock);
         pthread_mutex_destroy(&g->run_lock);
         free(g);
         return NULL;

@@ -171,6 +171,28 @@ void kc_generic_pleg_update(struct kc_generic_pleg *g, int64_t relist_period_ns,
                             int64_t relist_threshold_ns);
 struct kc_pleg kc_generic_pleg_as_pleg(struct kc_generic_pleg *g);
 
+/**
+ * @brief Owes @p uid a PodSync (docs/deviations.md D1): for another producer
+ * on this PLEG's channel (EventedPLEG) that dropped an event of the pod on
+ * the full channel. The pod joins the list GenericPLEG keeps for its own
+ * drops, once however often it is owed, until a flush delivers its PodSync.
+ * Any thread, concurrently with a relist: it takes only the short lock of
+ * that list, never held across a runtime call, so it does not wait for a
+ * relist in progress.
+ * @return 0, -EINVAL (no UID), -ENOMEM (not remembered).
+ */
+int kc_generic_pleg_owe_sync_mp(struct kc_generic_pleg *g, const char *uid);
+/**
+ * @brief Sends the owed PodSyncs, in the order they were owed, until the
+ * channel refuses one; the rest stay owed (a refusal is not counted again
+ * as a discard). Every successful relist does this before its own events;
+ * EventedPLEG calls it too, as GenericPLEG relists only every 300 s while
+ * it is in use. Any thread; never blocks (a non-blocking push per pod
+ * under the list's lock).
+ * @return the number of pods still owed.
+ */
+size_t kc_generic_pleg_flush_owed_mp(struct kc_generic_pleg *g);
+
 /* ------------------------------------------------------------------------ */
 /* EventedPLEG (pkg/kubelet/pleg/evented.go; UPSTREAM.md §4, E1/E2 design)    */
 

@@ -153,6 +153,59 @@ static bool fake_check(void *ud, char **ret_err)
 }
 
 /* ------------------------------------------------------------------------ */
+/* An EventedPLEG over the loop's PLEG channel, for its health check only      */
+
+/* A runtime with no pods and a stream that never opens: the PLEG never starts. */
+static int none_get_pods(void *self, bool all, struct kc_pod_list *ret,
+                         struct kc_runtime_error *err)
+{
+        (void)self, (void)all, (void)err;
+        *ret = (struct kc_pod_list){ 0 };
+        return 0;
+}
+
+static int none_get_pod_status(void *self, const char *uid, const char *name, const char *ns,
+                               struct kc_pod_status **ret, struct kc_runtime_error *err)
+{
+        (void)self, (void)name, (void)ns, (void)err;
+        return kc_pod_status_new_default(uid, ret);
+}
+
+static const struct kc_pod_runtime_ops none_runtime_ops = {
+        .get_pods = none_get_pods,
+        .get_pod_status = none_get_pod_status,
+};
+
+static int none_open(void *self, void (*on_event)(void *, const struct kc_container_event *),
+                     void (*on_close)(void *, int, const struct kc_runtime_error *), void *ud,
+                     void **ret_handle, struct kc_runtime_error *err)
+{
+        (void)self, (void)on_event, (void)on_close, (void)ud, (void)ret_handle;
+        return kc_runtime_error_set(err, -EOPNOTSUPP, KC_RUNTIME_UNIMPLEMENTED, "no stream");
+}
+
+static void none_close(void *self, void *handle)
+{
+        (void)self, (void)handle;
+}
+
+static const struct kc_container_event_source_ops none_source_ops = {
+        .open = none_open,
+        .close = none_close,
+};
+
+struct env;
+
+struct evented {
+        bool rule; /* the daemon's check (kc_sync_loop_evented_pleg_healthy) or the bare one */
+        struct env *env;
+        struct kc_pod_cache *cache;
+        struct kc_generic_pleg *generic;
+        struct kc_evented_pleg *pleg;
+        atomic_int failures;
+};
+
+/* ------------------------------------------------------------------------ */
 /* Fixture                                                                    */
 
 struct env {
@@ -161,10 +214,61 @@ struct env {
         struct kc_chan *config, *pleg, *probes;
         struct kc_runtime_state *rs;
         struct kc_sync_loop *loop;
+        struct evented *ev; /* NULL: no EventedPLEG check */
         pthread_t thread;
         bool joined;
         int run_result;
 };
+
+/* The "EventedPLEG" runtimeState check, registered as the daemon registers it. */
+static bool evented_check(void *ud, char **ret_err)
+{
+        struct evented *ev = ud;
+        bool ok = ev->rule ? kc_sync_loop_evented_pleg_healthy(ev->env->loop, ev->pleg, ret_err)
+                           : kc_evented_pleg_healthy(ev->pleg, ret_err);
+
+        if (!ok)
+                atomic_fetch_add(&ev->failures, 1);
+        return ok;
+}
+
+/* Builds @p ev's PLEGs over @p e's PLEG channel and registers its check. */
+static void evented_build(struct evented *ev, struct env *e)
+{
+        const struct kc_generic_pleg_config gc = {
+                .runtime = { &none_runtime_ops, NULL },
+                .events = e->pleg,
+                .clock = e->clock,
+                .relist_period_ns = KC_EVENTED_GENERIC_RELIST_PERIOD,
+                .relist_threshold_ns = KC_EVENTED_GENERIC_RELIST_THRESHOLD,
+        };
+        struct kc_generic_pleg_config g = gc;
+        struct kc_evented_pleg_config c;
+
+        ev->env = e;
+        atomic_init(&ev->failures, 0);
+        assert_int_equal(kc_pod_cache_new(&ev->cache), 0);
+        g.cache = ev->cache;
+        assert_int_equal(kc_generic_pleg_new(&g, &ev->generic), 0);
+        c = (struct kc_evented_pleg_config){
+                .generic = ev->generic,
+                .source = { &none_source_ops, NULL },
+                .events = e->pleg,
+                .cache = ev->cache,
+                .clock = e->clock,
+        };
+        assert_int_equal(kc_evented_pleg_new(&c, &ev->pleg), 0);
+        assert_int_equal(kc_runtime_state_add_health_check(e->rs, "EventedPLEG", evented_check, ev),
+                         0);
+        e->ev = ev;
+}
+
+static void evented_free(struct evented *ev)
+{
+        kc_evented_pleg_free(ev->pleg);
+        kc_generic_pleg_free(ev->generic);
+        kc_pod_cache_free(ev->cache);
+}
 
 static void *loop_thread(void *arg)
 {
@@ -189,6 +293,10 @@ static struct kc_api_pod *mkpod(const char *uid)
 
 /* Stop signals for the next env_start (NULL: none). */
 static const sigset_t *next_stop_signals;
+/* An EventedPLEG check for the next env_start (NULL: none). */
+static struct evented *next_evented;
+/* PLEG events queued before the next env_start's loop runs. */
+static unsigned next_prefill;
 
 /* Starts the loop; @pleg_down makes the fake PLEG health check fail from the start. */
 static struct env *env_start(bool runtime_synced, bool pleg_down)
@@ -208,6 +316,13 @@ static struct env *env_start(bool runtime_synced, bool pleg_down)
         assert_int_equal(kc_chan_new(&e->probes, 10, free), 0);
         assert_int_equal(kc_runtime_state_new(e->clock, 30 * SEC, &e->rs), 0);
         assert_int_equal(kc_runtime_state_add_health_check(e->rs, "PLEG", fake_check, &e->f), 0);
+        if (next_evented)
+                evented_build(next_evented, e);
+        for (unsigned i = 0; i < next_prefill; i++)
+                assert_int_equal(
+                        kc_chan_push_mp(e->pleg,
+                                        kc_pleg_event_new("p1", KC_PLEG_CONTAINER_STARTED, "c1")),
+                        0);
         if (runtime_synced)
                 kc_runtime_state_set_runtime_sync(e->rs, T0);
         atomic_store(&e->f.runtime_down, pleg_down);
@@ -239,6 +354,8 @@ static void env_stop(struct env *e)
         assert_int_equal(e->run_result, 0);
         kc_sync_loop_free(e->loop);
         kc_runtime_state_free(e->rs);
+        if (e->ev)
+                evented_free(e->ev);
         kc_chan_free(e->probes);
         kc_chan_free(e->pleg);
         kc_chan_free(e->config);
@@ -494,6 +611,133 @@ static void test_stop_signal(void **state)
         assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
 }
 
+/* The handler's call count, read under its lock (the loop thread writes it). */
+static unsigned handled(struct env *e)
+{
+        unsigned n;
+
+        pthread_mutex_lock(&e->f.lock);
+        n = e->f.calls;
+        pthread_mutex_unlock(&e->f.lock);
+        return n;
+}
+
+/*
+ * Runs the loop until it has handled @p want PLEG events, advancing the
+ * fake clock past each back-off step it sleeps (5 s is the longest). Gives
+ * up after @p max_steps steps. Returns the number of back-off steps taken.
+ */
+static unsigned steps_until_handled(struct env *e, unsigned want, unsigned max_steps)
+{
+        unsigned steps = 0;
+
+        for (;;) {
+                /* Settled: everything handled, or asleep in a back-off step. */
+                assert_true(KC_TEST_WAIT_UNTIL(
+                        handled(e) >= want || kc_fake_clock_sleepers(e->clock) == 1, 5000));
+                if (handled(e) >= want || steps == max_steps)
+                        return steps;
+                steps++;
+                /* advance unlinks the sleeper at once: the next settle is the next step. */
+                kc_fake_clock_advance(e->clock, 5 * SEC);
+        }
+}
+
+/*
+ * The #72482 shape with EventedPLEG (core/daemon.c registers its check
+ * through kc_sync_loop_evented_pleg_healthy): the runtime is down, syncLoop
+ * backs off and reads nothing, a flood fills the PLEG channel (1000), and
+ * EventedPLEG's check now fails because the channel is full. When the
+ * runtime recovers the loop must drain the channel, although the check that
+ * fails is caused by the loop's own back-off. It does in one back-off step.
+ * (test_evented_full_channel_without_rule shows the same setup deadlocks
+ * without the rule.)
+ */
+static void test_evented_full_channel_drains(void **state)
+{
+        struct evented ev = { .rule = true };
+        struct env *e;
+        unsigned i;
+
+        (void)state;
+        next_evented = &ev;
+        e = env_start(true, true); /* the runtime is down: the loop backs off */
+        next_evented = NULL;
+        assert_true(KC_TEST_WAIT_UNTIL(kc_fake_clock_sleepers(e->clock) == 1, 5000));
+        assert_true(kc_sync_loop_backing_off(e->loop));
+        for (i = 0; i < KC_PLEG_CHANNEL_CAPACITY; i++)
+                send_event(e, "p1", KC_PLEG_CONTAINER_STARTED, "c1");
+        /* Full: the bare check fails; the daemon's passes while the loop backs off. */
+        assert_false(kc_evented_pleg_healthy(ev.pleg, NULL));
+        assert_true(kc_sync_loop_evented_pleg_healthy(e->loop, ev.pleg, NULL));
+        /* Still down for two more steps: nothing is read. */
+        assert_int_equal(steps_until_handled(e, 1, 2), 2);
+        assert_int_equal(kc_chan_len(e->pleg), KC_PLEG_CHANNEL_CAPACITY);
+        assert_int_equal(handled(e), 0);
+
+        atomic_store(&e->f.runtime_down, false);
+        assert_int_equal(steps_until_handled(e, KC_PLEG_CHANNEL_CAPACITY, 10), 1);
+        wait_calls(e, KC_PLEG_CHANNEL_CAPACITY);
+        assert_int_equal(handled(e), KC_PLEG_CHANNEL_CAPACITY);
+        assert_int_equal(kc_chan_len(e->pleg), 0);
+        assert_false(kc_sync_loop_backing_off(e->loop));
+        /* Drained, the check passes on its own again. */
+        assert_true(kc_evented_pleg_healthy(ev.pleg, NULL));
+        assert_int_equal(atomic_load(&ev.failures), 0);
+        env_stop(e);
+}
+
+/*
+ * A flood that fills the channel while the loop runs normally: the first
+ * runtimeErrors() sees EventedPLEG fail (the loop was not backing off yet)
+ * and backs off once; the next check passes and the loop drains.
+ */
+static void test_evented_flood_before_loop_runs(void **state)
+{
+        struct evented ev = { .rule = true };
+        struct env *e;
+
+        (void)state;
+        next_evented = &ev;
+        next_prefill = KC_PLEG_CHANNEL_CAPACITY;
+        e = env_start(true, false);
+        next_evented = NULL;
+        next_prefill = 0;
+        assert_int_equal(steps_until_handled(e, KC_PLEG_CHANNEL_CAPACITY, 10), 1);
+        wait_calls(e, KC_PLEG_CHANNEL_CAPACITY);
+        assert_int_equal(kc_chan_len(e->pleg), 0);
+        assert_int_equal(atomic_load(&ev.failures), 1);
+        env_stop(e);
+}
+
+/*
+ * The control: the same recovery with EventedPLEG's bare check (no rule)
+ * never drains. The runtime is back, but the full channel fails the check
+ * at every step and the loop, the channel's only reader, backs off forever.
+ */
+static void test_evented_full_channel_without_rule(void **state)
+{
+        struct evented ev = { .rule = false };
+        struct env *e;
+        unsigned i;
+
+        (void)state;
+        next_evented = &ev;
+        e = env_start(true, true);
+        next_evented = NULL;
+        assert_true(KC_TEST_WAIT_UNTIL(kc_fake_clock_sleepers(e->clock) == 1, 5000));
+        for (i = 0; i < KC_PLEG_CHANNEL_CAPACITY; i++)
+                send_event(e, "p1", KC_PLEG_CONTAINER_STARTED, "c1");
+        atomic_store(&e->f.runtime_down, false);
+        /* 10 steps (100 ms ... 5 s each, 10 x 5 s of fake time): nothing read. */
+        assert_int_equal(steps_until_handled(e, 1, 10), 10);
+        assert_int_equal(handled(e), 0);
+        assert_int_equal(kc_chan_len(e->pleg), KC_PLEG_CHANNEL_CAPACITY);
+        assert_true(kc_sync_loop_backing_off(e->loop));
+        assert_true(atomic_load(&ev.failures) >= 10);
+        env_stop(e);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -506,6 +750,9 @@ int main(void)
                 cmocka_unit_test(test_fairness),
                 cmocka_unit_test(test_stop_during_backoff),
                 cmocka_unit_test(test_stop_signal),
+                cmocka_unit_test(test_evented_full_channel_drains),
+                cmocka_unit_test(test_evented_flood_before_loop_runs),
+                cmocka_unit_test(test_evented_full_channel_without_rule),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -765,6 +765,86 @@ static void test_health_full_channel(void **state)
         env_free(e);
 }
 
+/* Fills the PLEG channel to capacity with ContainerStarted events of pod "filler". */
+static void fill_channel(struct env *e)
+{
+        while (kc_chan_len(e->events) < kc_chan_cap(e->events))
+                assert_int_equal(kc_chan_push_mp(e->events,
+                                                 kc_pleg_event_new("filler",
+                                                                   KC_PLEG_CONTAINER_STARTED, "f")),
+                                 0);
+}
+
+/* Pops every event; asserts they are all the filler's. */
+static void drain_filler(struct env *e)
+{
+        void *item = NULL;
+
+        while (kc_chan_pop_sc(e->events, &item, 0) == 0) {
+                assert_string_equal(((struct kc_pleg_event *)item)->pod_id, "filler");
+                kc_pleg_event_free(item);
+        }
+}
+
+/*
+ * D1 for EventedPLEG: an event dropped on the full PLEG channel owes its pod
+ * a PodSync, like GenericPLEG's drops. Pods A then B lose every event; once
+ * the channel has room, the next relist delivers one PodSync each, in the
+ * order they were owed. A pod that then loses an event is resynced by the
+ * next processed event, before that event's own PLEG events.
+ */
+static void test_full_channel_owes_pod_sync(void **state)
+{
+        struct env *e = env_new(&(struct env_opts){ .capacity = KC_PLEG_CHANNEL_CAPACITY });
+        struct evb b;
+
+        (void)state;
+        fill_channel(e);
+        assert_false(kc_evented_pleg_healthy(e->ev, NULL));
+        assert_int_equal(
+                kc_evented_pleg_process_event(e->ev, mkev1(&b, KC_CONTAINER_EVENT_STARTED, "A",
+                                                           T0 + 1, KC_CONTAINER_STATE_RUNNING)),
+                0);
+        assert_int_equal(
+                kc_evented_pleg_process_event(e->ev, mkev1(&b, KC_CONTAINER_EVENT_STARTED, "B",
+                                                           T0 + 2, KC_CONTAINER_STATE_RUNNING)),
+                0);
+        /* Two of A's events lost as well: A stays owed once. */
+        assert_int_equal(kc_evented_pleg_process_event(
+                                 e->ev, mkev(&b, KC_CONTAINER_EVENT_DELETED, "A", "c1", T0 + 3,
+                                             KC_SANDBOX_STATE_READY, "10.0.0.1", NULL, 0)),
+                         0);
+        assert_true(counter(e->m.pleg_discard_events) == 4);
+        drain_filler(e);
+        assert_true(kc_evented_pleg_healthy(e->ev, NULL));
+
+        /* The next relist with room (the runtime lists nothing: no events of its own). */
+        assert_int_equal(kc_generic_pleg_relist(e->generic), 0);
+        expect_event(e, "A", KC_PLEG_POD_SYNC, "");
+        expect_event(e, "B", KC_PLEG_POD_SYNC, "");
+        expect_no_event(e);
+        /* Owed once: a second relist sends nothing. */
+        assert_int_equal(kc_generic_pleg_relist(e->generic), 0);
+        expect_no_event(e);
+
+        /* The consumer's next event flushes first. */
+        fill_channel(e);
+        assert_int_equal(
+                kc_evented_pleg_process_event(e->ev, mkev1(&b, KC_CONTAINER_EVENT_STOPPED, "B",
+                                                           T0 + 4, KC_CONTAINER_STATE_EXITED)),
+                0);
+        drain_filler(e);
+        assert_int_equal(
+                kc_evented_pleg_process_event(e->ev, mkev1(&b, KC_CONTAINER_EVENT_STARTED, "C",
+                                                           T0 + 5, KC_CONTAINER_STATE_RUNNING)),
+                1);
+        expect_event(e, "B", KC_PLEG_POD_SYNC, "");
+        expect_event(e, "C", KC_PLEG_CONTAINER_STARTED, "c1");
+        expect_no_event(e);
+        assert_true(counter(e->m.pleg_discard_events) == 5);
+        env_free(e);
+}
+
 /* ------------------------------------------------------------------------ */
 /* The stream                                                                 */
 
@@ -1055,6 +1135,51 @@ static void test_global_cache_update(void **state)
         env_free(e);
 }
 
+/*
+ * D1 on a quiet stream: GenericPLEG relists only every 300 s while
+ * EventedPLEG is in use, and no further event comes; the owed PodSync goes
+ * out on the next updateGlobalCache tick (2 s) once the channel has room.
+ */
+static void test_owed_sync_on_quiet_stream(void **state)
+{
+        struct env *e = env_new(&(struct env_opts){ .capacity = KC_PLEG_CHANNEL_CAPACITY,
+                                                    .cache_update_period = 2 * SEC });
+        struct evb b;
+        void *item = NULL;
+        struct kc_pleg_event *pe;
+
+        (void)state;
+        assert_int_equal(kc_generic_pleg_start(e->generic), 0);
+        source_set_mode(&e->src, SOURCE_OK);
+        assert_int_equal(kc_evented_pleg_start(e->ev), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(source_active(&e->src) && relists(e) == 1, WAIT_MS));
+        fill_channel(e);
+        assert_true(source_deliver(&e->src, mkev1(&b, KC_CONTAINER_EVENT_STARTED, "A", T0 + 1,
+                                                  KC_CONTAINER_STATE_RUNNING)));
+        /* The consumer processed it: cached, its ContainerStarted dropped. */
+        assert_true(KC_TEST_WAIT_UNTIL(counter(e->m.pleg_discard_events) == 1, WAIT_MS));
+        /* Generic (300 s) and the cache thread (2 s) asleep; the stream is connected. */
+        WAIT_SETTLED(e, stats(e).connections == 1, 2);
+        drain_filler(e);
+        kc_test_sleep_ms(20);
+        expect_no_event(e);
+
+        assert_int_equal(kc_fake_clock_advance(e->clock, 2 * SEC), 0);
+        assert_int_equal(
+                kc_chan_pop_sc(e->events, &item, (int)(WAIT_MS * kc_test_timeout_multiplier())), 0);
+        pe = item;
+        assert_string_equal(pe->pod_id, "A");
+        assert_string_equal(kc_pleg_event_type_to_string(pe->type), "PodSync");
+        kc_pleg_event_free(pe);
+        /* Without a relist: the generic PLEG still sleeps its 300 s. */
+        assert_int_equal(relists(e), 1);
+        WAIT_SETTLED(e, true, 2);
+        expect_no_event(e);
+        kc_evented_pleg_stop(e->ev);
+        kc_generic_pleg_stop(e->generic);
+        env_free(e);
+}
+
 /* Start and stop are idempotent; stop is prompt in every state; free stops. */
 static void test_start_stop(void **state)
 {
@@ -1164,6 +1289,8 @@ int main(void)
                 cmocka_unit_test(test_ip_preservation),
                 cmocka_unit_test(test_metrics_values),
                 cmocka_unit_test(test_health_full_channel),
+                cmocka_unit_test(test_full_channel_owes_pod_sync),
+                cmocka_unit_test(test_owed_sync_on_quiet_stream),
                 cmocka_unit_test(test_stream_events_flow),
                 cmocka_unit_test(test_stream_connects_after_settle),
                 cmocka_unit_test(test_retry_backoff),

@@ -434,6 +434,41 @@ static void test_resync_waits_for_room(void **state)
         env_free(e);
 }
 
+/*
+ * D1, another producer's drops (EventedPLEG): kc_generic_pleg_owe_sync_mp()
+ * joins the list of GenericPLEG's own drops, in owing order, once per pod;
+ * a relist or kc_generic_pleg_flush_owed_mp() delivers them when there is
+ * room, and neither counts a discard.
+ */
+static void test_owe_sync(void **state)
+{
+        struct env *e = env_new_full(2, false);
+
+        (void)state;
+        assert_int_equal(kc_generic_pleg_owe_sync_mp(e->pleg, NULL), -EINVAL);
+        assert_int_equal(kc_generic_pleg_owe_sync_mp(e->pleg, ""), -EINVAL);
+        assert_int_equal(kc_generic_pleg_flush_owed_mp(e->pleg), 0);
+        RUNTIME(e, "p1 a:running b:running", "p2 c:running");
+        assert_int_equal(kc_generic_pleg_relist(e->pleg), 0); /* p2's event dropped: owed */
+        assert_int_equal(kc_generic_pleg_owe_sync_mp(e->pleg, "x1"), 0);
+        assert_int_equal(kc_generic_pleg_owe_sync_mp(e->pleg, "p2"), 0); /* owed already */
+        assert_int_equal(kc_generic_pleg_owe_sync_mp(e->pleg, "x2"), 0);
+        assert_int_equal(kc_generic_pleg_owe_sync_mp(e->pleg, "x1"), 0);
+        /* Full: nothing fits, all three stay owed. */
+        assert_int_equal(kc_generic_pleg_flush_owed_mp(e->pleg), 3);
+        assert_string_equal(drain(e), "p1 ContainerStarted a;p1 ContainerStarted b");
+        /* Room for two: the first two in owing order, the third stays. */
+        assert_int_equal(kc_generic_pleg_flush_owed_mp(e->pleg), 1);
+        assert_string_equal(drain(e), "p2 PodSync ;x1 PodSync ");
+        assert_int_equal(kc_generic_pleg_relist(e->pleg), 0);
+        assert_string_equal(drain(e), "x2 PodSync ");
+        assert_int_equal(kc_generic_pleg_flush_owed_mp(e->pleg), 0);
+        assert_int_equal(kc_generic_pleg_relist(e->pleg), 0);
+        assert_string_equal(drain(e), "");
+        assert_true(kc_counter_value(e->metrics.pleg_discard_events) == 1.0);
+        env_free(e);
+}
+
 /* F-PLEG-14: the global cache time is the pre-listing timestamp, set only
  * after every per-pod write. */
 static void test_update_time_after_pod_writes(void **state)
@@ -584,6 +619,75 @@ static void test_relists_serialised(void **state)
         assert_int_equal(calls(e, "GetPods", ""), 90);
         /* The single start event was sent once, not once per thread. */
         assert_string_equal(drain(e), "p1 ContainerStarted c1");
+        env_free(e);
+}
+
+struct owner {
+        struct env *e;
+        int n;
+        atomic_bool done;
+};
+
+static void *owe_thread(void *arg)
+{
+        struct owner *o = arg;
+        char uid[32];
+        int i;
+
+        for (i = 0; i < o->n; i++) {
+                snprintf(uid, sizeof(uid), "o%d", i);
+                assert_int_equal(kc_generic_pleg_owe_sync_mp(o->e->pleg, uid), 0);
+        }
+        atomic_store(&o->done, true);
+        return NULL;
+}
+
+static void *flush_thread(void *arg)
+{
+        struct owner *o = arg;
+
+        while (!atomic_load(&o->done))
+                (void)kc_generic_pleg_flush_owed_mp(o->e->pleg);
+        return NULL;
+}
+
+/*
+ * D1 across threads (run under TSan too): pods owed from one thread while
+ * another relists and a third flushes (EventedPLEG's consumer and cache
+ * threads against the relist thread) each get exactly one PodSync.
+ */
+static void test_owe_sync_concurrent(void **state)
+{
+        struct env *e = env_new_full(1000, false);
+        struct relister r = { e, 20 };
+        struct owner o = { .e = e, .n = 300 };
+        bool seen[300] = { false };
+        pthread_t t[3];
+        void *item;
+        int i, n = 0;
+
+        (void)state;
+        atomic_init(&o.done, false);
+        e->probe.real_delay = true;
+        assert_int_equal(pthread_create(&t[0], NULL, relist_thread, &r), 0);
+        assert_int_equal(pthread_create(&t[1], NULL, owe_thread, &o), 0);
+        assert_int_equal(pthread_create(&t[2], NULL, flush_thread, &o), 0);
+        for (i = 0; i < 3; i++)
+                pthread_join(t[i], NULL);
+        assert_int_equal(kc_generic_pleg_flush_owed_mp(e->pleg), 0);
+        while (kc_chan_pop_sc(e->events, &item, 0) == 0) {
+                struct kc_pleg_event *ev = item;
+
+                assert_int_equal(ev->type, KC_PLEG_POD_SYNC);
+                assert_int_equal(ev->pod_id[0], 'o');
+                i = atoi(ev->pod_id + 1);
+                assert_true(i >= 0 && i < o.n);
+                assert_false(seen[i]);
+                seen[i] = true;
+                n++;
+                kc_pleg_event_free(ev);
+        }
+        assert_int_equal(n, o.n);
         env_free(e);
 }
 
@@ -805,6 +909,8 @@ int main(void)
                 cmocka_unit_test(test_changed_refreshes_but_is_not_sent),
                 cmocka_unit_test(test_channel_full),
                 cmocka_unit_test(test_resync_waits_for_room),
+                cmocka_unit_test(test_owe_sync),
+                cmocka_unit_test(test_owe_sync_concurrent),
                 cmocka_unit_test(test_update_time_after_pod_writes),
                 cmocka_unit_test(test_list_failure_changes_nothing),
                 cmocka_unit_test(test_health),
