@@ -216,6 +216,10 @@ struct worker_thread {
         pthread_t tid;
         struct kc_pod_workers *pw;
         struct worker_thread *next;
+        /* Idle: waiting on its own condition variable, on pw->idle_top. */
+        pthread_cond_t cond;
+        struct worker_thread *idle_next;
+        bool on_idle_stack;
 };
 
 struct static_started {
@@ -244,7 +248,15 @@ struct kc_pod_workers {
         int64_t idle_timeout_ns;
 
         pthread_mutex_t lock;
-        pthread_cond_t work_cond; /* idle pool threads */
+        /*
+         * Idle pool threads, the most recently idle first: work wakes the top
+         * one, so under a light load the same few threads serve it and the
+         * others reach the idle timeout and exit. (One shared condition
+         * variable woke the oldest waiter first: every thread got work in
+         * turn, none ever idled for the timeout, and a pool grown in a burst
+         * never shrank, each thread's malloc cache growing: bench/soak.py.)
+         */
+        struct worker_thread *idle_top;
         pthread_cond_t idle_cond; /* kc__pod_workers_drain */
 
         struct kc_map *pods; /* uid → struct pod_entry */
@@ -455,6 +467,7 @@ static void join_zombies_locked(struct kc_pod_workers *pw)
                 /* The zombie released the lock for the last time before it was
                  * listed here; joining it under the lock cannot deadlock. */
                 pthread_join(z->tid, NULL);
+                pthread_cond_destroy(&z->cond);
                 free(z);
                 z = next;
         }
@@ -473,6 +486,7 @@ static void spawn_locked(struct kc_pod_workers *pw)
                 return;
         }
         t->pw = pw;
+        cond_init_monotonic(&t->cond);
         pthread_attr_init(&attr);
         pthread_attr_setstacksize(&attr, pw->stack_size);
         r = pthread_create(&t->tid, &attr, worker_main, t);
@@ -482,13 +496,53 @@ static void spawn_locked(struct kc_pod_workers *pw)
                  * spawn picks it up. */
                 errno = r;
                 kc_log_error("Pod workers: pthread_create failed: %m threads=%u", pw->n_threads);
+                pthread_cond_destroy(&t->cond);
                 free(t);
                 return;
         }
+        /* The pool is the one elastic set of threads: named, so that a soak
+         * (bench/soak.py) or top -H tells it from the fixed ones. */
+        (void)pthread_setname_np(t->tid, "kc-podworker");
         t->next = pw->threads;
         pw->threads = t;
         pw->n_threads++;
         pw->n_starting++;
+}
+
+/* Wakes the most recently idle thread, if any. */
+static void wake_one_locked(struct kc_pod_workers *pw)
+{
+        struct worker_thread *t = pw->idle_top;
+
+        if (!t)
+                return;
+        pw->idle_top = t->idle_next;
+        t->idle_next = NULL;
+        t->on_idle_stack = false;
+        pthread_cond_signal(&t->cond);
+}
+
+/* Sleeps on @self's condition variable until woken or @deadline, on top of the idle stack. */
+static int idle_wait_locked(struct kc_pod_workers *pw, struct worker_thread *self,
+                            const struct timespec *deadline)
+{
+        struct worker_thread **p;
+        int r;
+
+        self->idle_next = pw->idle_top;
+        pw->idle_top = self;
+        self->on_idle_stack = true;
+        r = pthread_cond_timedwait(&self->cond, &pw->lock, deadline);
+        if (self->on_idle_stack) {
+                /* Timed out (or a spurious wakeup): nobody popped us. */
+                for (p = &pw->idle_top; *p && *p != self; p = &(*p)->idle_next)
+                        ;
+                if (*p)
+                        *p = self->idle_next;
+                self->idle_next = NULL;
+                self->on_idle_stack = false;
+        }
+        return r;
 }
 
 /* Sends the signal: marks the mailbox and makes the entry ready if it can run. */
@@ -513,7 +567,7 @@ static void schedule_locked(struct kc_pod_workers *pw, struct pod_entry *e)
          * still starting counts, or a burst of pushes would spawn one per push. */
         if (pw->rq_len > pw->n_idle + pw->n_starting && pw->n_threads < pw->max_threads)
                 spawn_locked(pw);
-        pthread_cond_signal(&pw->work_cond);
+        wake_one_locked(pw);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1106,7 +1160,7 @@ static void *worker_main(void *arg)
                 }
                 deadline = monotonic_deadline(pw->idle_timeout_ns);
                 pw->n_idle++;
-                r = pthread_cond_timedwait(&pw->work_cond, &pw->lock, &deadline);
+                r = idle_wait_locked(pw, self, &deadline);
                 pw->n_idle--;
                 if (r == ETIMEDOUT && !pw->stopping && !pw->rq_head &&
                     pw->n_threads > pw->min_threads) {
@@ -1173,7 +1227,6 @@ int kc_pod_workers_new(const struct kc_pod_workers_config *cfg, struct kc_pod_wo
                 return -ENOMEM;
         }
         pthread_mutex_init(&pw->lock, NULL);
-        cond_init_monotonic(&pw->work_cond);
         cond_init_monotonic(&pw->idle_cond);
         *ret = pw;
         return 0;
@@ -1198,7 +1251,9 @@ struct kc_pod_workers *kc_pod_workers_free(struct kc_pod_workers *pw)
                 if (e->ctx)
                         kc_cancel_trigger_mp(e->ctx);
         }
-        pthread_cond_broadcast(&pw->work_cond);
+        for (t = pw->threads; t; t = t->next)
+                pthread_cond_signal(&t->cond);
+        pw->idle_top = NULL;
         live = pw->threads;
         pw->threads = NULL;
         pthread_mutex_unlock(&pw->lock);
@@ -1207,6 +1262,7 @@ struct kc_pod_workers *kc_pod_workers_free(struct kc_pod_workers *pw)
                 struct worker_thread *next = t->next;
 
                 pthread_join(t->tid, NULL);
+                pthread_cond_destroy(&t->cond);
                 free(t);
                 t = next;
         }
@@ -1241,7 +1297,6 @@ struct kc_pod_workers *kc_pod_workers_free(struct kc_pod_workers *pw)
         while (kc_map_next(pw->held, &iter, &key, &value))
                 free(value);
         kc_map_free(pw->held);
-        pthread_cond_destroy(&pw->work_cond);
         pthread_cond_destroy(&pw->idle_cond);
         pthread_mutex_destroy(&pw->lock);
         free(pw);

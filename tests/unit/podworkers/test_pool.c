@@ -6,6 +6,7 @@
  * the worker pool (a stuck pod never delays another; idle threads exit).
  */
 #include "fixture.h"
+#include "kc_test.h"
 
 /* TestSyncKnownPods (F-PW-14, F-PW-15). */
 static void test_sync_known_pods(void **state)
@@ -505,13 +506,92 @@ static void test_pool_grows_and_shrinks(void **state)
         assert_true(kc__pod_workers_thread_count(fx->pw) >= 2);
         kc_cancel_trigger_mp(fx->fake.gate);
         drain(fx);
-        for (int i = 0; i < 100 && kc__pod_workers_thread_count(fx->pw) > 1; i++)
+        /* 50 ms idle timeout; up to 5 s (scaled) for a loaded machine to run the exits. */
+        for (int i = 0;
+             i < 500 * kc_test_timeout_multiplier() && kc__pod_workers_thread_count(fx->pw) > 1;
+             i++)
                 nanosleep(&ms, NULL);
         assert_int_equal(kc__pod_workers_thread_count(fx->pw), 1);
         /* and it still works after shrinking (a spawn joins the exited threads) */
         update_new(fx, KC_SYNC_POD_CREATE, "late", "ns", "late", false);
         drain(fx);
         assert_int_equal(n_recs_for(fx, "late"), 1);
+        fixture_free(fx);
+}
+
+/*
+ * A trickle of work after a burst lets the surplus threads retire: the most
+ * recently idle thread is woken first, so one thread serves the trickle and
+ * the others reach the idle timeout. Woken in arrival order (the oldest
+ * waiter first), every thread got work before its timeout and the pool stayed
+ * at its burst size for good, each thread's malloc cache growing (bench/soak).
+ */
+static void test_pool_shrinks_under_trickle(void **state)
+{
+        const int64_t idle = 300 * KC_NSEC_PER_MSEC;
+        struct fixture *fx = fixture_new();
+        struct timespec tick = { 0, 20 * KC_NSEC_PER_MSEC };
+        struct kc_pod_cache *cache = NULL;
+        struct kc_clock *real = kc_clock_real();
+        int64_t deadline;
+        unsigned burst = 0, n = 0;
+        char uid[16];
+
+        (void)state;
+        /* A cache with a real timeline, so that syncs can be made to wait in it. */
+        assert_int_equal(kc_pod_cache_new(&cache), 0);
+        {
+                struct kc_pod_workers_config cfg = {
+                        .clock = fx->clock,
+                        .cache = cache,
+                        .syncer = &fake_ops,
+                        .syncer_userdata = &fx->fake,
+                        .enqueue = fake_enqueue,
+                        .enqueue_userdata = &fx->fake,
+                        .resync_interval_ns = 60 * SEC,
+                        .random = fixed_random,
+                        .max_threads = 64,
+                        .min_threads = 1,
+                        .stack_size = 128 * 1024,
+                        .idle_timeout_ns = idle,
+                };
+                kc_pod_workers_free(fx->pw);
+                assert_int_equal(kc_pod_workers_new(&cfg, &fx->pw), 0);
+        }
+        kc_pod_cache_update_time(cache, T0);
+        for (int i = 0; i < 8; i++) {
+                snprintf(uid, sizeof(uid), "p%d", i);
+                update_new(fx, KC_SYNC_POD_CREATE, uid, "ns", uid, false);
+        }
+        drain(fx);
+        /* The burst: eight syncs wait in the cache at once, on eight threads. */
+        kc_fake_clock_advance(fx->clock, SEC);
+        for (int i = 0; i < 8; i++) {
+                snprintf(uid, sizeof(uid), "p%d", i);
+                update_new(fx, KC_SYNC_POD_SYNC, uid, "ns", uid, false);
+        }
+        deadline = kc_clock_now(real) + 5 * SEC * kc_test_timeout_multiplier();
+        while ((burst = kc__pod_workers_thread_count(fx->pw)) < 8 && kc_clock_now(real) < deadline)
+                nanosleep(&tick, NULL);
+        assert_true(burst >= 8);
+        /* Every later sync finds the cache fresh enough and does not wait. */
+        kc_pod_cache_update_time(cache, T0 + 1000 * SEC);
+        drain(fx);
+
+        /* The trickle: one sync every 20 ms, far more often than the 300 ms
+         * timeout, until the pool is down to two threads (or the deadline). */
+        deadline = kc_clock_now(real) + 10 * SEC * kc_test_timeout_multiplier();
+        while ((n = kc__pod_workers_thread_count(fx->pw)) > 2 && kc_clock_now(real) < deadline) {
+                update_new(fx, KC_SYNC_POD_SYNC, "p0", "ns", "p0", false);
+                nanosleep(&tick, NULL);
+        }
+        assert_true(n <= 2);
+        /* and the trickle was served all along */
+        drain(fx);
+        assert_true(n_recs_for(fx, "p0") >= 3);
+        kc_pod_workers_free(fx->pw);
+        fx->pw = NULL;
+        kc_pod_cache_free(cache);
         fixture_free(fx);
 }
 
@@ -552,6 +632,7 @@ int main(void)
                 cmocka_unit_test(test_static_pods_serialised),
                 cmocka_unit_test(test_stuck_pod_does_not_delay_others),
                 cmocka_unit_test(test_pool_grows_and_shrinks),
+                cmocka_unit_test(test_pool_shrinks_under_trickle),
                 cmocka_unit_test(test_free_cancels_in_flight),
         };
 
