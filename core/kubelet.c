@@ -18,10 +18,14 @@
 
 /* Orphaned runtime pods are killed with a 1 s grace period (upstream). */
 #define ORPHAN_KILL_GRACE_S 1
+/* How often housekeeping removes the sandboxes of removed pods (upstream's
+ * ContainerGCPeriod). */
+#define CONTAINER_GC_PERIOD_NS (60 * KC_NSEC_PER_SEC)
 
 struct kc_kubelet {
         struct kc_kubelet_deps d;
         struct kc_sync_loop *loop;
+        int64_t last_container_gc; /* 0: never */
 };
 
 int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret)
@@ -258,6 +262,73 @@ static void remove_orphaned_statuses(struct kc_kubelet *k,
                 kc_log_error("Failed to remove orphaned pod statuses");
 }
 
+static bool pod_is_desired(struct kc_api_pod *const *pods, size_t n, const char *uid)
+{
+        size_t i;
+
+        for (i = 0; i < n; i++)
+                if (strcmp(pods[i]->uid, uid) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * The container garbage collection's sandbox eviction for removed pods
+ * (upstream containerGC.evictSandboxes with ShouldPodContentBeRemoved):
+ * a runtime pod that is not desired, whose content the pod workers say may
+ * go (deleted and terminated, or unknown once they synced), with no ready
+ * sandbox and no running container, loses its sandboxes and with them its
+ * dead containers. Without it every deleted pod stayed in the runtime, so
+ * each relist, the PLEG records and the pod cache grew with the number of
+ * pods ever deleted (found by bench/soak.py). Sandboxes of pods still
+ * desired are left (upstream keeps the newest one), and so is anything
+ * running: killing orphans is kill_orphaned_runtime_pods' job.
+ */
+static void evict_sandboxes_of_removed_pods(struct kc_kubelet *k, struct kc_api_pod *const *pods,
+                                            size_t n, int64_t now)
+{
+        struct kc_runtime_error err = { 0 };
+        struct kc_pod_list all = { 0 };
+        size_t i, j, removed = 0;
+
+        if (!k->d.runtime.ops->remove_pod_sandbox)
+                return;
+        if (k->last_container_gc && now - k->last_container_gc < CONTAINER_GC_PERIOD_NS)
+                return;
+        k->last_container_gc = now;
+        if (k->d.runtime.ops->get_pods(k->d.runtime.self, true, &all, &err) < 0) {
+                kc_log_error("Container garbage collection failed to list pods err=\"%s\"",
+                             err.message);
+                return;
+        }
+        for (i = 0; i < all.n; i++) {
+                const struct kc_pod *rp = all.pods[i];
+                bool active = false;
+
+                for (j = 0; j < rp->n_sandboxes && !active; j++)
+                        active = rp->sandboxes[j].state == KC_CONTAINER_STATE_RUNNING;
+                for (j = 0; j < rp->n_containers && !active; j++)
+                        active = rp->containers[j].state == KC_CONTAINER_STATE_RUNNING;
+                if (active || !rp->id || pod_is_desired(pods, n, rp->id) ||
+                    !kc_pod_workers_should_pod_content_be_removed(k->d.pod_workers, rp->id))
+                        continue;
+                for (j = 0; j < rp->n_sandboxes; j++) {
+                        struct kc_runtime_error e = { 0 };
+
+                        if (k->d.runtime.ops->remove_pod_sandbox(k->d.runtime.self,
+                                                                 rp->sandboxes[j].id, &e) < 0)
+                                kc_log_error("Failed to remove sandbox sandboxID=\"%s\" "
+                                             "podUID=\"%s\" err=\"%s\"",
+                                             rp->sandboxes[j].id, rp->id, e.message);
+                        else
+                                removed++;
+                }
+        }
+        if (removed)
+                kc_log_v(2, "Container garbage collection removed sandboxes count=%zu", removed);
+        kc_pod_list_done(&all);
+}
+
 /* HandlePodCleanups (housekeeping). */
 static void handle_pod_cleanups(void *ud)
 {
@@ -273,6 +344,7 @@ static void handle_pod_cleanups(void *ud)
                 goto out;
         }
         kill_orphaned_runtime_pods(k, &working);
+        evict_sandboxes_of_removed_pods(k, pods, n, start);
         /* Desired pods the workers no longer know (forgotten after a same-UID
          * restart, or terminated and purged) start again. */
         for (i = 0; i < n; i++) {

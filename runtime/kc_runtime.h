@@ -292,6 +292,12 @@ struct kc_pod_runtime_ops {
          */
         int (*get_pod_status)(void *self, const char *uid, const char *name, const char *namespace,
                               struct kc_pod_status **ret, struct kc_runtime_error *err);
+        /**
+         * RemovePodSandbox, for the kubelet's container garbage collection:
+         * removes a sandbox and every container in it. A sandbox already gone
+         * is not an error. May be NULL (nothing is ever removed then).
+         */
+        int (*remove_pod_sandbox)(void *self, const char *id, struct kc_runtime_error *err);
 };
 
 struct kc_pod_runtime {

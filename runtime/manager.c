@@ -687,9 +687,17 @@ static int mgr_get_pod_status(void *self, const char *uid, const char *name, con
         return kc_runtime_manager_get_pod_status(self, uid, name, namespace, ret, err);
 }
 
+static int mgr_remove_pod_sandbox(void *self, const char *id, struct kc_runtime_error *err)
+{
+        struct kc_runtime_manager *m = self;
+
+        return m->svc.ops->remove_pod_sandbox(m->svc.self, id, err);
+}
+
 static const struct kc_pod_runtime_ops manager_pod_runtime_ops = {
         .get_pods = mgr_get_pods,
         .get_pod_status = mgr_get_pod_status,
+        .remove_pod_sandbox = mgr_remove_pod_sandbox,
 };
 
 struct kc_pod_runtime kc_runtime_manager_pod_runtime(struct kc_runtime_manager *m)

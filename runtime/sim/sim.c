@@ -1485,9 +1485,12 @@ static int sim_get_pod_status(void *self, const char *uid, const char *name, con
         return 0;
 }
 
+static int sim_remove_pod_sandbox(void *self, const char *id, struct kc_runtime_error *err);
+
 static const struct kc_pod_runtime_ops sim_pod_runtime_ops = {
         .get_pods = sim_get_pods,
         .get_pod_status = sim_get_pod_status,
+        .remove_pod_sandbox = sim_remove_pod_sandbox,
 };
 
 struct kc_pod_runtime kc_sim_pod_runtime(struct kc_sim *s)

@@ -335,11 +335,71 @@ static void test_housekeeping_kills_orphans(void **state)
         env_stop(e);
 }
 
+/* Sandboxes plus containers the runtime still holds for pod @p uid. */
+static size_t runtime_objects(struct env *e, const char *uid)
+{
+        struct kc_pod_runtime rt = kc_sim_pod_runtime(e->sim);
+        struct kc_runtime_error err = { 0 };
+        struct kc_pod_list all = { 0 };
+        size_t i, n = 0;
+
+        assert_int_equal(rt.ops->get_pods(rt.self, true, &all, &err), 0);
+        for (i = 0; i < all.n; i++)
+                if (strcmp(all.pods[i]->id, uid) == 0)
+                        n += all.pods[i]->n_sandboxes + all.pods[i]->n_containers;
+        kc_pod_list_done(&all);
+        return n;
+}
+
+/* Container GC in housekeeping (every 60 s): the dead sandbox of a pod no
+ * longer desired and unknown to the workers goes, with its dead container;
+ * the dead sandbox of a desired pod stays. Before it, every deleted pod
+ * stayed in the runtime forever (bench/soak.py's RSS growth). */
+static void test_housekeeping_removes_sandboxes_of_removed_pods(void **state)
+{
+        const struct kc_sim_container_spec dead_ctr = { .id = "gc",
+                                                        .name = "c",
+                                                        .state = KC_CONTAINER_STATE_EXITED };
+        const struct kc_sim_container_spec dead_sb = { .id = "gs",
+                                                       .name = "POD",
+                                                       .state = KC_CONTAINER_STATE_EXITED };
+        const struct kc_sim_container_spec kept_sb = { .id = "ks",
+                                                       .name = "POD",
+                                                       .state = KC_CONTAINER_STATE_EXITED };
+        const struct kc_sim_pod_spec pods[] = {
+                { .id = "gone",
+                  .name = "g",
+                  .namespace = "x",
+                  .containers = &dead_ctr,
+                  .n_containers = 1,
+                  .sandboxes = &dead_sb,
+                  .n_sandboxes = 1 },
+                { .id = "B",
+                  .name = "B",
+                  .namespace = "default",
+                  .sandboxes = &kept_sb,
+                  .n_sandboxes = 1 },
+        };
+        struct env *e = env_start();
+
+        (void)state;
+        assert_int_equal(kc_sim_set_pods(e->sim, pods, KC_ELEMENTSOF(pods)), 0);
+        assert_int_equal(runtime_objects(e, "gone"), 2);
+        send(e, KC_POD_OP_ADD, "B"); /* the "file" source is now seen */
+        EXPECT(e, "sync_pod(B,create)");
+        kc_fake_clock_advance(e->clock, 2 * SEC); /* housekeeping; pod workers synced */
+        kc_fake_clock_advance(e->clock, 61 * SEC);
+        assert_true(KC_TEST_WAIT_UNTIL(runtime_objects(e, "gone") == 0, 5000));
+        assert_int_equal(runtime_objects(e, "B"), 1);
+        env_stop(e);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pod_lifecycle),
                 cmocka_unit_test(test_housekeeping_kills_orphans),
+                cmocka_unit_test(test_housekeeping_removes_sandboxes_of_removed_pods),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
