@@ -37,8 +37,6 @@
 #include "kc_runtime.h"
 
 /* Upstream constants (UPSTREAM.md §1). */
-#define CONFIG_CHANNEL_CAPACITY 50 /* the config mux's updates channel */
-#define PLEG_CHANNEL_CAPACITY 1000 /* plegChannelCapacity */
 #define PLEG_RELIST_PERIOD (1 * KC_NSEC_PER_SEC)
 #define PLEG_RELIST_THRESHOLD (3 * KC_NSEC_PER_MIN)
 
@@ -55,21 +53,8 @@ struct daemon {
         char *runtime_name;
         char *runtime_version; /* "<name>://<version>" */
         struct kc_runtime_manager *manager;
-        struct kc_pod_cache *cache;
-        struct kc_pod_manager *pod_manager;
-        struct kc_backoff *backoff, *image_backoff;
-        struct kc_reason_cache *reasons;
-        struct kc_status_manager *status_manager;
-        struct kc_runtime_state *runtime_state;
-        struct kc_chan *config, *events;
-        struct kc_generic_pleg *pleg;
+        struct kc_kubelet_parts k;       /* NewMainKubelet's parts (core/kubelet_parts.c) */
         struct kc_evented_pleg *evented; /* --feature-gates=EventedPLEG=true */
-        struct kc_work_queue *work_queue;
-        struct kc_pod_syncer *syncer;
-        struct kc_pod_workers *pod_workers;
-        struct kc_pod_container_deletor *deletor;
-        struct kc_kubelet *kubelet;
-        struct kc_sync_loop *loop;
         struct kc_file_source *file_source;
         struct kc_runtime_up_poller *runtime_up;
         struct kc_node_status *node;
@@ -101,14 +86,20 @@ static int detect_node_ip(const char *flag, char **ret)
         return *ret ? 0 : -ENOMEM;
 }
 
-static bool pleg_healthy(void *ud, char **ret_err)
-{
-        return kc_generic_pleg_healthy(ud, ret_err);
-}
-
+/*
+ * EventedPLEG's check fails while the PLEG channel is full, and a failing
+ * check makes syncLoop back off, reading nothing: the channel, whose only
+ * reader is syncLoop, would then stay full and syncLoop back off forever
+ * (found by tests/integration/test_faults_flood.py: a flood while the
+ * runtime was unhealthy, then the runtime recovered). So the check passes
+ * while syncLoop backs off: kc_sync_loop_evented_pleg_healthy(), tested in
+ * tests/unit/core/test_sync_loop.c.
+ */
 static bool evented_healthy(void *ud, char **ret_err)
 {
-        return kc_evented_pleg_healthy(ud, ret_err);
+        struct daemon *d = ud;
+
+        return kc_sync_loop_evented_pleg_healthy(d->k.loop, d->evented, ret_err);
 }
 
 /* GenericPLEG asks on every cache write; the EventedPLEG is built after it. */
@@ -145,11 +136,11 @@ static const struct kc_container_event_source_ops no_events_ops = {
 static int build_evented(struct daemon *d)
 {
         const struct kc_evented_pleg_config ec = {
-                .generic = d->pleg,
+                .generic = d->k.pleg,
                 .source = d->cri ? kc_cri_event_source(d->cri)
                                  : (struct kc_container_event_source){ &no_events_ops, NULL },
-                .events = d->events,
-                .cache = d->cache,
+                .events = d->k.events,
+                .cache = d->k.cache,
                 .clock = d->clock,
                 .metrics = &d->metrics,
                 .cache_update_period_ns = d->f->evented_pleg_cache_update_period_ns,
@@ -162,9 +153,9 @@ static int build_evented(struct daemon *d)
         r = kc_evented_pleg_new(&ec, &d->evented);
         if (r < 0)
                 return r;
-        kc_pod_cache_set_newer_wins(d->cache, true);
-        return kc_runtime_state_add_health_check(d->runtime_state, "EventedPLEG", evented_healthy,
-                                                 d->evented);
+        kc_pod_cache_set_newer_wins(d->k.cache, true);
+        return kc_runtime_state_add_health_check(d->k.runtime_state, "EventedPLEG", evented_healthy,
+                                                 d);
 }
 
 static bool sync_loop_healthy(void *ud, char **ret_err)
@@ -231,7 +222,7 @@ static int render_pods(void *ud, char **ret_json)
         struct daemon *d = ud;
         int r;
 
-        r = kc_render_pod_list(d->pod_manager, d->status_manager, d->f->hostname_override,
+        r = kc_render_pod_list(d->k.pod_manager, d->k.status_manager, d->f->hostname_override,
                                ret_json);
         /*
          * The JSON tree of a large PodList (1.6 MB of text at 1,000 pods) is
@@ -247,114 +238,44 @@ static int render_pods(void *ud, char **ret_json)
 static int build(struct daemon *d)
 {
         static const char *const file_sources[] = { KC_MANIFEST_SOURCE };
-        struct kc_generic_pleg_config pc;
-        struct kc_pod_syncer_config sc;
-        struct kc_pod_workers_config wc;
-        struct kc_kubelet_deps kd;
-        struct kc_sync_loop_config lc;
-        struct kc_node_status_config nc;
-        int keep, r;
-
-        if ((r = kc_pod_cache_new(&d->cache)) < 0 ||
-            (r = kc_pod_manager_new(&d->pod_manager)) < 0 ||
-            (r = kc_backoff_new(d->clock, d->f->crash_loop_initial_ns, d->f->crash_loop_max_ns,
-                                &d->backoff)) < 0 ||
-            (r = kc_backoff_new(d->clock, KC_IMAGE_BACKOFF_INITIAL_NS, KC_IMAGE_BACKOFF_MAX_NS,
-                                &d->image_backoff)) < 0 ||
-            (r = kc_reason_cache_new(&d->reasons)) < 0 ||
-            (r = kc_status_manager_new(&d->status_manager)) < 0 ||
-            (r = kc_runtime_state_new(d->clock, d->f->max_wait_for_container_runtime_ns,
-                                      &d->runtime_state)) < 0 ||
-            (r = kc_chan_new(&d->config, CONFIG_CHANNEL_CAPACITY, kc_pod_update_free_item)) < 0 ||
-            (r = kc_chan_new(&d->events, PLEG_CHANNEL_CAPACITY, kc_pleg_event_free_item)) < 0)
-                return r;
-
-        pc = (struct kc_generic_pleg_config){
-                .runtime = kc_runtime_manager_pod_runtime(d->manager),
-                .events = d->events,
-                .cache = d->cache,
+        struct kc_kubelet_parts_config kc = {
                 .clock = d->clock,
-                .metrics = &d->metrics,
-                .relist_period_ns = PLEG_RELIST_PERIOD,
-                .relist_threshold_ns = PLEG_RELIST_THRESHOLD,
-        };
-        if (d->f->evented_pleg) {
-                /* While EventedPLEG is in use the generic one only backs it up. */
-                pc.relist_period_ns = KC_EVENTED_GENERIC_RELIST_PERIOD;
-                pc.relist_threshold_ns = KC_EVENTED_GENERIC_RELIST_THRESHOLD;
-                pc.evented_in_use = evented_in_use;
-                pc.evented_userdata = d;
-        }
-        if ((r = kc_generic_pleg_new(&pc, &d->pleg)) < 0 ||
-            (r = kc_runtime_state_add_health_check(d->runtime_state, "PLEG", pleg_healthy,
-                                                   d->pleg)) < 0 ||
-            (d->f->evented_pleg && (r = build_evented(d)) < 0) ||
-            (r = kc_work_queue_new(d->clock, &d->work_queue)) < 0)
-                return r;
-
-        sc = (struct kc_pod_syncer_config){
-                .clock = d->clock,
+                .svc = d->svc,
                 .manager = d->manager,
-                .runtime_state = d->runtime_state,
-                .status_manager = d->status_manager,
-                .reasons = d->reasons,
-                .backoff = d->backoff,
-                .image_backoff = d->image_backoff,
                 .metrics = &d->metrics,
                 .node_ip = d->node_ip,
                 .runtime_name = d->runtime_name,
-        };
-        if ((r = kc_pod_syncer_new(&sc, &d->syncer)) < 0)
-                return r;
-        wc = (struct kc_pod_workers_config){
-                .clock = d->clock,
-                .cache = d->cache,
-                .syncer = &kc_pod_syncer_kubelet_ops,
-                .syncer_userdata = d->syncer,
-                .enqueue = kc_kubelet_enqueue,
-                .enqueue_userdata = d->work_queue,
-                .resync_interval_ns = d->f->sync_frequency_ns,
-        };
-        if ((r = kc_pod_workers_new(&wc, &d->pod_workers)) < 0)
-                return r;
-        /* minDeadContainerInPod: at least one dead instance is kept. */
-        keep = d->f->maximum_dead_containers_per_container;
-        if ((r = kc_pod_container_deletor_new(d->svc.ops->remove_container, d->svc.self,
-                                              keep < 1 ? 1 : keep, &d->deletor)) < 0)
-                return r;
-
-        kd = (struct kc_kubelet_deps){
-                .clock = d->clock,
-                .pod_manager = d->pod_manager,
-                .pod_workers = d->pod_workers,
-                .work_queue = d->work_queue,
-                .deletor = d->deletor,
-                .cache = d->cache,
-                .runtime = kc_runtime_manager_pod_runtime(d->manager),
-                .backoff = d->backoff,
-                .status_manager = d->status_manager,
-        };
-        if ((r = kc_kubelet_new(&kd, &d->kubelet)) < 0)
-                return r;
-        lc = (struct kc_sync_loop_config){
-                .clock = d->clock,
-                .config = d->config,
-                .pleg = d->events,
-                .runtime_state = d->runtime_state,
-                .handler = &kc_kubelet_sync_handler,
-                .handler_userdata = d->kubelet,
+                .crash_loop_initial_ns = d->f->crash_loop_initial_ns,
+                .crash_loop_max_ns = d->f->crash_loop_max_ns,
+                .sync_frequency_ns = d->f->sync_frequency_ns,
+                .max_wait_for_container_runtime_ns = d->f->max_wait_for_container_runtime_ns,
+                .maximum_dead_containers_per_container =
+                        d->f->maximum_dead_containers_per_container,
+                .relist_period_ns = PLEG_RELIST_PERIOD,
+                .relist_threshold_ns = PLEG_RELIST_THRESHOLD,
                 .sources = d->f->pod_manifest_path ? file_sources : NULL,
                 .n_sources = d->f->pod_manifest_path ? 1 : 0,
-                .resync_interval_ns = d->f->sync_frequency_ns,
                 .stop_signals = &d->stop_signals,
         };
-        if ((r = kc_sync_loop_new(&lc, &d->loop)) < 0)
+        struct kc_node_status_config nc;
+        int r;
+
+        if (d->f->evented_pleg) {
+                /* While EventedPLEG is in use the generic one only backs it up. */
+                kc.relist_period_ns = KC_EVENTED_GENERIC_RELIST_PERIOD;
+                kc.relist_threshold_ns = KC_EVENTED_GENERIC_RELIST_THRESHOLD;
+                kc.evented_in_use = evented_in_use;
+                kc.evented_userdata = d;
+        }
+        r = kc_kubelet_parts_build(&kc, &d->k);
+        if (r < 0)
                 return r;
-        kc_kubelet_set_sync_loop(d->kubelet, d->loop);
+        if (d->f->evented_pleg && (r = build_evented(d)) < 0)
+                return r;
 
         nc = (struct kc_node_status_config){
                 .clock = d->clock,
-                .runtime_state = d->runtime_state,
+                .runtime_state = d->k.runtime_state,
                 .node_name = d->f->hostname_override,
                 .node_ip = d->node_ip,
                 .runtime_version = d->runtime_version,
@@ -366,7 +287,8 @@ static int build(struct daemon *d)
         /* makePodSourceConfig: the file source starts watching now. */
         if (d->f->pod_manifest_path) {
                 r = kc_file_source_start(d->f->pod_manifest_path, d->f->hostname_override, d->clock,
-                                         d->f->file_check_frequency_ns, d->config, &d->file_source);
+                                         d->f->file_check_frequency_ns, d->k.config,
+                                         &d->file_source);
                 if (r < 0) {
                         kc_log_error("Failed to start the file config source path=\"%s\" "
                                      "err=\"%s\"",
@@ -382,7 +304,7 @@ static int start_http(struct daemon *d)
 {
         const struct kc_http_check checks[] = {
                 { .name = "log", .fn = log_healthy },
-                { .name = "syncloop", .fn = sync_loop_healthy, .userdata = d->loop },
+                { .name = "syncloop", .fn = sync_loop_healthy, .userdata = d->k.loop },
         };
         struct kc_http_config hc = {
                 .address = d->f->address,
@@ -434,11 +356,11 @@ static int run(struct daemon *d)
 {
         int r;
 
-        r = kc_runtime_up_poller_start(d->runtime_state, d->svc, d->clock, KC_RUNTIME_UP_PERIOD,
+        r = kc_runtime_up_poller_start(d->k.runtime_state, d->svc, d->clock, KC_RUNTIME_UP_PERIOD,
                                        &d->runtime_up);
         if (r < 0)
                 return r;
-        r = kc_generic_pleg_start(d->pleg);
+        r = kc_generic_pleg_start(d->k.pleg);
         if (r >= 0 && d->evented)
                 r = kc_evented_pleg_start(d->evented);
         if (r < 0)
@@ -447,7 +369,7 @@ static int run(struct daemon *d)
         if (r < 0)
                 return r;
         kc_log_info("Starting kubelet main sync loop");
-        return kc_sync_loop_run(d->loop);
+        return kc_sync_loop_run(d->k.loop);
 }
 
 /* Stops every thread first (reverse start order), then frees every object. */
@@ -460,28 +382,14 @@ static void teardown(struct daemon *d)
         kc_cri_shutdown(d->cri);
         if (d->evented)
                 kc_evented_pleg_stop(d->evented);
-        if (d->pleg)
-                kc_generic_pleg_stop(d->pleg);
+        if (d->k.pleg)
+                kc_generic_pleg_stop(d->k.pleg);
         d->runtime_up = kc_runtime_up_poller_stop(d->runtime_up);
-        d->pod_workers = kc_pod_workers_free(d->pod_workers);
-        d->deletor = kc_pod_container_deletor_free(d->deletor);
+        kc_kubelet_parts_stop(&d->k);
 
         d->node = kc_node_status_free(d->node);
-        d->loop = kc_sync_loop_free(d->loop);
-        d->kubelet = kc_kubelet_free(d->kubelet);
-        d->syncer = kc_pod_syncer_free(d->syncer);
-        d->work_queue = kc_work_queue_free(d->work_queue);
         d->evented = kc_evented_pleg_free(d->evented);
-        d->pleg = kc_generic_pleg_free(d->pleg);
-        d->events = kc_chan_free(d->events);
-        d->config = kc_chan_free(d->config);
-        d->runtime_state = kc_runtime_state_free(d->runtime_state);
-        d->status_manager = kc_status_manager_free(d->status_manager);
-        d->reasons = kc_reason_cache_free(d->reasons);
-        d->image_backoff = kc_backoff_free(d->image_backoff);
-        d->backoff = kc_backoff_free(d->backoff);
-        d->pod_manager = kc_pod_manager_free(d->pod_manager);
-        d->cache = kc_pod_cache_free(d->cache);
+        kc_kubelet_parts_done(&d->k);
         d->manager = kc_runtime_manager_free(d->manager);
         d->sim = kc_sim_free(d->sim); /* the simulated containers end with the process */
         d->cri = kc_cri_free(d->cri);
