@@ -633,6 +633,47 @@ int kc_sim_set_network_ready(struct kc_sim *s, bool ready, const char *reason, c
 int kc_sim_inject_fault(struct kc_sim *s, const char *op, const char *key, const char *message,
                         unsigned times);
 
+/**
+ * Latency injection: the next @p times calls of operation @p op (matched
+ * by @p key as kc_sim_inject_fault() does) sleep @p delay_ns on the sim's
+ * clock before they run, as a slow runtime would answer. The sim's lock is
+ * not held while a call sleeps: other calls go on meanwhile. On a fake
+ * clock the caller stays blocked until the driver advances the clock past
+ * the delay (kc_sim_get_stats() counts the calls asleep); no call may be
+ * asleep when the sim is freed. A spike and a fault may both match one
+ * call: it sleeps, then fails.
+ * @return 0, -EINVAL (NULL op, times or delay_ns not > 0, unknown op) or
+ * -ENOMEM.
+ */
+int kc_sim_inject_latency(struct kc_sim *s, const char *op, const char *key, int64_t delay_ns,
+                          unsigned times);
+
+/** Drops every pending injected fault and latency spike (calls asleep stay asleep). */
+void kc_sim_clear_faults(struct kc_sim *s);
+
+/**
+ * A crash: every running container named @p name (NULL: any) of pod
+ * @p pod_uid exits now with @p exit_code (reason "Error", or "Completed"
+ * for 0), as if its process died. Exits due by the clock happen first.
+ * @return the number of containers that exited (0: none was running),
+ * -ENOENT (no such pod) or -EINVAL.
+ */
+int kc_sim_crash_container(struct kc_sim *s, const char *pod_uid, const char *name,
+                           int32_t exit_code);
+
+/** Counters for fault-injection drivers (kc_sim_get_stats()). */
+struct kc_sim_stats {
+        uint64_t calls;        /* every call so far, all ops */
+        unsigned delayed_now;  /* calls asleep in an injected latency right now */
+        size_t faults_pending; /* injected faults not used up yet */
+        size_t delays_pending; /* injected latency spikes not used up yet */
+        uint64_t faults_taken; /* calls failed by an injected fault */
+        uint64_t delays_taken; /* calls delayed by an injected latency */
+        uint64_t crashes;      /* containers exited through kc_sim_crash_container() */
+};
+/** A consistent snapshot. @return 0 or -EINVAL. */
+int kc_sim_get_stats(struct kc_sim *s, struct kc_sim_stats *ret);
+
 /** Cumulative call counts per (op, key). Key is the pod UID for GetPodStatus, "" otherwise. */
 struct kc_sim_call_count {
         const char *op;

@@ -161,6 +161,7 @@ struct sim_fault {
         const char *key; /* NULL: any */
         const char *message;
         unsigned remaining;
+        int64_t delay_ns; /* > 0: a latency spike (no failure), see kc_sim_inject_latency */
 };
 
 /* A pulled image: one allocation with its strings. */
@@ -183,9 +184,17 @@ struct kc_sim {
         struct sim_state st;
         uint64_t next_id;
         uint32_t next_ip;
+        int64_t last_created_at; /* CRI-created objects: strictly increasing */
 
         struct sim_fault **faults; /* FIFO */
         size_t n_faults;
+        struct sim_fault **delays; /* FIFO of latency spikes */
+        size_t n_delays;
+        unsigned n_delayed;    /* calls sleeping on the clock right now */
+        uint64_t calls;        /* every call, all ops */
+        uint64_t faults_taken; /* calls failed by an injected fault */
+        uint64_t delays_taken; /* calls delayed by an injected latency */
+        uint64_t crashes;      /* containers made to exit by kc_sim_crash_container */
 
         struct kc_map *images;    /* name -> sim_image (owned) */
         struct kc_map *image_ids; /* id -> sim_image (borrowed from images) */
@@ -770,61 +779,78 @@ static int count_call(struct kc_sim *s, enum sim_op op, const char *uid)
         return 0;
 }
 
-/* Consumes one matching injected fault: -EIO and err filled, else 0. */
-static int take_fault(struct kc_sim *s, enum sim_op op, const char *key,
-                      struct kc_runtime_error *err)
+/*
+ * Consumes one use of the first entry of @p v matching (op, key): copies it
+ * to *ret and returns true (the entry is freed when used up).
+ */
+static bool take_entry(struct sim_fault **v, size_t *n, enum sim_op op, const char *key,
+                       struct sim_fault *ret, char *msg, size_t msg_size)
 {
         struct sim_fault *f;
         size_t i;
-        int r;
 
-        for (i = 0; i < s->n_faults; i++) {
-                f = s->faults[i];
+        for (i = 0; i < *n; i++) {
+                f = v[i];
                 if (f->op != op || (f->key && !kc__streq(f->key, key)))
                         continue;
-                r = kc_runtime_error_set(err, -EIO, KC_RUNTIME_UNKNOWN, "%s", f->message);
+                *ret = *f;
+                if (msg)
+                        snprintf(msg, msg_size, "%s", f->message ? f->message : "");
                 if (--f->remaining == 0) {
                         free(f);
-                        memmove(&s->faults[i], &s->faults[i + 1],
-                                (s->n_faults - i - 1) * sizeof(*s->faults));
-                        s->n_faults--;
+                        memmove(&v[i], &v[i + 1], (*n - i - 1) * sizeof(*v));
+                        (*n)--;
                 }
-                return r;
+                return true;
         }
-        return 0;
+        return false;
 }
 
-/* Every call starts here, under the lock: count, fail if injected, advance time. */
+/*
+ * Every call starts here, under the lock: count, sleep an injected latency
+ * (the lock is dropped meanwhile), fail if injected, advance time.
+ */
 static int enter_locked(struct kc_sim *s, enum sim_op op, const char *key,
                         struct kc_runtime_error *err)
 {
+        struct sim_fault f;
+        char msg[256];
         int r;
 
         r = count_call(s, op, op == OP_GET_POD_STATUS ? key : NULL);
         if (r < 0)
                 return kc_runtime_error_set(err, r, KC_RUNTIME_INTERNAL, "out of memory");
-        r = take_fault(s, op, key, err);
-        if (r < 0)
-                return r;
+        s->calls++;
+        if (take_entry(s->delays, &s->n_delays, op, key, &f, NULL, 0)) {
+                s->delays_taken++;
+                s->n_delayed++;
+                pthread_mutex_unlock(&s->lock);
+                (void)kc_clock_sleep(s->clock, f.delay_ns, NULL);
+                pthread_mutex_lock(&s->lock);
+                s->n_delayed--;
+        }
+        if (take_entry(s->faults, &s->n_faults, op, key, &f, msg, sizeof(msg))) {
+                s->faults_taken++;
+                return kc_runtime_error_set(err, -EIO, KC_RUNTIME_UNKNOWN, "%s", msg);
+        }
         advance_locked(s);
         return 0;
 }
 
-int kc_sim_inject_fault(struct kc_sim *s, const char *op, const char *key, const char *message,
-                        unsigned times)
+/* Appends an entry (one allocation with its strings) to the faults or the delays. */
+static int add_entry(struct kc_sim *s, bool delay, const char *op, const char *key,
+                     const char *message, int64_t delay_ns, unsigned times)
 {
         _cleanup_unlock_ pthread_mutex_t *l = NULL;
         struct kc__packer pk = { 0 };
         struct sim_fault *f = NULL, **v;
+        struct sim_fault ***list = delay ? &s->delays : &s->faults;
+        size_t *n = delay ? &s->n_delays : &s->n_faults;
         int o, pass;
 
-        if (!s || !op || times == 0)
-                return -EINVAL;
         o = op_from_string(op);
         if (o < 0)
                 return o;
-        if (!message)
-                message = "injected fault";
         for (pass = 0; pass < 2; pass++) {
                 const char *k, *m;
 
@@ -838,16 +864,68 @@ int kc_sim_inject_fault(struct kc_sim *s, const char *op, const char *key, const
                         pk.off = 0;
                         continue;
                 }
-                *f = (struct sim_fault){ .op = o, .key = k, .message = m, .remaining = times };
+                *f = (struct sim_fault){
+                        .op = o, .key = k, .message = m, .remaining = times, .delay_ns = delay_ns
+                };
         }
         l = sim_lock(s);
-        v = realloc(s->faults, (s->n_faults + 1) * sizeof(*v));
+        v = realloc(*list, (*n + 1) * sizeof(*v));
         if (!v) {
                 free(f);
                 return -ENOMEM;
         }
-        s->faults = v;
-        s->faults[s->n_faults++] = f;
+        *list = v;
+        v[(*n)++] = f;
+        return 0;
+}
+
+int kc_sim_inject_fault(struct kc_sim *s, const char *op, const char *key, const char *message,
+                        unsigned times)
+{
+        if (!s || !op || times == 0)
+                return -EINVAL;
+        return add_entry(s, false, op, key, message ? message : "injected fault", 0, times);
+}
+
+int kc_sim_inject_latency(struct kc_sim *s, const char *op, const char *key, int64_t delay_ns,
+                          unsigned times)
+{
+        if (!s || !op || times == 0 || delay_ns <= 0)
+                return -EINVAL;
+        return add_entry(s, true, op, key, NULL, delay_ns, times);
+}
+
+void kc_sim_clear_faults(struct kc_sim *s)
+{
+        _cleanup_unlock_ pthread_mutex_t *l = NULL;
+        size_t i;
+
+        if (!s)
+                return;
+        l = sim_lock(s);
+        for (i = 0; i < s->n_faults; i++)
+                free(s->faults[i]);
+        for (i = 0; i < s->n_delays; i++)
+                free(s->delays[i]);
+        s->n_faults = s->n_delays = 0;
+}
+
+int kc_sim_get_stats(struct kc_sim *s, struct kc_sim_stats *ret)
+{
+        _cleanup_unlock_ pthread_mutex_t *l = NULL;
+
+        if (!s || !ret)
+                return -EINVAL;
+        l = sim_lock(s);
+        *ret = (struct kc_sim_stats){
+                .calls = s->calls,
+                .delayed_now = s->n_delayed,
+                .faults_pending = s->n_faults,
+                .delays_pending = s->n_delays,
+                .faults_taken = s->faults_taken,
+                .delays_taken = s->delays_taken,
+                .crashes = s->crashes,
+        };
         return 0;
 }
 
@@ -977,6 +1055,9 @@ struct kc_sim *kc_sim_free(struct kc_sim *s)
         for (i = 0; i < s->n_faults; i++)
                 free(s->faults[i]);
         free(s->faults);
+        for (i = 0; i < s->n_delays; i++)
+                free(s->delays[i]);
+        free(s->delays);
         while (kc_map_next(s->status_counts, &iter, &key, &value))
                 free(value);
         kc_map_free(s->status_counts);
@@ -989,6 +1070,23 @@ struct kc_sim *kc_sim_free(struct kc_sim *s)
         pthread_mutex_destroy(&s->lock);
         free(s);
         return NULL;
+}
+
+/*
+ * A creation timestamp: the clock, but strictly after the previous one, as
+ * a real runtime's nanosecond timestamps are. On a fake clock many objects
+ * are created at the same instant, and "newest first" would then depend on
+ * the tie order: the kubelet would read an older instance of a container as
+ * the newest and reuse its successor's attempt number.
+ */
+static int64_t creation_time_locked(struct kc_sim *s)
+{
+        int64_t now = kc_clock_now(s->clock);
+
+        if (now <= s->last_created_at)
+                now = s->last_created_at + 1;
+        s->last_created_at = now;
+        return now;
 }
 
 /* "sim-" + 16 hex digits from a counter; skips ids a snapshot already uses. */
@@ -1784,7 +1882,7 @@ static int sim_run_pod_sandbox(void *self, const struct kc_pod_sandbox_config *c
                                .id = id,
                                .metadata = *md,
                                .state = KC_SANDBOX_STATE_READY,
-                               .created_at = kc_clock_now(s->clock),
+                               .created_at = creation_time_locked(s),
                                .ip = config->host_network ? NULL : ip,
                                .labels = config->labels,
                                .n_labels = config->n_labels,
@@ -1813,6 +1911,33 @@ static void stop_container_locked(struct kc_sim *s, struct sim_container *c)
 {
         if (c->v.state == KC_CONTAINER_STATE_RUNNING || c->v.state == KC_CONTAINER_STATE_UNKNOWN)
                 container_exit(c, SIM_EXIT_KILLED, kc_clock_now(s->clock), "Error");
+}
+
+int kc_sim_crash_container(struct kc_sim *s, const char *pod_uid, const char *name,
+                           int32_t exit_code)
+{
+        _cleanup_unlock_ pthread_mutex_t *l = NULL;
+        struct sim_container *c;
+        struct sim_pod *p;
+        int n = 0;
+
+        if (!s || !pod_uid)
+                return -EINVAL;
+        l = sim_lock(s);
+        /* Exits due by now happen first: a crash cannot overtake them. */
+        advance_locked(s);
+        p = kc_map_get(s->st.pods, pod_uid);
+        if (!p)
+                return -ENOENT;
+        for (c = p->c_first; c; c = c->next) {
+                if (c->v.state != KC_CONTAINER_STATE_RUNNING ||
+                    (name && !kc__streq(c->v.metadata.name, name)))
+                        continue;
+                container_exit(c, exit_code, kc_clock_now(s->clock), exit_code ? "Error" : NULL);
+                n++;
+        }
+        s->crashes += (uint64_t)n;
+        return n;
 }
 
 static int sim_stop_pod_sandbox(void *self, const char *id, struct kc_runtime_error *err)
@@ -2043,7 +2168,7 @@ static int sim_create_container(void *self, const char *pod_sandbox_id,
                                                               : config->image,
                         .image_ref = img->id,
                         .state = KC_CONTAINER_STATE_CREATED,
-                        .created_at = kc_clock_now(s->clock),
+                        .created_at = creation_time_locked(s),
                         .labels = config->labels,
                         .n_labels = config->n_labels,
                         .annotations = config->annotations,

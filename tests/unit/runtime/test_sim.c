@@ -11,6 +11,7 @@
 
 #include "fixture.h"
 #include "kc_runtime.h"
+#include "kc_test.h"
 
 struct fixture {
         struct kc_clock *clock;
@@ -986,6 +987,207 @@ static void test_create_needs_image(void **state)
         free(sb);
 }
 
+/* A call that runs on its own thread, so a latency spike can hold it. */
+struct version_call {
+        struct fixture *f;
+        int r;
+        char message[512];
+};
+
+static void *version_main(void *arg)
+{
+        struct version_call *vc = arg;
+        struct kc_runtime_error err = { 0 };
+        struct kc_version_result v = { 0 };
+
+        vc->r = vc->f->svc.ops->version(vc->f->svc.self, &v, &err);
+        snprintf(vc->message, sizeof(vc->message), "%s", err.message);
+        if (vc->r == 0)
+                kc_runtime_result_done(&v);
+        return NULL;
+}
+
+static struct kc_sim_stats sim_stats(struct fixture *f)
+{
+        struct kc_sim_stats st;
+
+        assert_int_equal(kc_sim_get_stats(f->sim, &st), 0);
+        return st;
+}
+
+/* kc_sim_inject_latency: the call sleeps on the sim's clock, the sim stays usable meanwhile. */
+static void test_latency(void **state)
+{
+        struct fixture *f = *state;
+        struct version_call vc = { .f = f, .r = 1 };
+        struct kc_runtime_error err = { 0 };
+        struct kc_runtime_status_result rs = { 0 };
+        pthread_t t;
+
+        assert_int_equal(kc_sim_inject_latency(f->sim, "Version", NULL, 0, 1), -EINVAL);
+        assert_int_equal(kc_sim_inject_latency(f->sim, "Version", NULL, KC_NSEC_PER_SEC, 0),
+                         -EINVAL);
+        assert_int_equal(kc_sim_inject_latency(f->sim, "NoSuchCall", NULL, KC_NSEC_PER_SEC, 1),
+                         -EINVAL);
+        assert_int_equal(kc_sim_inject_latency(f->sim, NULL, NULL, KC_NSEC_PER_SEC, 1), -EINVAL);
+
+        assert_int_equal(kc_sim_inject_latency(f->sim, "Version", NULL, 5 * KC_NSEC_PER_SEC, 1), 0);
+        assert_int_equal(sim_stats(f).delays_pending, 1);
+        assert_int_equal(pthread_create(&t, NULL, version_main, &vc), 0);
+        /* Counted as delayed before it sleeps: wait for both. */
+        assert_true(KC_TEST_WAIT_UNTIL(
+                sim_stats(f).delayed_now == 1 && kc_fake_clock_sleepers(f->clock) == 1, 5000));
+        assert_int_equal(sim_stats(f).delays_pending, 0);
+        /* The lock is not held while the call sleeps: other calls go on. */
+        assert_int_equal(f->svc.ops->status(f->svc.self, &rs, &err), 0);
+        kc_runtime_result_done(&rs);
+        /* 1 ns short of the delay: still asleep. */
+        assert_int_equal(kc_fake_clock_advance(f->clock, 5 * KC_NSEC_PER_SEC - 1), 0);
+        kc_test_sleep_ms(20);
+        assert_int_equal(sim_stats(f).delayed_now, 1);
+        assert_int_equal(vc.r, 1);
+        assert_int_equal(kc_fake_clock_advance(f->clock, 1), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(vc.r, 0);
+        assert_int_equal(sim_stats(f).delayed_now, 0);
+        assert_int_equal(sim_stats(f).delays_taken, 1);
+
+        /* Used up: the next call runs at once. A spike and a fault on one call: sleep, then fail. */
+        vc.r = 1;
+        version_main(&vc);
+        assert_int_equal(vc.r, 0);
+        assert_int_equal(kc_sim_inject_latency(f->sim, "Version", NULL, KC_NSEC_PER_SEC, 1), 0);
+        assert_int_equal(kc_sim_inject_fault(f->sim, "Version", NULL, "slow and broken", 1), 0);
+        assert_int_equal(pthread_create(&t, NULL, version_main, &vc), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(
+                sim_stats(f).delayed_now == 1 && kc_fake_clock_sleepers(f->clock) == 1, 5000));
+        assert_int_equal(kc_fake_clock_advance(f->clock, KC_NSEC_PER_SEC), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(vc.r, -EIO);
+        assert_string_equal(vc.message, "slow and broken");
+        assert_int_equal(sim_stats(f).faults_taken, 1);
+}
+
+/* kc_sim_clear_faults drops pending faults and spikes alike. */
+static void test_clear_faults(void **state)
+{
+        struct fixture *f = *state;
+        struct version_call vc = { .f = f, .r = 1 };
+        struct kc_sim_stats st;
+
+        assert_int_equal(kc_sim_inject_fault(f->sim, "Version", NULL, "x", 3), 0);
+        assert_int_equal(kc_sim_inject_latency(f->sim, "Version", NULL, KC_NSEC_PER_SEC, 3), 0);
+        st = sim_stats(f);
+        assert_int_equal(st.faults_pending, 1);
+        assert_int_equal(st.delays_pending, 1);
+        kc_sim_clear_faults(f->sim);
+        st = sim_stats(f);
+        assert_int_equal(st.faults_pending, 0);
+        assert_int_equal(st.delays_pending, 0);
+        version_main(&vc); /* neither sleeps nor fails */
+        assert_int_equal(vc.r, 0);
+        st = sim_stats(f);
+        assert_int_equal(st.faults_taken, 0);
+        assert_int_equal(st.delays_taken, 0);
+        assert_true(st.calls >= 1);
+}
+
+/* kc_sim_crash_container: running containers exit with the given code, nothing else changes. */
+static void test_crash_container(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_container_status_result cr = { 0 };
+        const char *const forever[] = { "nginx" };
+        const char *const sleep5[] = { "sleep", "5" };
+        struct kc_cri_container c;
+        char *sb, *app, *side, *job, *idle;
+
+        sb = run_sandbox(f, "u1", "pod", false);
+        app = create_ctr(f, sb, "u1", "app", forever, 1);
+        side = create_ctr(f, sb, "u1", "side", forever, 1);
+        job = create_ctr(f, sb, "u1", "job", sleep5, 2);
+        idle = create_ctr(f, sb, "u1", "idle", forever, 1); /* created, never started */
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, app, &err), 0);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, side, &err), 0);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, job, &err), 0);
+
+        assert_int_equal(kc_sim_crash_container(NULL, "u1", NULL, 1), -EINVAL);
+        assert_int_equal(kc_sim_crash_container(f->sim, NULL, NULL, 1), -EINVAL);
+        assert_int_equal(kc_sim_crash_container(f->sim, "nope", NULL, 1), -ENOENT);
+        assert_int_equal(kc_sim_crash_container(f->sim, "u1", "missing", 1), 0);
+
+        assert_int_equal(kc_sim_crash_container(f->sim, "u1", "app", 137), 1);
+        c = ctr_status(f, app, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(c.exit_code, 137);
+        assert_string_equal(c.reason, "Error");
+        assert_int_equal(c.finished_at, kc_clock_now(f->clock));
+        kc_runtime_result_done(&cr);
+        c = ctr_status(f, side, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_RUNNING);
+        kc_runtime_result_done(&cr);
+        /* Already exited: nothing to crash. */
+        assert_int_equal(kc_sim_crash_container(f->sim, "u1", "app", 2), 0);
+
+        /* The job's exit is due by the clock: it happens first, with its own code. */
+        assert_int_equal(kc_fake_clock_advance(f->clock, 6 * KC_NSEC_PER_SEC), 0);
+        assert_int_equal(kc_sim_crash_container(f->sim, "u1", NULL, 9), 1); /* side only */
+        c = ctr_status(f, job, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(c.exit_code, 0);
+        kc_runtime_result_done(&cr);
+        c = ctr_status(f, side, &cr);
+        assert_int_equal(c.exit_code, 9);
+        kc_runtime_result_done(&cr);
+        c = ctr_status(f, idle, &cr);
+        assert_int_equal(c.state, KC_CONTAINER_STATE_CREATED);
+        kc_runtime_result_done(&cr);
+        assert_int_equal(sim_stats(f).crashes, 2);
+        free(sb);
+        free(app);
+        free(side);
+        free(job);
+        free(idle);
+}
+
+/*
+ * Objects created at one fake instant get strictly increasing creation
+ * times, so "newest first" never depends on a tie. Regression: with equal
+ * times a container's older instance sorted first, the kubelet reused the
+ * newer one's attempt number and CreateContainer failed "attempt N is
+ * reserved" forever (found by tests/chaos).
+ */
+static void test_creation_times_increase(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_pod_status *st = NULL;
+        const char *const forever[] = { "nginx" };
+        char *sb, *a0, *a1;
+        int64_t now = kc_clock_now(f->clock);
+        struct kc_container_status_result cr = { 0 };
+        int64_t t0, t1;
+
+        sb = run_sandbox(f, "u1", "pod", false);
+        a0 = create_ctr(f, sb, "u1", "app", forever, 1);
+        a1 = create_ctr(f, sb, "u1", "app2", forever, 1);
+        t0 = ctr_status(f, a0, &cr).created_at;
+        t1 = ctr_status(f, a1, &cr).created_at;
+        kc_runtime_result_done(&cr);
+        assert_true(t0 > now); /* after the sandbox, created at now */
+        assert_true(t1 > t0);
+        assert_true(t1 - now < KC_NSEC_PER_MSEC); /* nanoseconds apart, not a clock step */
+        /* The kubecontainer face lists the newer one first. */
+        assert_int_equal(f->pr.ops->get_pod_status(f->pr.self, "u1", NULL, NULL, &st, &err), 0);
+        assert_int_equal(st->n_containers, 2);
+        assert_string_equal(st->containers[0].id, a1);
+        kc_pod_status_unref(st);
+        free(sb);
+        free(a0);
+        free(a1);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1002,6 +1204,10 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_image_store, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_image_faults_and_counts, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_create_needs_image, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_latency, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_clear_faults, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_crash_container, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_creation_times_increase, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
