@@ -10,7 +10,6 @@
 """
 
 import re
-import subprocess
 
 import harness
 
@@ -65,13 +64,7 @@ BAD = [
 
 
 def run(args, timeout=20):
-    return subprocess.run(
-        [harness.BINARY] + args,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=harness.scaled(timeout),
-    )
+    return harness.run_binary(args, timeout=timeout)
 
 
 class Flags(harness.E2ETestCase):

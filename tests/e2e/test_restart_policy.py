@@ -121,7 +121,10 @@ class RestartPolicy(harness.E2ETestCase):
                 ((inits.get(n) or {}).get("state", {}).get("terminated") or {}).get("exitCode") == 0
                 for n in ("first", "second")
             )
-            if not done:
+            # {"phase": "Pending"} alone is the placeholder /pods shows
+            # before the first sync produced a status (status_manager.c);
+            # it carries no conditions yet. A slow daemon (valgrind) lists it.
+            if not done and st != {"phase": "Pending"}:
                 cond = harness.condition(p, "Initialized")
                 self.assertEqual((cond or {}).get("status"), "False", st)
         self.assertTrue(saw_initializing, "never saw the pod Pending with main waiting in PodInitializing")
