@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The README's second command (and what .ci/run calls): install what is
-# needed, then build and run the whole test suite three times:
-#   1. a normal build: unit, scenario, end-to-end (the daemon), stress and
-#      integration (against a real containerd, tests/integration) tests;
-#      short benchmark runs;
-#   2. AddressSanitizer + UBSan: unit, scenario, end-to-end and integration
-#      tests;
-#   3. ThreadSanitizer: the concurrency stress tests and the threaded unit tests.
+# needed, then build and run the whole test suite in four builds:
+#   1. a normal build: unit, scenario, end-to-end (the daemon), stress,
+#      chaos (the simulated runtime under a seeded fault schedule) and
+#      integration (against a real containerd and a gRPC test server,
+#      tests/integration, fault injection included) tests; the end-to-end
+#      suite again under valgrind memcheck; short benchmark and soak runs;
+#   2. AddressSanitizer + UBSan: unit, scenario, end-to-end, chaos and
+#      integration tests;
+#   3. ThreadSanitizer: the concurrency stress tests and the threaded unit tests;
+#   4. the libFuzzer targets (tests/fuzz), 60 s each (scripts/fuzz.sh).
+# docs/reliability.md says which test proves which promise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,13 +33,19 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
-run build 'unit|scenario|e2e|stress|integration'
+run build 'unit|scenario|e2e|stress|chaos|integration'
 # Benchmarks are figures, never pass/fail; a short run keeps them working
 # (only a crash or an error fails here).
 echo "==> build: bench_relist --quick"
 ./build/bench/bench_relist --quick
 echo "==> build: bench_daemon.py --quick"
 python3 bench/bench_daemon.py --quick --cubelet build/cubelet
-run build-asan 'unit|scenario|e2e|integration' -DKC_ASAN=ON -DKC_UBSAN=ON -DKC_BUILD_BENCH=OFF
+echo "==> build: ctest -L valgrind (the end-to-end suite under valgrind memcheck)"
+ctest --test-dir build -L valgrind --output-on-failure -j"$jobs"
+echo "==> build: soak.py --quick (500 pods churning; RSS, fds and threads)"
+python3 bench/soak.py --quick --cubelet build/cubelet
+run build-asan 'unit|scenario|e2e|chaos|integration' -DKC_ASAN=ON -DKC_UBSAN=ON -DKC_BUILD_BENCH=OFF
 run build-tsan 'stress|tsan' -DKC_TSAN=ON -DKC_BUILD_BENCH=OFF
+echo "==> fuzz: every target for 60 s"
+bash scripts/fuzz.sh 60 build-fuzz
 echo "==> all test builds passed"
