@@ -22,7 +22,6 @@
  */
 #include <arpa/inet.h>
 #include <ifaddrs.h>
-#include <malloc.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -227,10 +226,10 @@ static int render_pods(void *ud, char **ret_json)
         /*
          * The JSON tree of a large PodList (1.6 MB of text at 1,000 pods) is
          * freed in thousands of small blocks that glibc keeps cached in this
-         * thread's arena; hand them back, or every scrape of /pods keeps
-         * the node agent's RSS at its peak.
+         * thread's arena; hand them back now rather than at the next
+         * housekeeping, or a monitor scraping /pods holds RSS at its peak.
          */
-        malloc_trim(0);
+        kc_memory_scavenge();
         return r;
 }
 
@@ -402,9 +401,8 @@ static void teardown(struct daemon *d)
 int kc_cmd_daemon(const struct kc_kubelet_flags *f)
 {
         struct daemon d = { .f = f, .clock = kc_clock_real() };
+        unsigned arenas;
         int r;
-
-        /* Refused rather than ignored: the gate would change what the user gets. */
 
         /* Stop signals are read by syncLoop's signalfd: block them before any thread starts. */
         sigemptyset(&d.stop_signals);
@@ -415,6 +413,14 @@ int kc_cmd_daemon(const struct kc_kubelet_flags *f)
 
         kc_log_info("Starting cubelet version=\"v%s\" nodeName=\"%s\"", KC_VERSION,
                     f->hostname_override);
+        /* Before any thread starts, so that none gets an arena beyond the cap. */
+        r = kc_memory_tune_process(&arenas);
+        if (r < 0)
+                kc_log_v(1, "Malloc arenas left as they are err=\"%s\"", strerror(-r));
+        else if (arenas > 0)
+                kc_log_v(1, "Malloc arenas capped arenas=%u", arenas);
+        else
+                kc_log_v(1, "Malloc arenas left to MALLOC_ARENA_MAX or GLIBC_TUNABLES");
         r = detect_node_ip(f->node_ip, &d.node_ip);
         if (r >= 0)
                 r = kc_metrics_registry_new(&d.registry);

@@ -160,6 +160,26 @@ char *kc_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)
 char *kc_strdup_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* ------------------------------------------------------------------------ */
+/* Process memory (glibc malloc)                                              */
+
+/**
+ * Caps glibc's malloc arenas at one per online CPU (mallopt M_ARENA_MAX),
+ * so threads that come and go do not spread the heap over eight arenas per
+ * CPU. A count the user set (MALLOC_ARENA_MAX, GLIBC_TUNABLES) is kept.
+ * Call once, before the first thread starts.
+ * @param ret_arenas the cap set, or 0 when the user's is kept; may be NULL.
+ * @return 0, or -EOPNOTSUPP when malloc is not glibc's (a sanitizer's).
+ */
+int kc_memory_tune_process(unsigned *ret_arenas);
+
+/**
+ * Hands the free pages of every malloc arena back to the kernel
+ * (malloc_trim), as Go's scavenger does for the upstream kubelet. Any
+ * thread; takes each arena's lock in turn, briefly.
+ */
+void kc_memory_scavenge(void);
+
+/* ------------------------------------------------------------------------ */
 /* Go-style duration formatting                                               */
 
 #define KC_DURATION_MAX 40

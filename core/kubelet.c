@@ -371,6 +371,8 @@ out:
         for (i = 0; i < n; i++)
                 kc_api_pod_unref(pods[i]);
         free(pods);
+        /* Not upstream's: the scavenging Go's runtime does on its own (core/memory.c). */
+        kc_memory_scavenge();
 }
 
 static struct kc_api_pod *get_pod_by_uid(void *ud, const char *uid)
