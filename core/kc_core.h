@@ -323,6 +323,12 @@ int kc_map_reserve(struct kc_map *m, size_t n);
 /** Removes every entry and keeps the table's capacity. */
 void kc_map_clear(struct kc_map *m);
 /**
+ * A set: a new map whose keys (and values) are the @p n strings of @p keys,
+ * borrowed; NULL entries are skipped. For "drop what is not among these".
+ * @return 0 or -ENOMEM (*ret untouched).
+ */
+int kc_map_new_set(const char *const *keys, size_t n, struct kc_map **ret);
+/**
  * Iteration in unspecified order: start with *iter = 0; returns false at the
  * end. The map must not be modified during an iteration.
  */

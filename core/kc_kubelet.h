@@ -350,6 +350,8 @@ struct kc_kubelet_deps {
         struct kc_backoff *backoff;
         /** Statuses of pods no longer desired are dropped in housekeeping; may be NULL. */
         struct kc_status_manager *status_manager;
+        /** So are their start-failure reasons (D18); may be NULL. */
+        struct kc_reason_cache *reasons;
 };
 
 struct kc_kubelet;
@@ -769,6 +771,18 @@ int kc_reason_cache_update(struct kc_reason_cache *rc, const char *uid, const ch
  * @return 0, -EINVAL or -ENOMEM (the lookup key could not be built).
  */
 int kc_reason_cache_remove(struct kc_reason_cache *rc, const char *uid, const char *container_name);
+
+/**
+ * Forgets every entry of a pod not among @p keep_uids (@p n entries, NULL
+ * ones ignored). Not upstream's, which keeps a deleted pod's entries until
+ * they are the least recently updated of 1,000 (docs/deviations.md D18):
+ * housekeeping calls it with the pods still desired or still known to the
+ * pod workers.
+ * @return the number of entries dropped, -EINVAL or -ENOMEM (nothing
+ * dropped).
+ */
+int kc_reason_cache_remove_orphans(struct kc_reason_cache *rc, const char *const *keep_uids,
+                                   size_t n);
 
 /**
  * @brief Get: malloc'd copies of the container's reason and message ("" when

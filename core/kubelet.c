@@ -243,9 +243,13 @@ static void kill_orphaned_runtime_pods(struct kc_kubelet *k,
 }
 
 /* statusManager.RemoveOrphanedStatuses: keep desired pods and pods still being worked on. */
-static void remove_orphaned_statuses(struct kc_kubelet *k,
-                                     const struct kc_pod_worker_sync_list *working,
-                                     struct kc_api_pod *const *pods, size_t n)
+/*
+ * RemoveOrphanedStatuses, and the same for the reason cache (D18): what is
+ * kept for a pod goes once it is neither desired nor known to the workers.
+ */
+static void remove_orphaned_pod_state(struct kc_kubelet *k,
+                                      const struct kc_pod_worker_sync_list *working,
+                                      struct kc_api_pod *const *pods, size_t n)
 {
         _cleanup_free_ const char **keep = malloc((n + working->n + 1) * sizeof(*keep));
         size_t i, m = 0;
@@ -258,8 +262,11 @@ static void remove_orphaned_statuses(struct kc_kubelet *k,
                 keep[m++] = pods[i]->uid;
         for (i = 0; i < working->n; i++)
                 keep[m++] = working->items[i].uid;
-        if (kc_status_manager_remove_orphaned_statuses(k->d.status_manager, keep, m) < 0)
+        if (k->d.status_manager &&
+            kc_status_manager_remove_orphaned_statuses(k->d.status_manager, keep, m) < 0)
                 kc_log_error("Failed to remove orphaned pod statuses");
+        if (k->d.reasons && kc_reason_cache_remove_orphans(k->d.reasons, keep, m) < 0)
+                kc_log_error("Failed to remove the container reasons of orphaned pods");
 }
 
 static bool pod_is_desired(struct kc_api_pod *const *pods, size_t n, const char *uid)
@@ -362,8 +369,8 @@ static void handle_pod_cleanups(void *ud)
                 update_pod(k, KC_SYNC_POD_CREATE, pods[i], mirror, start);
                 kc_api_pod_unref(mirror);
         }
-        if (k->d.status_manager)
-                remove_orphaned_statuses(k, &working, pods, n);
+        if (k->d.status_manager || k->d.reasons)
+                remove_orphaned_pod_state(k, &working, pods, n);
         if (k->d.backoff)
                 kc_backoff_gc(k->d.backoff);
 out:

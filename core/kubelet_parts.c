@@ -103,6 +103,7 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .runtime = kc_runtime_manager_pod_runtime(cfg->manager),
                 .backoff = p->backoff,
                 .status_manager = p->status_manager,
+                .reasons = p->reasons,
         };
         if ((r = kc_kubelet_new(&kd, &p->kubelet)) < 0)
                 return r;

@@ -156,6 +156,20 @@ int kc_map_reserve(struct kc_map *m, size_t n)
         return nslots == m->mask + 1 ? 0 : map_resize(m, nslots);
 }
 
+int kc_map_new_set(const char *const *keys, size_t n, struct kc_map **ret)
+{
+        _cleanup_(kc_map_freep) struct kc_map *m = NULL;
+        size_t i;
+
+        if (kc_map_new(&m) < 0 || kc_map_reserve(m, n) < 0)
+                return -ENOMEM;
+        for (i = 0; i < n; i++)
+                if (keys[i])
+                        (void)kc_map_put(m, keys[i], (void *)keys[i]); /* reserved */
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
 void kc_map_clear(struct kc_map *m)
 {
         if (m->size == 0)

@@ -28,6 +28,7 @@ static void *mfree(void *p)
 struct rc_entry {
         struct rc_entry *prev, *next; /* update order: lru.next is the newest */
         char *key;                    /* the map's key */
+        char *uid;                    /* the pod's, for kc_reason_cache_remove_orphans */
         char *reason;
         char *message;
 };
@@ -65,6 +66,7 @@ static void rc_push_front(struct kc_reason_cache *rc, struct rc_entry *e)
 static void rc_entry_free(struct rc_entry *e)
 {
         free(e->key);
+        free(e->uid);
         free(e->reason);
         free(e->message);
         free(e);
@@ -108,15 +110,16 @@ struct kc_reason_cache *kc_reason_cache_free(struct kc_reason_cache *rc)
 int kc_reason_cache_update(struct kc_reason_cache *rc, const char *uid, const char *container_name,
                            const char *reason, const char *message)
 {
-        _cleanup_free_ char *key = NULL, *r = NULL, *m = NULL;
+        _cleanup_free_ char *key = NULL, *u = NULL, *r = NULL, *m = NULL;
         struct rc_entry *e, *victim = NULL;
 
         if (!rc || !uid || !container_name || !reason || !*reason)
                 return -EINVAL;
         key = rc_key(uid, container_name);
+        u = strdup(uid);
         r = strdup(reason);
         m = strdup(message ? message : "");
-        if (!key || !r || !m)
+        if (!key || !u || !r || !m)
                 return -ENOMEM;
 
         pthread_mutex_lock(&rc->lock);
@@ -143,6 +146,7 @@ int kc_reason_cache_update(struct kc_reason_cache *rc, const char *uid, const ch
                 kc_map_remove(rc->map, victim->key);
         }
         e->key = TAKE_PTR(key);
+        e->uid = TAKE_PTR(u);
         e->reason = TAKE_PTR(r);
         e->message = TAKE_PTR(m);
         (void)kc_map_put(rc->map, e->key, e); /* reserved above */
@@ -171,6 +175,36 @@ int kc_reason_cache_remove(struct kc_reason_cache *rc, const char *uid, const ch
         if (e)
                 rc_entry_free(e);
         return 0;
+}
+
+int kc_reason_cache_remove_orphans(struct kc_reason_cache *rc, const char *const *keep_uids,
+                                   size_t n)
+{
+        _cleanup_(kc_map_freep) struct kc_map *keep = NULL;
+        struct rc_entry *e, *next, gone = { .prev = &gone, .next = &gone };
+        int n_gone = 0;
+
+        if (!rc || (n > 0 && !keep_uids))
+                return -EINVAL;
+        if (kc_map_new_set(keep_uids, n, &keep) < 0)
+                return -ENOMEM;
+        pthread_mutex_lock(&rc->lock);
+        for (e = rc->lru.next; e != &rc->lru; e = next) {
+                next = e->next;
+                if (kc_map_get(keep, e->uid))
+                        continue;
+                rc_unlink(e);
+                kc_map_remove(rc->map, e->key);
+                e->next = gone.next; /* freed outside the lock */
+                gone.next = e;
+                n_gone++;
+        }
+        pthread_mutex_unlock(&rc->lock);
+        for (e = gone.next; e != &gone; e = next) {
+                next = e->next;
+                rc_entry_free(e);
+        }
+        return n_gone;
 }
 
 int kc_reason_cache_get(struct kc_reason_cache *rc, const char *uid, const char *container_name,

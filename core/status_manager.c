@@ -240,11 +240,8 @@ int kc_status_manager_remove_orphaned_statuses(struct kc_status_manager *sm,
 
         if (!sm || (n > 0 && !keep_uids))
                 return -EINVAL;
-        if (kc_map_new(&keep) < 0 || kc_map_reserve(keep, n) < 0)
+        if (kc_map_new_set(keep_uids, n, &keep) < 0)
                 return -ENOMEM;
-        for (i = 0; i < n; i++)
-                if (keep_uids[i])
-                        (void)kc_map_put(keep, keep_uids[i], (void *)keep_uids[i]); /* reserved */
 
         pthread_mutex_lock(&sm->lock);
         victims = malloc((kc_map_size(sm->statuses) + 1) * sizeof(*victims));

@@ -124,6 +124,7 @@ struct env {
         struct kc_sim *sim;
         struct kc_pod_cache *cache;
         struct kc_pod_manager *pm;
+        struct kc_reason_cache *reasons;
         struct kc_work_queue *wq;
         struct kc_pod_container_deletor *deletor;
         struct kc_pod_workers *pw;
@@ -156,6 +157,7 @@ static struct env *env_start(void)
         /* No PLEG here: a global cache time far ahead lets every GetNewerThan through. */
         kc_pod_cache_update_time(e->cache, T0 + 365 * 24 * 3600 * SEC);
         assert_int_equal(kc_pod_manager_new(&e->pm), 0);
+        assert_int_equal(kc_reason_cache_new(&e->reasons), 0);
         assert_int_equal(kc_work_queue_new(e->clock, &e->wq), 0);
         assert_int_equal(kc_pod_container_deletor_new(fake_delete, &e->j, 1, &e->deletor), 0);
         pwc = (struct kc_pod_workers_config){
@@ -175,6 +177,7 @@ static struct env *env_start(void)
                 .deletor = e->deletor,
                 .cache = e->cache,
                 .runtime = kc_sim_pod_runtime(e->sim),
+                .reasons = e->reasons,
         };
         assert_int_equal(kc_kubelet_new(&deps, &e->k), 0);
         assert_int_equal(kc_chan_new(&e->config, 50, kc_pod_update_free_item), 0);
@@ -210,6 +213,7 @@ static void env_stop(struct env *e)
         kc_chan_free(e->config);
         kc_work_queue_free(e->wq);
         kc_pod_manager_free(e->pm);
+        kc_reason_cache_free(e->reasons);
         kc_pod_cache_free(e->cache);
         kc_sim_free(e->sim);
         kc_clock_free(e->clock);
@@ -394,12 +398,46 @@ static void test_housekeeping_removes_sandboxes_of_removed_pods(void **state)
         env_stop(e);
 }
 
+static bool has_reason(struct env *e, const char *uid)
+{
+        return kc_reason_cache_get(e->reasons, uid, "c", NULL, NULL) == 0;
+}
+
+/* D18: housekeeping forgets the start-failure reasons of a pod once it is
+ * neither desired nor known to the workers; a desired pod keeps its own. */
+static void test_housekeeping_forgets_reasons_of_removed_pods(void **state)
+{
+        struct env *e = env_start();
+        int i;
+
+        (void)state;
+        assert_int_equal(kc_reason_cache_update(e->reasons, "A", "c", "CrashLoopBackOff", "x"), 0);
+        assert_int_equal(kc_reason_cache_update(e->reasons, "gone", "c", "ErrImagePull", "y"), 0);
+        send(e, KC_POD_OP_ADD, "A"); /* the "file" source is now seen */
+        EXPECT(e, "sync_pod(A,create)");
+        kc_fake_clock_advance(e->clock, 2 * SEC);
+        assert_true(KC_TEST_WAIT_UNTIL(!has_reason(e, "gone"), 5000));
+        assert_true(has_reason(e, "A"));
+
+        /* Removed: kept while the worker terminates it, then forgotten. */
+        send(e, KC_POD_OP_REMOVE, "A");
+        EXPECT(e, "terminated(A)");
+        for (i = 0; i < 10 && has_reason(e, "A"); i++) {
+                kc_fake_clock_advance(e->clock, 2 * SEC);
+                (void)KC_TEST_WAIT_UNTIL(!has_reason(e, "A"), 500);
+        }
+        assert_false(has_reason(e, "A"));
+        assert_int_equal(kc_reason_cache_len(e->reasons), 0);
+        env_stop(e);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pod_lifecycle),
                 cmocka_unit_test(test_housekeeping_kills_orphans),
                 cmocka_unit_test(test_housekeeping_removes_sandboxes_of_removed_pods),
+                cmocka_unit_test(test_housekeeping_forgets_reasons_of_removed_pods),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

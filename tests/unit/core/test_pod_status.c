@@ -250,6 +250,44 @@ static void test_reason_cache_basics(void **state)
         assert_null(kc_reason_cache_free(NULL));
 }
 
+/* D18: housekeeping forgets the entries of pods neither desired nor known
+ * to the workers; the others keep their place in the eviction order. */
+static void test_reason_cache_remove_orphans(void **state)
+{
+        _cleanup_(kc_reason_cache_freep) struct kc_reason_cache *rc = NULL;
+        const char *keep[] = { "u1", NULL, "u3" };
+        char *reason = NULL;
+
+        (void)state;
+        assert_int_equal(kc_reason_cache_new(&rc), 0);
+        assert_int_equal(kc_reason_cache_update(rc, "u1", "app", "CrashLoopBackOff", "a"), 0);
+        assert_int_equal(kc_reason_cache_update(rc, "u2", "app", "ErrImagePull", "b"), 0);
+        assert_int_equal(kc_reason_cache_update(rc, "u1", "side", "RunContainerError", "c"), 0);
+        assert_int_equal(kc_reason_cache_update(rc, "u2", "side", "CrashLoopBackOff", "d"), 0);
+        assert_int_equal(kc_reason_cache_update(rc, "u3", "app", "CrashLoopBackOff", "e"), 0);
+
+        assert_int_equal(kc_reason_cache_remove_orphans(rc, keep, KC_ELEMENTSOF(keep)), 2);
+        assert_int_equal(kc_reason_cache_len(rc), 3);
+        assert_int_equal(kc_reason_cache_get(rc, "u2", "app", NULL, NULL), -ENOENT);
+        assert_int_equal(kc_reason_cache_get(rc, "u2", "side", NULL, NULL), -ENOENT);
+        assert_int_equal(kc_reason_cache_get(rc, "u1", "side", &reason, NULL), 0);
+        assert_string_equal(reason, "RunContainerError");
+        free(reason);
+        /* Nothing more to drop; the kept entries still update in place. */
+        assert_int_equal(kc_reason_cache_remove_orphans(rc, keep, KC_ELEMENTSOF(keep)), 0);
+        assert_int_equal(kc_reason_cache_update(rc, "u1", "app", "CrashLoopBackOff", "f"), 0);
+        assert_int_equal(kc_reason_cache_len(rc), 3);
+
+        assert_int_equal(kc_reason_cache_remove_orphans(rc, NULL, 1), -EINVAL);
+        assert_int_equal(kc_reason_cache_remove_orphans(NULL, keep, 1), -EINVAL);
+        assert_int_equal(kc_reason_cache_len(rc), 3);
+        /* No pod kept: the cache empties and stays usable. */
+        assert_int_equal(kc_reason_cache_remove_orphans(rc, NULL, 0), 3);
+        assert_int_equal(kc_reason_cache_len(rc), 0);
+        assert_int_equal(kc_reason_cache_update(rc, "u4", "app", "CrashLoopBackOff", "g"), 0);
+        assert_int_equal(kc_reason_cache_get(rc, "u4", "app", NULL, NULL), 0);
+}
+
 static bool rc_has(struct kc_reason_cache *rc, unsigned i)
 {
         char name[32];
@@ -991,6 +1029,7 @@ int main(void)
                 cmocka_unit_test(test_format_rfc3339),
                 cmocka_unit_test(test_reason_cache_basics),
                 cmocka_unit_test(test_reason_cache_eviction),
+                cmocka_unit_test(test_reason_cache_remove_orphans),
                 cmocka_unit_test(test_phase_table),
                 cmocka_unit_test(test_phase_terminal),
                 cmocka_unit_test(test_phase_mixed),
