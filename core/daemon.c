@@ -418,7 +418,7 @@ int kc_cmd_daemon(const struct kc_kubelet_flags *f)
         if (r < 0)
                 kc_log_v(1, "Malloc arenas left as they are err=\"%s\"", strerror(-r));
         else if (arenas > 0)
-                kc_log_v(1, "Malloc arenas capped arenas=%u", arenas);
+                kc_log_v(1, "Malloc uses its main arena alone arenas=%u", arenas);
         else
                 kc_log_v(1, "Malloc arenas left to MALLOC_ARENA_MAX or GLIBC_TUNABLES");
         r = detect_node_ip(f->node_ip, &d.node_ip);

@@ -163,11 +163,12 @@ char *kc_strdup_vprintf(const char *fmt, va_list ap) __attribute__((format(print
 /* Process memory (glibc malloc)                                              */
 
 /**
- * Caps glibc's malloc arenas at one per online CPU (mallopt M_ARENA_MAX),
- * so threads that come and go do not spread the heap over eight arenas per
+ * Makes glibc's malloc use its main arena alone (mallopt M_ARENA_MAX 1),
+ * the one whose free pages kc_memory_scavenge() can all hand back, so that
+ * threads coming and going do not spread the heap over eight arenas per
  * CPU. A count the user set (MALLOC_ARENA_MAX, GLIBC_TUNABLES) is kept.
  * Call once, before the first thread starts.
- * @param ret_arenas the cap set, or 0 when the user's is kept; may be NULL.
+ * @param ret_arenas 1, or 0 when the user's count is kept; may be NULL.
  * @return 0, or -EOPNOTSUPP when malloc is not glibc's (a sanitizer's).
  */
 int kc_memory_tune_process(unsigned *ret_arenas);

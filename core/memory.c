@@ -3,28 +3,34 @@
  * How the daemon keeps its resident memory equal to what it uses.
  *
  * Go's runtime, which runs the upstream kubelet, returns free heap pages to
- * the kernel in the background (its scavenger). glibc's malloc does not: a
- * free block stays resident until the top of its heap is free or someone
- * calls malloc_trim(). Two things make that visible in a node agent:
+ * the kernel in the background (its scavenger). glibc's malloc does not:
  *
- * - glibc hands each new thread an arena of its own (or one a finished
- *   thread left) until there are eight per CPU. The pod-worker pool's
- *   threads come and go with the load, so one pod's blocks end up spread
- *   over up to 16 arenas (on two CPUs), each keeping its own free pages,
- *   and the footprint ratchets up as the pool's membership changes;
- * - the free pages in the middle of a heap are only returned by a trim.
+ * - it hands each new thread an arena of its own (or one a finished thread
+ *   left) until there are eight per CPU. The pod-worker pool's threads come
+ *   and go with the load, so the pods' blocks end up spread over up to 16
+ *   arenas (on two CPUs), each keeping its own free pages;
+ * - malloc_trim() hands back the free pages inside every arena, but the
+ *   free space at the top of a thread's arena goes back only when a block
+ *   of 64 KiB or more is freed in it. Small blocks come and go, the top
+ *   grows, and it stays resident. Only the main arena's top is trimmed on
+ *   request.
  *
  * The 30-minute soak of 500 churning pods (docs/benchmarks.md) measured it:
  * a live heap of 9.6 to 9.9 MiB in 16 arenas holding 28 to 33 MiB, RSS
- * stepping from 25.2 to 28.1 MiB (+11.5 %). kc_memory_tune_process() caps
- * the arenas at one per CPU: no more threads than CPUs run malloc at once,
- * so more arenas buy no parallelism, only fragmentation.
- * kc_memory_scavenge() is the daemon's scavenger, called by housekeeping.
+ * stepping from 25.2 to 28.1 MiB (+11.5 %). Two arenas and a trim every
+ * housekeeping still left RSS +5 % after 25 minutes: the second arena's
+ * top grew by 0.2 MiB and dropped back 1.9 MiB at once when a large free
+ * came.
+ *
+ * So the daemon uses the main arena alone (kc_memory_tune_process) and
+ * housekeeping hands every free page back (kc_memory_scavenge). Threads
+ * then share the arena's lock, but each has its own cache of small blocks
+ * (tcache) that serves most calls without it, and the daemon's threads
+ * spend their time waiting, not allocating.
  */
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "kc_core.h"
 
@@ -39,21 +45,17 @@ static bool arena_max_set_by_user(void)
 
 int kc_memory_tune_process(unsigned *ret_arenas)
 {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-
         if (arena_max_set_by_user()) {
                 if (ret_arenas)
                         *ret_arenas = 0;
                 return 0;
         }
-        if (n < 1)
-                n = 1;
         /* mallopt() returns 1 on success; sanitizer runtimes, which bring
          * their own allocator, answer 0. */
-        if (mallopt(M_ARENA_MAX, (int)n) != 1)
+        if (mallopt(M_ARENA_MAX, 1) != 1)
                 return -EOPNOTSUPP;
         if (ret_arenas)
-                *ret_arenas = (unsigned)n;
+                *ret_arenas = 1;
         return 0;
 }
 
