@@ -41,9 +41,9 @@
  *  - OnFailure and Never jobs (`sleep N`, exit 0): nothing running, no
  *    ready sandbox, the newest instance of each container exited 0; status
  *    phase Succeeded;
- *  - removed pods: nothing running, no ready sandbox, no status, no pod
- *    worker (cubelet has no container GC yet, so their exited objects
- *    stay, as upstream until GC runs);
+ *  - removed pods: nothing left in the runtime (housekeeping's container
+ *    GC removed their sandboxes, which takes their containers), no status,
+ *    no container reason (D18), no pod worker;
  *  - no runtime pod the test never asked for; the pod manager holds exactly
  *    the desired pods; the pod workers track exactly them and are idle; no
  *    call is asleep.
@@ -732,8 +732,15 @@ static void check_runtime_pod(struct chaos *c, const struct kc_pod *rp)
                                 mismatch(c, "%s (%s): container %s (%s) still running", d->name,
                                          d->desired ? "job" : "removed", rp->containers[i].name,
                                          rp->containers[i].id);
-                if (!d->desired)
+                /* Container GC (every 60 s) removed its sandboxes and with them the rest. */
+                if (!d->desired) {
+                        if (rp->n_sandboxes + rp->n_containers > 0)
+                                mismatch(c,
+                                         "%s (removed): runtime still holds %zu sandboxes, "
+                                         "%zu containers",
+                                         d->name, rp->n_sandboxes, rp->n_containers);
                         return;
+                }
                 /* A job: the newest instance of each container exited 0. */
                 if (prt.ops->get_pod_status(prt.self, d->uid, NULL, NULL, &st, &err) < 0) {
                         mismatch(c, "%s: GetPodStatus: %s", d->name, err.message);
@@ -876,6 +883,12 @@ static void check_all(struct chaos *c)
                         }
                         if (kc__pod_workers_snapshot(c->k.pod_workers, d->uid, &snap) == 0)
                                 mismatch(c, "%s (removed): pod worker still tracked", d->name);
+                        for (size_t j = 0; j < d->pod->n_containers; j++)
+                                if (kc_reason_cache_get(c->k.reasons, d->uid,
+                                                        d->pod->containers[j].name, NULL,
+                                                        NULL) == 0)
+                                        mismatch(c, "%s (removed): reason kept for %s (D18)",
+                                                 d->name, d->pod->containers[j].name);
                         continue;
                 }
                 n_desired++;
