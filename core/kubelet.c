@@ -21,20 +21,11 @@
 /* How often housekeeping removes the sandboxes of removed pods (upstream's
  * ContainerGCPeriod). */
 #define CONTAINER_GC_PERIOD_NS (60 * KC_NSEC_PER_SEC)
-/*
- * How often housekeeping hands free heap pages back to the kernel (not
- * upstream's: Go's runtime scavenges on its own; core/memory.c). A trim
- * walks the free lists under the malloc lock, and the pages it returns
- * fault in again when reused: every 2 s it cost 4.7 % of a core in steady
- * state at 5,000 pods (docs/benchmarks.md).
- */
-#define SCAVENGE_PERIOD_NS (60 * KC_NSEC_PER_SEC)
 
 struct kc_kubelet {
         struct kc_kubelet_deps d;
         struct kc_sync_loop *loop;
         int64_t last_container_gc; /* 0: never */
-        int64_t last_scavenge;     /* 0: never */
 };
 
 int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret)
@@ -387,10 +378,8 @@ out:
         for (i = 0; i < n; i++)
                 kc_api_pod_unref(pods[i]);
         free(pods);
-        if (!k->last_scavenge || start - k->last_scavenge >= SCAVENGE_PERIOD_NS) {
-                k->last_scavenge = start;
-                kc_memory_scavenge();
-        }
+        /* Not upstream's: the scavenging Go's runtime does on its own (core/memory.c). */
+        kc_memory_scavenge();
 }
 
 static struct kc_api_pod *get_pod_by_uid(void *ud, const char *uid)

@@ -23,7 +23,7 @@
  * came.
  *
  * So the daemon uses the main arena alone (kc_memory_tune_process) and
- * housekeeping hands every free page back once a minute (kc_memory_scavenge). Threads
+ * housekeeping hands every free page back (kc_memory_scavenge). Threads
  * then share the arena's lock, but each has its own cache of small blocks
  * (tcache) that serves most calls without it, and the daemon's threads
  * spend their time waiting, not allocating.
