@@ -225,9 +225,9 @@ static int render_pods(void *ud, char **ret_json)
                                ret_json);
         /*
          * The JSON tree of a large PodList (1.6 MB of text at 1,000 pods) is
-         * freed in thousands of small blocks that glibc keeps cached in this
-         * thread's arena; hand them back now rather than at the next
-         * housekeeping, or a monitor scraping /pods holds RSS at its peak.
+         * freed in thousands of small blocks whose pages glibc keeps; hand
+         * them back now rather than at the next housekeeping, or a monitor
+         * scraping /pods holds RSS at its peak.
          */
         kc_memory_scavenge();
         return r;

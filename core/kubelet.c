@@ -242,10 +242,10 @@ static void kill_orphaned_runtime_pods(struct kc_kubelet *k,
         kc_pod_list_done(&running);
 }
 
-/* statusManager.RemoveOrphanedStatuses: keep desired pods and pods still being worked on. */
 /*
- * RemoveOrphanedStatuses, and the same for the reason cache (D18): what is
- * kept for a pod goes once it is neither desired nor known to the workers.
+ * statusManager.RemoveOrphanedStatuses, and the same for the reason cache
+ * (D18): what is kept for a pod goes once it is neither desired nor still
+ * being worked on.
  */
 static void remove_orphaned_pod_state(struct kc_kubelet *k,
                                       const struct kc_pod_worker_sync_list *working,
