@@ -28,7 +28,7 @@ static void *mfree(void *p)
 struct rc_entry {
         struct rc_entry *prev, *next; /* update order: lru.next is the newest */
         char *key;                    /* the map's key */
-        char *uid;                    /* the pod's, for kc_reason_cache_remove_orphans */
+        const char *uid;              /* the pod's: the tail of key */
         char *reason;
         char *message;
 };
@@ -39,14 +39,22 @@ struct kc_reason_cache {
         struct rc_entry lru; /* list head (sentinel) */
 };
 
-/* "<len(uid)>:<uid>/<name>": the length prefix keeps any UID unambiguous. */
+/*
+ * "<len(name)>:<name>/<uid>": the length prefix keeps any name unambiguous,
+ * and the UID, last, can be read in place (rc_key_uid).
+ */
 static char *rc_key(const char *uid, const char *name)
 {
         char *k;
 
-        if (asprintf(&k, "%zu:%s/%s", strlen(uid), uid, name) < 0)
+        if (asprintf(&k, "%zu:%s/%s", strlen(name), name, uid) < 0)
                 return NULL;
         return k;
+}
+
+static const char *rc_key_uid(const char *key, const char *uid)
+{
+        return key + strlen(key) - strlen(uid);
 }
 
 static void rc_unlink(struct rc_entry *e)
@@ -66,7 +74,6 @@ static void rc_push_front(struct kc_reason_cache *rc, struct rc_entry *e)
 static void rc_entry_free(struct rc_entry *e)
 {
         free(e->key);
-        free(e->uid);
         free(e->reason);
         free(e->message);
         free(e);
@@ -110,16 +117,15 @@ struct kc_reason_cache *kc_reason_cache_free(struct kc_reason_cache *rc)
 int kc_reason_cache_update(struct kc_reason_cache *rc, const char *uid, const char *container_name,
                            const char *reason, const char *message)
 {
-        _cleanup_free_ char *key = NULL, *u = NULL, *r = NULL, *m = NULL;
+        _cleanup_free_ char *key = NULL, *r = NULL, *m = NULL;
         struct rc_entry *e, *victim = NULL;
 
         if (!rc || !uid || !container_name || !reason || !*reason)
                 return -EINVAL;
         key = rc_key(uid, container_name);
-        u = strdup(uid);
         r = strdup(reason);
         m = strdup(message ? message : "");
-        if (!key || !u || !r || !m)
+        if (!key || !r || !m)
                 return -ENOMEM;
 
         pthread_mutex_lock(&rc->lock);
@@ -145,8 +151,8 @@ int kc_reason_cache_update(struct kc_reason_cache *rc, const char *uid, const ch
                 rc_unlink(victim);
                 kc_map_remove(rc->map, victim->key);
         }
+        e->uid = rc_key_uid(key, uid);
         e->key = TAKE_PTR(key);
-        e->uid = TAKE_PTR(u);
         e->reason = TAKE_PTR(r);
         e->message = TAKE_PTR(m);
         (void)kc_map_put(rc->map, e->key, e); /* reserved above */
@@ -181,7 +187,7 @@ int kc_reason_cache_remove_orphans(struct kc_reason_cache *rc, const char *const
                                    size_t n)
 {
         _cleanup_(kc_map_freep) struct kc_map *keep = NULL;
-        struct rc_entry *e, *next, gone = { .prev = &gone, .next = &gone };
+        struct rc_entry *e, *next, *gone = NULL;
         int n_gone = 0;
 
         if (!rc || (n > 0 && !keep_uids))
@@ -195,12 +201,12 @@ int kc_reason_cache_remove_orphans(struct kc_reason_cache *rc, const char *const
                         continue;
                 rc_unlink(e);
                 kc_map_remove(rc->map, e->key);
-                e->next = gone.next; /* freed outside the lock */
-                gone.next = e;
+                e->next = gone; /* freed outside the lock */
+                gone = e;
                 n_gone++;
         }
         pthread_mutex_unlock(&rc->lock);
-        for (e = gone.next; e != &gone; e = next) {
+        for (e = gone; e; e = next) {
                 next = e->next;
                 rc_entry_free(e);
         }
