@@ -13,11 +13,26 @@
  * bench_cri_relist.sh does the whole run). The pods it creates are named
  * bench-<i> and are removed at the end. Figures only, never pass/fail.
  */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "kc_pleg.h"
+#include "core/chan.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "pleg/event.h"
+#include "pleg/generic.h"
+#include "runtime/cache.h"
+#include "runtime/cri.h"
+#include "runtime/error.h"
+#include "runtime/manager.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sync_pod.h"
 
 static int64_t now_ns(void)
 {

@@ -52,6 +52,7 @@
  * bench/bench_pleg_latency.sh does the set-up and the run. Figures only,
  * never pass/fail: it exits non-zero only when it cannot run.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -61,7 +62,11 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -69,11 +74,34 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kc_health.h"
-#include "kc_kubelet.h"
-#include "kc_pleg.h"
-#include "kc_podworkers.h"
-#include "kc_runtime.h"
+#include "core/backoff.h"
+#include "core/cancel.h"
+#include "core/chan.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/work_queue.h"
+#include "health/runtime_state.h"
+#include "kubelet/config/pod_update.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/pod_container_deletor.h"
+#include "kubelet/pod_manager.h"
+#include "kubelet/runtime_up.h"
+#include "kubelet/status/status_manager.h"
+#include "kubelet/sync_loop.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
+#include "pleg/event.h"
+#include "pleg/evented.h"
+#include "pleg/generic.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/api_pod.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
+#include "runtime/cri.h"
+#include "runtime/error.h"
+#include "runtime/manager.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sync_pod.h"
 
 extern char **environ;
 

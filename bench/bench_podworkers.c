@@ -23,15 +23,27 @@
  * It prints figures; it never fails on them (targets live in docs/benchmarks.md).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "internal.h"
-#include "kc_podworkers.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/api_pod.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
 
 #define UID_PREFIX "bpw-"
 #define STUCK_NS (30 * KC_NSEC_PER_SEC)

@@ -11,12 +11,28 @@
  * (--no-churn skips the changed relists, for profiling the no-change path).
  * It prints figures; it never fails on them (targets live in docs/benchmarks.md).
  */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
-#include "kc_pleg.h"
+#include "core/chan.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
+#include "pleg/event.h"
+#include "pleg/generic.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
+#include "runtime/manager.h"
+#include "runtime/sim.h"
+#include "runtime/sync_pod.h"
 
 #define CONTAINERS_PER_POD 3
 

@@ -16,11 +16,15 @@
  * about two thirds of a no-change relist at 10,000 pods (12.7 ms against
  * 4.3 ms with the cache; docs/benchmarks.md).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdalign.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "kc_core.h"
+#include "core/arena.h"
 
 #define KC_ARENA_FIRST_CHUNK 512u
 #define KC_ARENA_CHUNK (16u * 1024u)

@@ -5,11 +5,18 @@
  * HasExpiredFunc "eventTime - lastUpdate > 600 s"). No jitter: the kubelet
  * builds its restart backoff without one.
  */
-#include <stddef.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "kc_core.h"
+#include "core/backoff.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/map.h"
 
 struct backoff_entry {
         int64_t backoff;     /* current window */

@@ -52,15 +52,22 @@
  * oversubscription.
  */
 #include <ck_ring.h>
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "core/chan.h"
+#include "core/cleanup.h"
 #include "internal.h"
-#include "kc_core.h"
 
 #define KC_CHAN_MAX_CAPACITY (1u << 24)
 #define KC_CACHELINE 64

@@ -19,14 +19,23 @@
  * Lock order: cancel->lock or clock->lock, then waiter->lock. A sleeper never
  * holds two of them at once.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/timer.h"
 #include "internal.h"
-#include "kc_core.h"
 
 struct kc_waiter {
         pthread_mutex_t lock;

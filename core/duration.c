@@ -11,9 +11,14 @@
  * Fractions drop trailing zeros, and the '.' when nothing is left. The
  * magnitude is computed in uint64_t, so INT64_MIN needs no special case.
  */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
-#include "kc_core.h"
+#include "core/cleanup.h"
+#include "core/duration.h"
 
 /* Writes the fraction of @p *v (prec digits) before @p end; updates *v. */
 static char *put_frac(char *end, uint64_t *v, int prec)

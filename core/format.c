@@ -4,9 +4,11 @@
  * callers see a malloc'd string or NULL and never vasprintf()'s undefined
  * out-parameter on failure.
  */
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
-#include "kc_core.h"
+#include "core/format.h"
 
 char *kc_strdup_vprintf(const char *fmt, va_list ap)
 {

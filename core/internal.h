@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kc_core.h"
-
 /*
  * An assertion that stays in release builds (RelWithDebInfo defines NDEBUG):
  * used for invariants whose violation would corrupt memory, such as "an

@@ -14,12 +14,19 @@
  * Fatal lines are written like the others; this module does not exit: the
  * caller decides how to stop (unlike klog.Fatal).
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "kc_core.h"
+#include "core/cleanup.h"
+#include "core/log.h"
 
 /* Read on every kc_log_v(); no other data is published through it. */
 static atomic_int log_verbosity;

@@ -17,9 +17,15 @@
  * finishes with a 64-bit avalanche, so the low bits used for the index
  * depend on every input byte.
  */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "kc_core.h"
+#include "core/cleanup.h"
+#include "core/map.h"
 
 #define KC_MAP_MIN_SLOTS 16u
 

@@ -28,11 +28,13 @@
  * (tcache) that serves most calls without it, and the daemon's threads
  * spend their time waiting, not allocating.
  */
+#include <errno.h>
 #include <malloc.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kc_core.h"
+#include "core/memory.h"
 
 /* True when the user chose the arena count (MALLOC_ARENA_MAX, or
  * glibc.malloc.arena_max in GLIBC_TUNABLES): theirs wins. */

@@ -4,13 +4,23 @@
  * and the jitter helper (apimachinery wait.Jitter) the pod workers use for
  * their requeue delays.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "kc_core.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/jitter.h"
+#include "core/map.h"
+#include "core/work_queue.h"
 
 /* ------------------------------------------------------------------------ */
 /* Jitter                                                                     */

@@ -36,10 +36,18 @@
  * apimachinery's NewAggregate formats them (kc_aggregate_errors()).
  */
 #include <assert.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "kc_health.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "health/runtime_state.h"
 
 #define MSG_SYNC_NOT_YET "container runtime status check may not have completed yet"
 #define MSG_RUNTIME_DOWN "container runtime is down"

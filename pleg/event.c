@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* PodLifecycleEvent (upstream pkg/kubelet/pleg/pleg.go). */
 #include <assert.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "kc_pleg.h"
+#include "core/cleanup.h"
+#include "pleg/event.h"
 
 static const char *const event_type_names[_KC_PLEG_EVENT_TYPE_MAX] = {
         [KC_PLEG_CONTAINER_STARTED] = "ContainerStarted",

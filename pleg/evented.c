@@ -60,15 +60,37 @@
  * another's. Owing and flushing PodSyncs take the generic PLEG's list lock
  * inside process_lock; that lock is innermost (it never waits for a relist).
  */
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "core/arena.h"
+#include "core/cancel.h"
+#include "core/chan.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/format.h"
+#include "core/log.h"
 #include "internal.h"
-#include "kc_pleg.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
+#include "pleg/event.h"
+#include "pleg/evented.h"
+#include "pleg/generic.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
+#include "runtime/cri.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
 
 /* One buffered event: the copy and the arena that holds it. */
 struct buffered_event {

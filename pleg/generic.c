@@ -13,12 +13,32 @@
  * silently. EventedPLEG, which shares the channel, owes its pods through the
  * same list and flushes it too (kc_generic_pleg_owe_sync_mp()).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/cancel.h"
+#include "core/chan.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/duration.h"
+#include "core/log.h"
+#include "core/map.h"
 #include "internal.h"
-#include "kc_pleg.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
+#include "pleg/event.h"
+#include "pleg/generic.h"
+#include "pleg/pleg.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
 
 /* A pod record: the snapshot events were last computed against, and the
  * snapshot of the current relist (upstream podRecord). */

@@ -2,7 +2,10 @@
 /* pleg/ internals, exposed for unit tests (tests/unit/pleg). */
 #pragma once
 
-#include "kc_pleg.h"
+#include "pleg/event.h"
+#include "runtime/container.h"
+
+struct kc_container_event;
 
 /* plegContainerState (upstream generic.go). */
 enum kc_pleg_container_state {

@@ -2,7 +2,9 @@
 /* podworkers/ internals, exposed for unit tests (tests/unit/podworkers). */
 #pragma once
 
-#include "kc_podworkers.h"
+#include "podworkers/pod_workers.h"
+
+struct kc_api_pod;
 
 /**
  * calculateEffectiveGracePeriod (§8.3). @p status_grace is the worker's

@@ -55,14 +55,29 @@
  *    cleaned up or the workers are freed, so waiters never hang;
  *  - PodStatusFunc (kill status override) is not implemented.
  */
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/jitter.h"
+#include "core/log.h"
+#include "core/map.h"
 #include "internal.h"
-#include "kc_podworkers.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/api_pod.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
 
 #define DEFAULT_MIN_THREADS 2u
 #define DEFAULT_MAX_THREADS 1024u

@@ -6,12 +6,23 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/backoff.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/format.h"
 #include "internal.h"
-#include "kc_runtime.h"
+#include "runtime/api_pod.h"
+#include "runtime/error.h"
+#include "runtime/images.h"
+#include "runtime/pod_actions.h"
+#include "runtime/runtime_service.h"
 
 #define DEFAULT_TAG "latest"
 #define NAME_MAX_LEN 255 /* a repository name, registry included */

@@ -8,7 +8,12 @@
 #include <stdalign.h>
 #include <string.h>
 
-#include "kc_runtime.h"
+#include "runtime/manager.h"
+#include "runtime/runtime_service.h"
+
+struct kc_api_container;
+struct kc_api_pod;
+struct kc_arena;
 
 /*
  * A two-pass packer for "one allocation" objects. The same layout code runs

@@ -8,11 +8,23 @@
  * per-string allocations: the CRI results stay in their arenas, grouping
  * works on indices, and each pod is built with one kc_pod_new().
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/map.h"
 #include "internal.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/manager.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sync_pod.h"
 
 /*
  * The pod reuse cache: UID -> the kc_pod this manager returned last for it,

@@ -5,11 +5,24 @@
  * kubecontainer/helpers.go). Pure functions over the API pod and the
  * runtime's PodStatus; the backoff table is the only state touched.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/backoff.h"
+#include "core/cleanup.h"
+#include "core/duration.h"
+#include "core/format.h"
 #include "internal.h"
+#include "runtime/api_pod.h"
+#include "runtime/container.h"
+#include "runtime/pod_actions.h"
 
 /* ------------------------------------------------------------------------ */
 /* Spec hash                                                                  */

@@ -7,13 +7,29 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/backoff.h"
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/format.h"
+#include "core/log.h"
 #include "internal.h"
-#include "kc_runtime.h"
+#include "runtime/api_pod.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/images.h"
+#include "runtime/manager.h"
+#include "runtime/pod_actions.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sync_pod.h"
 
 /* v1 default of spec.terminationGracePeriodSeconds. */
 #define DEFAULT_TERMINATION_GRACE_S 30

@@ -6,13 +6,24 @@
  * not one per string).
  */
 #include <assert.h>
+#include <errno.h>
 #include <stdalign.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/arena.h"
+#include "core/cleanup.h"
 #include "internal.h"
+#include "runtime/api_pod.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
 
 int kc_runtime_error_set(struct kc_runtime_error *err, int r, enum kc_runtime_code code,
                          const char *fmt, ...)

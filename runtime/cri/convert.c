@@ -12,9 +12,20 @@
  * result's arena (and never frees), so a result's strings are the decoded
  * message's own and the whole result goes with kc_runtime_result_done().
  */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/arena.h"
+#include "core/cleanup.h"
 #include "cri/internal.h"
+#include "runtime/container.h"
+#include "runtime/cri.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
 
 /* ------------------------------------------------------------------------ */
 /* Common                                                                     */

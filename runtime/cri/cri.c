@@ -12,12 +12,22 @@
  * runtime's grpc-status and grpc-message, or the transport's own.
  */
 #include <assert.h>
+#include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/un.h>
 
+#include "core/arena.h"
+#include "core/cleanup.h"
 #include "cri/grpc.h"
 #include "cri/internal.h"
+#include "runtime/cri.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
 
 #define RS(method) KC_CRI_RUNTIME_SERVICE method
 #define IS(method) KC_CRI_IMAGE_SERVICE method

@@ -56,8 +56,19 @@
 #include <time.h>
 
 #include <nghttp2/nghttp2.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <stddef.h>
 
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/duration.h"
 #include "grpc.h"
+#include "runtime/error.h"
 
 #define GRPC_PREFIX 5
 /* Socket reads: one buffer, reused, at most READ_BUDGET times per wakeup. */

@@ -29,7 +29,9 @@
  */
 #pragma once
 
-#include "kc_runtime.h"
+#include "runtime/error.h"
+
+struct kc_cancel;
 
 /** The gRPC message size limit, each way (containerd's and kubelet's default). */
 #define KC_GRPC_MAX_MESSAGE (16 * 1024 * 1024)

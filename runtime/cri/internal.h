@@ -28,7 +28,21 @@
 #undef linux
 #include "api.pb-c.h"
 
-#include "kc_runtime.h"
+struct kc_arena;
+struct kc_container_config;
+struct kc_container_event;
+struct kc_container_filter;
+struct kc_container_list;
+struct kc_container_status_result;
+struct kc_cri_events;
+struct kc_image_status_result;
+struct kc_pod_sandbox_config;
+struct kc_pod_sandbox_filter;
+struct kc_pod_sandbox_list;
+struct kc_pod_sandbox_status_result;
+struct kc_runtime_error;
+struct kc_runtime_status_result;
+struct kc_version_result;
 
 #define KC_CRI_RUNTIME_SERVICE "/runtime.v1.RuntimeService/"
 #define KC_CRI_IMAGE_SERVICE "/runtime.v1.ImageService/"

@@ -19,14 +19,27 @@
  *   references until the pod changes: a relist over an unchanged world costs
  *   one reference per pod.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../internal.h"
+#include "core/arena.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/map.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/images.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sim.h"
 
 #define SIM_VERSION "0.1.0"
 #define SIM_RUNTIME_NAME "sim"

@@ -67,15 +67,37 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <cmocka.h>
 
 #include "../../podworkers/internal.h"
-#include "kc_health.h"
-#include "kc_kubelet.h"
-#include "kc_pleg.h"
-#include "kc_podworkers.h"
-#include "kc_runtime.h"
+#include "core/chan.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/log.h"
 #include "kc_test.h"
+#include "kubelet/config/manifest.h"
+#include "kubelet/config/pod_update.h"
+#include "kubelet/kubelet_parts.h"
+#include "kubelet/pod_manager.h"
+#include "kubelet/runtime_up.h"
+#include "kubelet/status/reason_cache.h"
+#include "kubelet/status/status_manager.h"
+#include "kubelet/sync_loop.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
+#include "pleg/generic.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/api_pod.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/manager.h"
+#include "runtime/pod_actions.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sim.h"
+#include "runtime/sync_pod.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define SEC KC_NSEC_PER_SEC

@@ -12,11 +12,18 @@
  * [length: 2 bytes big-endian][bytes], and hands them in turn to one events
  * handle, as the stream would.
  */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arena.h"
 #include "cri/internal.h"
+#include "runtime/cri.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
 
 enum {
         SEL_VERSION,

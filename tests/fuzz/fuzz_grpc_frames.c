@@ -16,12 +16,17 @@
  * "name=value" separated by '\n' that nghttp2's encoder packs; bit 7: a
  * DATA payload gets a gRPC message prefix. flags are the frame's flags.
  */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cri/grpc.h"
 #include "h2_frames.h"
+#include "runtime/error.h"
 
 static const uint32_t streams[4] = { 1, 0, 3, 0x7fffffff };
 

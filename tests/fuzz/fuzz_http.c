@@ -14,18 +14,24 @@
  * connection, a second connection must still get /healthz answered within
  * 5 s (see server_serves() and tests/fuzz/README.md).
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <linux/sockios.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "kc_health.h"
+#include "kubelet/server/server.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
 
 /* health/http.c, for tests only. */
 int kc__http_server_add_connection(struct kc_http_server *s, int fd);

@@ -9,11 +9,16 @@
  * one container with a name and an image, known enums); an error must be
  * -EBADMSG with a message naming the file.
  */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kc_kubelet.h"
+#include "kubelet/config/manifest.h"
+#include "runtime/api_pod.h"
+#include "runtime/runtime_service.h"
 
 static volatile size_t sink;
 

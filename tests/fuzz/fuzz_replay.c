@@ -10,6 +10,7 @@
  * 2 (a bad script, reported on stderr), never 1 (set-up failure) or more.
  */
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,8 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kc_runtime.h"
 #include "kc_test.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
 
 #define INTEG_LABEL "cubelet.integration"
 

@@ -9,21 +9,28 @@
  * starts containerd and records it in $KC_CONTAINERD_ENV). Facts relied on
  * are containerd 1.6.20's, observed on this machine: see each test.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include "core/cleanup.h"
 #include "grpc.h"
 #include "integ.h"
-#include "kc_runtime.h"
+#include "runtime/container.h"
+#include "runtime/cri.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
 
 static struct integ_env env;
 static struct kc_cri *cri;

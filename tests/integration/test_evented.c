@@ -29,6 +29,7 @@
  * packages with `npm ci` from the committed lockfile and writes
  * $KC_CRI_SERVER_ENV. Nothing here skips.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -38,19 +39,34 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "core/chan.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/log.h"
 #include "integ.h"
-#include "kc_health.h"
-#include "kc_pleg.h"
-#include "kc_runtime.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
+#include "pleg/event.h"
+#include "pleg/evented.h"
+#include "pleg/generic.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
+#include "runtime/cri.h"
+#include "runtime/error.h"
+#include "runtime/manager.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sync_pod.h"
 
 extern char **environ;
 

@@ -15,15 +15,28 @@
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/chan.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "integ.h"
-#include "kc_pleg.h"
-#include "kc_runtime.h"
+#include "pleg/event.h"
+#include "pleg/generic.h"
+#include "runtime/api_pod.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
+#include "runtime/cri.h"
+#include "runtime/error.h"
+#include "runtime/manager.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sync_pod.h"
 
 static struct integ_env env;
 

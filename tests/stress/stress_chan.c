@@ -7,17 +7,20 @@
  * heap-allocated and written before the push, so ThreadSanitizer checks
  * that a pop happens after the push that published the item.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
 
-#include "kc_core.h"
+#include "core/chan.h"
+#include "core/cleanup.h"
 #include "kc_test.h"
 
 #define PRODUCERS 4

@@ -45,22 +45,36 @@
  *     nothing (each pod is owed once). The pod cache shows every pod's
  *     final runtime state, which is what those syncs read.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
 
-#include "kc_health.h"
-#include "kc_kubelet.h"
-#include "kc_pleg.h"
-#include "kc_runtime.h"
+#include "core/chan.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "health/runtime_state.h"
 #include "kc_test.h"
+#include "kubelet/config/pod_update.h"
+#include "kubelet/sync_loop.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
+#include "pleg/event.h"
+#include "pleg/generic.h"
+#include "runtime/api_pod.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
+#include "runtime/sim.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define MS KC_NSEC_PER_MSEC

@@ -37,20 +37,29 @@
  * the storm, the drain or kc_pod_workers_free is running (a deadlock; a
  * cmocka assert cannot be used from that thread).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
 
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "internal.h"
-#include "kc_podworkers.h"
 #include "kc_test.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/api_pod.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define FAR_FUTURE (INT64_C(1) << 62)

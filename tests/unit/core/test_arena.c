@@ -7,7 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kc_core.h"
+#include "core/arena.h"
+#include "core/cleanup.h"
 
 static void test_arena_alignment_and_zero(void **state)
 {

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
-#include "kc_core.h"
+#include "core/backoff.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define SEC KC_NSEC_PER_SEC

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
-#include "kc_core.h"
+#include "core/chan.h"
+#include "core/cleanup.h"
 #include "kc_test.h"
 
 #define ITEM(i) ((void *)(uintptr_t)((i) + 1))

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 #include <cmocka.h>
-#include <poll.h>
 
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/timer.h"
 #include "internal.h"
-#include "kc_core.h"
 #include "kc_test.h"
 
 KC_DEFINE_CLEANUP_FUNC(struct kc_cancel, kc_cancel_free)

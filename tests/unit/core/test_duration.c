@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,7 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kc_core.h"
+#include "core/cleanup.h"
+#include "core/duration.h"
 
 struct case_ {
         int64_t ns;

@@ -7,7 +7,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kc_core.h"
+#include "core/cleanup.h"
+#include "core/format.h"
 
 /* kc_strdup_printf() is va_start + kc_strdup_vprintf(): this covers both. */
 static void test_strdup_printf(void **state)

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
 #include <pthread.h>
 #include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
-#include "kc_core.h"
+#include "core/cleanup.h"
+#include "core/log.h"
 
 /* "Lmmdd hh:mm:ss.uuuuuu TTTTTTT file:line] msg" */
 #define HEADER_RE                                                                                  \

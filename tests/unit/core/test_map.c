@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,7 +9,8 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "kc_core.h"
+#include "core/cleanup.h"
+#include "core/map.h"
 
 #define N 100000
 

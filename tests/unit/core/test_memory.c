@@ -5,6 +5,7 @@
  * the cap must then report -EOPNOTSUPP, and what glibc would do is checked
  * by the plain build.
  */
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -15,7 +16,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kc_core.h"
+#include "core/cleanup.h"
+#include "core/memory.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZER_MALLOC 1

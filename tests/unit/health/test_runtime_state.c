@@ -13,9 +13,16 @@
 #include <string.h>
 #include <time.h>
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <cmocka.h>
 
-#include "kc_health.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "health/runtime_state.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define THRESHOLD (30 * KC_NSEC_PER_SEC) /* maxWaitForContainerRuntime */

@@ -16,11 +16,29 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <cmocka.h>
 
+#include "core/chan.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/log.h"
 #include "internal.h"
-#include "kc_pleg.h"
 #include "kc_test.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
+#include "pleg/event.h"
+#include "pleg/evented.h"
+#include "pleg/generic.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
+#include "runtime/cri.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define SEC KC_NSEC_PER_SEC

@@ -10,9 +10,14 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
+#include "core/cleanup.h"
 #include "internal.h"
+#include "pleg/event.h"
+#include "runtime/container.h"
 
 #define R KC_PLEG_STATE_RUNNING
 #define X KC_PLEG_STATE_EXITED

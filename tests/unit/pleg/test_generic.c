@@ -16,11 +16,28 @@
 #include <string.h>
 #include <time.h>
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <cmocka.h>
 
+#include "core/chan.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/log.h"
 #include "internal.h"
-#include "kc_pleg.h"
 #include "kc_test.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
+#include "pleg/event.h"
+#include "pleg/generic.h"
+#include "pleg/pleg.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/sim.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define SEC KC_NSEC_PER_SEC

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdio.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +16,14 @@
 
 #include <cmocka.h>
 
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "internal.h"
-#include "kc_podworkers.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/api_pod.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define SEC KC_NSEC_PER_SEC

@@ -4,7 +4,14 @@
  * (F-PW-06), allowPodStart (F-PW-16) and the requeue jitter (F-PW-08).
  * Transcribed from upstream pod_workers_test.go where noted.
  */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cleanup.h"
 #include "fixture.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/api_pod.h"
 
 /* Test_calculateEffectiveGracePeriod (F-PW-06). -1 stands for nil. */
 static void test_calculate_effective_grace_period(void **state)

@@ -5,8 +5,20 @@
  * requeue delays, status errors, GetNewerThan, static-pod serialisation and
  * the worker pool (a stuck pod never delays another; idle threads exit).
  */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "fixture.h"
 #include "kc_test.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/api_pod.h"
+#include "runtime/cache.h"
 
 /* TestSyncKnownPods (F-PW-14, F-PW-15). */
 static void test_sync_known_pods(void **state)

@@ -7,7 +7,20 @@
  * TestKillPodNowFunc) with upstream's expectations; timestamps are checked
  * for presence and order because our fake clock does not tick per call.
  */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "fixture.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/api_pod.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
 
 /* TestUpdatePod "a new pod is recorded and started" (F-PW-01, F-PW-03). */
 static void test_new_pod_recorded_and_started(void **state)

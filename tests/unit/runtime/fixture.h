@@ -15,7 +15,9 @@
 
 #include <cmocka.h>
 
-#include "kc_runtime.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "runtime/sim.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define SEC KC_NSEC_PER_SEC

@@ -11,19 +11,27 @@
  * records the path and the grpc-timeout it was sent). Calls against a real
  * containerd are the integration tests' (tests/integration).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
+#include "core/arena.h"
+#include "core/cleanup.h"
 #include "cri/internal.h"
 #include "fake_grpc_server.h"
-#include "kc_runtime.h"
 #include "kc_test.h"
+#include "runtime/container.h"
+#include "runtime/cri.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                    */

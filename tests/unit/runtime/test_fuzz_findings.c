@@ -5,8 +5,10 @@
  * drives: it must judge canned server bytes exactly as a real connection's
  * responses (test_grpc.c covers those over a socket).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,8 +17,13 @@
 #include <cmocka.h>
 
 #include "../../fuzz/h2_frames.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "cri/grpc.h"
 #include "fixture.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/sim.h"
 
 /* ------------------------------------------------------------------------ */
 /* kc__grpc_run_canned()                                                      */

@@ -6,21 +6,27 @@
  * reconnects, GOAWAY, size limits, malformed responses and many concurrent
  * callers. Every test ends by checking that the client sent no PING.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
-#include <dirent.h>
-#include <pthread.h>
-#include <stdatomic.h>
 
+#include "core/cancel.h"
+#include "core/cleanup.h"
 #include "cri/grpc.h"
 #include "fake_grpc_server.h"
 #include "kc_test.h"
+#include "runtime/error.h"
 
 #define MS KC_NSEC_PER_MSEC
 #define SEC KC_NSEC_PER_SEC

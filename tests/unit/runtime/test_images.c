@@ -6,6 +6,7 @@
  * (ImagePullBackOff, 10 s doubling, keyed by pod UID + image; F-SYNC-02's
  * startContainer step), InvalidImageName and ImageInspectError.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,9 +16,16 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/backoff.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "fixture.h"
 #include "internal.h"
-#include "kc_runtime.h"
+#include "runtime/api_pod.h"
+#include "runtime/images.h"
+#include "runtime/pod_actions.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sim.h"
 
 struct fixture {
         struct kc_clock *clock;

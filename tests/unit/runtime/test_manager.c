@@ -1,18 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The runtime manager over the simulated runtime's CRI face. */
+#include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
-#include <pthread.h>
 
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "fixture.h"
 #include "internal.h"
-#include "kc_runtime.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/manager.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sim.h"
+#include "runtime/sync_pod.h"
 
 struct fixture {
         struct kc_clock *clock;

@@ -8,17 +8,25 @@
  * checks, no ephemeral/sidecar/resize cases).
  * F-BO-01 / F-BO-03: doBackOff key and first-crash / CrashLoopBackOff logic.
  */
+#include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "core/backoff.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "internal.h"
-#include "kc_runtime.h"
+#include "runtime/api_pod.h"
+#include "runtime/container.h"
+#include "runtime/pod_actions.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 

@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The simulated runtime: kubecontainer face, kc_sim_set_pods, faults, call counts, CRI face. */
+#include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include <pthread.h>
 
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "fixture.h"
-#include "kc_runtime.h"
 #include "kc_test.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sim.h"
 
 struct fixture {
         struct kc_clock *clock;

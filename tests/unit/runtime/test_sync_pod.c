@@ -5,10 +5,12 @@
  * StopContainer timeouts (the sim ignores them). F-SYNC-02, F-SYNC-03,
  * F-BO-03, and the image pull path of startContainer.
  */
+#include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +19,21 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "core/backoff.h"
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
 #include "fixture.h"
 #include "internal.h"
-#include "kc_runtime.h"
+#include "runtime/api_pod.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/images.h"
+#include "runtime/manager.h"
+#include "runtime/pod_actions.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sim.h"
+#include "runtime/sync_pod.h"
 
 struct fixture {
         struct kc_clock *clock;

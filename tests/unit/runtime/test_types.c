@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* runtime value types: state names, kc_pod / kc_pod_status packing, equality, refcounts. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
 
-#include "kc_runtime.h"
+#include "runtime/api_pod.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
 
 static void test_state_strings(void **state)
 {

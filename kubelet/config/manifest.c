@@ -1,0 +1,1331 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Static-pod manifests (upstream pkg/kubelet/config/file.go and common.go):
+ * a v1 Pod in YAML or JSON becomes a defaulted kc_api_pod.
+ *
+ * Two passes. The first pulls libyaml events and builds a small tree, under
+ * hard caps: the document size, the nesting depth, the length of a scalar,
+ * the number of anchors, and the number of nodes and of scalar bytes the
+ * document would have with every alias expanded (aliases are shared, never
+ * copied, and each one adds its target's expanded size to those counts, so
+ * an alias bomb fails at once, and so does a big string aliased many times,
+ * which the pod would otherwise hold as that many copies). The same pass
+ * hashes the event stream for the content UID. The second pass walks only
+ * the fields we know, checks their types and values and reports the first
+ * problem with its field path; unknown fields are ignored, as the API
+ * server's non-strict decoding does.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <yaml.h>
+
+#include "core/cleanup.h"
+#include "core/format.h"
+#include "core/map.h"
+#include "kubelet/config/manifest.h"
+#include "runtime/api_pod.h"
+#include "runtime/runtime_service.h"
+
+/* ------------------------------------------------------------------------ */
+/* The tree                                                                   */
+
+enum node_type {
+        NODE_SCALAR,
+        NODE_SEQ,
+        NODE_MAP,
+};
+
+struct node {
+        enum node_type type;
+        bool plain;         /* scalar: plain style without a !!str tag (may be a number...) */
+        char *value;        /* scalar: NUL-terminated copy */
+        size_t len;         /* scalar: length (the value may hold NUL bytes) */
+        struct node **kids; /* seq: items; map: key, value, key, value, ... */
+        size_t n, cap;
+        size_t line, column; /* 1-based start mark */
+        size_t weight;       /* nodes in the expanded subtree */
+        size_t bytes;        /* scalar bytes in the expanded subtree */
+};
+
+struct anchor {
+        char *name;
+        struct node *node;
+};
+
+struct builder {
+        struct node **all; /* every node, for freeing */
+        size_t n_all, cap_all;
+        struct anchor anchors[KC_MANIFEST_MAX_ANCHORS];
+        size_t n_anchors;
+        struct node *stack[KC_MANIFEST_MAX_DEPTH + 1];
+        char *stack_anchor[KC_MANIFEST_MAX_DEPTH + 1];
+        size_t depth;
+        size_t expanded;       /* nodes of the document with aliases expanded */
+        size_t expanded_bytes; /* scalar bytes of the document with aliases expanded */
+        struct node *root;
+        unsigned __int128 hash;
+};
+
+static void builder_done(struct builder *b)
+{
+        size_t i;
+
+        for (i = 0; i < b->n_all; i++) {
+                free(b->all[i]->value);
+                free(b->all[i]->kids);
+                free(b->all[i]);
+        }
+        free(b->all);
+        for (i = 0; i < b->n_anchors; i++)
+                free(b->anchors[i].name);
+        for (i = 0; i < b->depth; i++)
+                free(b->stack_anchor[i]);
+}
+
+/*
+ * FNV-1a, 128-bit (offset basis and prime from the FNV reference). Stable
+ * across runs and hosts; it stands in for upstream's md5, which is no
+ * stronger for this purpose (a content fingerprint, not a security check).
+ */
+#define FNV128_OFFSET                                                                              \
+        (((unsigned __int128)0x6c62272e07bb0142ULL << 64) |                                        \
+         (unsigned __int128)0x62b821756295c58dULL)
+#define FNV128_PRIME (((unsigned __int128)1 << 88) | (unsigned __int128)0x13b)
+
+static void hash_bytes(unsigned __int128 *h, const void *data, size_t len)
+{
+        const unsigned char *p = data;
+        size_t i;
+
+        for (i = 0; i < len; i++) {
+                *h ^= p[i];
+                *h *= FNV128_PRIME;
+        }
+}
+
+/* A length-prefixed field, so that ("ab","c") and ("a","bc") differ. */
+static void hash_field(unsigned __int128 *h, char tag, const void *data, size_t len)
+{
+        uint64_t n = len;
+
+        hash_bytes(h, &tag, 1);
+        hash_bytes(h, &n, sizeof(n));
+        hash_bytes(h, data, len);
+}
+
+struct ctx {
+        const char *file_name;
+        char *err; /* the first error, "<file>: <what>" */
+        bool oom;
+        struct builder b;
+};
+
+static int failv(struct ctx *c, const char *fmt, va_list ap)
+{
+        _cleanup_free_ char *what = NULL;
+        char *msg;
+
+        if (c->err)
+                return -EBADMSG;
+        what = kc_strdup_vprintf(fmt, ap);
+        msg = what ? kc_strdup_printf("%s: %s", c->file_name, what) : NULL;
+        if (!msg) {
+                c->oom = true;
+                return -ENOMEM;
+        }
+        c->err = msg;
+        return -EBADMSG;
+}
+
+static int fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct ctx *c, const char *fmt, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = failv(c, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+static struct node *node_new(struct ctx *c, enum node_type type, const yaml_mark_t *mark)
+{
+        struct builder *b = &c->b;
+        struct node *n;
+
+        if (b->n_all == b->cap_all) {
+                size_t cap = b->cap_all ? b->cap_all * 2 : 64;
+                struct node **all = realloc(b->all, cap * sizeof(*all));
+
+                if (!all)
+                        return NULL;
+                b->all = all;
+                b->cap_all = cap;
+        }
+        n = calloc(1, sizeof(*n));
+        if (!n)
+                return NULL;
+        n->type = type;
+        n->line = mark->line + 1;
+        n->column = mark->column + 1;
+        n->weight = 1;
+        b->all[b->n_all++] = n;
+        return n;
+}
+
+static int node_append(struct node *parent, struct node *kid)
+{
+        if (parent->n == parent->cap) {
+                size_t cap = parent->cap ? parent->cap * 2 : 8;
+                struct node **kids = realloc(parent->kids, cap * sizeof(*kids));
+
+                if (!kids)
+                        return -ENOMEM;
+                parent->kids = kids;
+                parent->cap = cap;
+        }
+        parent->kids[parent->n++] = kid;
+        return 0;
+}
+
+/* Counts @p weight more nodes and @p bytes more scalar bytes in the expanded document. */
+static int count_nodes(struct ctx *c, size_t weight, size_t bytes, const yaml_mark_t *mark)
+{
+        if (weight > KC_MANIFEST_MAX_NODES - c->b.expanded)
+                return fail(c,
+                            "line %zu, column %zu: too many nodes (more than %d with aliases "
+                            "expanded)",
+                            mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_NODES);
+        if (bytes > (size_t)KC_MANIFEST_MAX_EXPANDED - c->b.expanded_bytes)
+                return fail(c,
+                            "line %zu, column %zu: too much text (more than %d bytes of strings "
+                            "with aliases expanded)",
+                            mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_EXPANDED);
+        c->b.expanded += weight;
+        c->b.expanded_bytes += bytes;
+        return 0;
+}
+
+static int anchor_add(struct ctx *c, const char *name, struct node *n, const yaml_mark_t *mark)
+{
+        struct builder *b = &c->b;
+        char *copy;
+
+        if (b->n_anchors == KC_MANIFEST_MAX_ANCHORS)
+                return fail(c, "line %zu, column %zu: too many anchors (more than %d)",
+                            mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_ANCHORS);
+        copy = strdup(name);
+        if (!copy)
+                return -ENOMEM;
+        b->anchors[b->n_anchors++] = (struct anchor){ copy, n };
+        return 0;
+}
+
+static struct node *anchor_find(struct builder *b, const char *name)
+{
+        size_t i;
+
+        /* YAML lets an anchor be redefined: the latest definition wins. */
+        for (i = b->n_anchors; i > 0; i--)
+                if (strcmp(b->anchors[i - 1].name, name) == 0)
+                        return b->anchors[i - 1].node;
+        return NULL;
+}
+
+/* Hangs a finished node on the open collection (or makes it the root). */
+static int attach(struct ctx *c, struct node *n)
+{
+        struct builder *b = &c->b;
+
+        if (b->depth == 0) {
+                b->root = n;
+                return 0;
+        }
+        b->stack[b->depth - 1]->weight += n->weight;
+        b->stack[b->depth - 1]->bytes += n->bytes;
+        return node_append(b->stack[b->depth - 1], n);
+}
+
+static char scalar_kind(const struct node *n);
+
+static bool is_str_tag(const yaml_char_t *tag)
+{
+        return tag && (strcmp((const char *)tag, "tag:yaml.org,2002:str") == 0 ||
+                       strcmp((const char *)tag, "!!str") == 0);
+}
+
+static int on_scalar(struct ctx *c, const yaml_event_t *ev)
+{
+        const yaml_mark_t *mark = &ev->start_mark;
+        struct node *n;
+        int r;
+
+        if (ev->data.scalar.length > KC_MANIFEST_MAX_STRING)
+                return fail(c, "line %zu, column %zu: string longer than %d bytes", mark->line + 1,
+                            mark->column + 1, KC_MANIFEST_MAX_STRING);
+        r = count_nodes(c, 1, ev->data.scalar.length, mark);
+        if (r < 0)
+                return r;
+        n = node_new(c, NODE_SCALAR, mark);
+        if (!n)
+                return -ENOMEM;
+        n->value = malloc(ev->data.scalar.length + 1);
+        if (!n->value)
+                return -ENOMEM;
+        memcpy(n->value, ev->data.scalar.value, ev->data.scalar.length);
+        n->value[ev->data.scalar.length] = '\0';
+        n->len = ev->data.scalar.length;
+        n->bytes = n->len;
+        n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+                   !is_str_tag(ev->data.scalar.tag);
+        /* Hash the resolved type, not the style: "v1" and v1 are one string. */
+        hash_field(&c->b.hash, scalar_kind(n), n->value, n->len);
+        if (ev->data.scalar.anchor) {
+                r = anchor_add(c, (const char *)ev->data.scalar.anchor, n, mark);
+                if (r < 0)
+                        return r;
+        }
+        return attach(c, n);
+}
+
+static int on_start(struct ctx *c, const yaml_event_t *ev, enum node_type type,
+                    const yaml_char_t *anchor)
+{
+        const yaml_mark_t *mark = &ev->start_mark;
+        struct builder *b = &c->b;
+        struct node *n;
+        int r;
+
+        if (b->depth == KC_MANIFEST_MAX_DEPTH)
+                return fail(c, "line %zu, column %zu: nesting deeper than %d levels",
+                            mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_DEPTH);
+        r = count_nodes(c, 1, 0, mark);
+        if (r < 0)
+                return r;
+        n = node_new(c, type, mark);
+        if (!n)
+                return -ENOMEM;
+        hash_field(&b->hash, type == NODE_MAP ? '{' : '[', NULL, 0);
+        b->stack_anchor[b->depth] = NULL;
+        if (anchor) {
+                b->stack_anchor[b->depth] = strdup((const char *)anchor);
+                if (!b->stack_anchor[b->depth])
+                        return -ENOMEM;
+        }
+        b->stack[b->depth++] = n;
+        return 0;
+}
+
+static int on_end(struct ctx *c)
+{
+        struct builder *b = &c->b;
+        struct node *n = b->stack[b->depth - 1];
+        char *anchor = b->stack_anchor[b->depth - 1];
+        yaml_mark_t mark = { .line = n->line - 1, .column = n->column - 1 };
+        int r = 0;
+
+        hash_field(&b->hash, n->type == NODE_MAP ? '}' : ']', NULL, 0);
+        b->depth--;
+        /*
+         * The anchor names the node only once it is complete: an alias
+         * inside its own anchored node is "unknown", so the tree is acyclic.
+         */
+        if (anchor)
+                r = anchor_add(c, anchor, n, &mark);
+        free(anchor);
+        if (r < 0)
+                return r;
+        return attach(c, n);
+}
+
+static int on_alias(struct ctx *c, const yaml_event_t *ev)
+{
+        const yaml_mark_t *mark = &ev->start_mark;
+        const char *name = (const char *)ev->data.alias.anchor;
+        struct node *target = anchor_find(&c->b, name);
+        int r;
+
+        if (!target)
+                return fail(c, "line %zu, column %zu: unknown anchor \"%.64s\"", mark->line + 1,
+                            mark->column + 1, name);
+        /* The alias stands for a whole copy of its target: count that copy. */
+        r = count_nodes(c, target->weight, target->bytes, mark);
+        if (r < 0)
+                return r;
+        hash_field(&c->b.hash, '*', name, strlen(name));
+        return attach(c, target);
+}
+
+/* The byte offset's 1-based line and column (libyaml gives reader errors as offsets). */
+static void offset_position(const char *data, size_t len, size_t off, size_t *line, size_t *col)
+{
+        size_t i, l = 1, start = 0;
+
+        for (i = 0; i < off && i < len; i++)
+                if (data[i] == '\n') {
+                        l++;
+                        start = i + 1;
+                }
+        *line = l;
+        *col = off - start + 1;
+}
+
+static int syntax_error(struct ctx *c, const yaml_parser_t *p, const char *data, size_t len)
+{
+        size_t line, col;
+
+        switch (p->error) {
+        case YAML_MEMORY_ERROR:
+                return -ENOMEM;
+        case YAML_READER_ERROR:
+                offset_position(data, len, p->problem_offset, &line, &col);
+                if (p->problem_value >= 0)
+                        return fail(c, "line %zu, column %zu: %s (#x%02X)", line, col, p->problem,
+                                    (unsigned)p->problem_value);
+                return fail(c, "line %zu, column %zu: %s", line, col, p->problem);
+        default:
+                if (p->context)
+                        return fail(c, "line %zu, column %zu: %s (%s at line %zu, column %zu)",
+                                    p->problem_mark.line + 1, p->problem_mark.column + 1,
+                                    p->problem ? p->problem : "syntax error", p->context,
+                                    p->context_mark.line + 1, p->context_mark.column + 1);
+                return fail(c, "line %zu, column %zu: %s", p->problem_mark.line + 1,
+                            p->problem_mark.column + 1, p->problem ? p->problem : "syntax error");
+        }
+}
+
+/* Parses the one document of @p data into c->b.root (NULL for an empty stream). */
+static int build_tree(struct ctx *c, const char *data, size_t len)
+{
+        yaml_parser_t parser;
+        bool done = false;
+        int documents = 0, r = 0;
+
+        if (!yaml_parser_initialize(&parser))
+                return -ENOMEM;
+        yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
+        yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
+        while (!done && r >= 0) {
+                yaml_event_t ev;
+
+                if (!yaml_parser_parse(&parser, &ev)) {
+                        r = syntax_error(c, &parser, data, len);
+                        break;
+                }
+                switch (ev.type) {
+                case YAML_STREAM_END_EVENT:
+                        done = true;
+                        break;
+                case YAML_DOCUMENT_START_EVENT:
+                        if (++documents > 1)
+                                r = fail(c,
+                                         "line %zu, column %zu: a manifest holds one document "
+                                         "(found a second one)",
+                                         ev.start_mark.line + 1, ev.start_mark.column + 1);
+                        break;
+                case YAML_SCALAR_EVENT:
+                        r = on_scalar(c, &ev);
+                        break;
+                case YAML_SEQUENCE_START_EVENT:
+                        r = on_start(c, &ev, NODE_SEQ, ev.data.sequence_start.anchor);
+                        break;
+                case YAML_MAPPING_START_EVENT:
+                        r = on_start(c, &ev, NODE_MAP, ev.data.mapping_start.anchor);
+                        break;
+                case YAML_SEQUENCE_END_EVENT:
+                case YAML_MAPPING_END_EVENT:
+                        r = on_end(c);
+                        break;
+                case YAML_ALIAS_EVENT:
+                        r = on_alias(c, &ev);
+                        break;
+                default:
+                        break;
+                }
+                yaml_event_delete(&ev);
+        }
+        yaml_parser_delete(&parser);
+        return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Field paths and typed access                                               */
+
+/* One step of a field path: ".field", "[index]" or "[key]". */
+struct path {
+        const struct path *up;
+        const char *field;
+        const char *key;
+        size_t index;
+};
+
+static void path_render(const struct path *p, FILE *f)
+{
+        if (!p)
+                return;
+        path_render(p->up, f);
+        if (p->field)
+                fprintf(f, "%s%s", p->up ? "." : "", p->field);
+        else if (p->key)
+                fprintf(f, "[%.128s]", p->key);
+        else
+                fprintf(f, "[%zu]", p->index);
+}
+
+/* "<file>: <path>: <what>" */
+static int fail_path(struct ctx *c, const struct path *p, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static int fail_path(struct ctx *c, const struct path *p, const char *fmt, ...)
+{
+        _cleanup_free_ char *path = NULL, *what = NULL;
+        size_t n = 0;
+        va_list ap;
+        FILE *f;
+
+        f = open_memstream(&path, &n);
+        if (!f) {
+                c->oom = true;
+                return -ENOMEM;
+        }
+        path_render(p, f);
+        if (fclose(f) != 0) {
+                c->oom = true;
+                return -ENOMEM;
+        }
+        va_start(ap, fmt);
+        what = kc_strdup_vprintf(fmt, ap);
+        va_end(ap);
+        if (!what) {
+                c->oom = true;
+                return -ENOMEM;
+        }
+        return fail(c, "%s: %s", path, what);
+}
+
+/* A value as a message quotes it: at most 64 bytes, non-printable bytes escaped. */
+static const char *quote(char buf[static 300], const char *s, size_t len)
+{
+        size_t i, o = 0;
+
+        buf[o++] = '"';
+        for (i = 0; i < len && i < 64; i++) {
+                unsigned char ch = (unsigned char)s[i];
+
+                if (ch == '"' || ch == '\\') {
+                        buf[o++] = '\\';
+                        buf[o++] = (char)ch;
+                } else if (ch < 0x20 || ch == 0x7f) {
+                        o += (size_t)snprintf(buf + o, 5, "\\x%02x", ch);
+                } else {
+                        buf[o++] = (char)ch;
+                }
+        }
+        if (len > 64) {
+                memcpy(buf + o, "...", 3);
+                o += 3;
+        }
+        buf[o++] = '"';
+        buf[o] = '\0';
+        return buf;
+}
+
+static bool is_null(const struct node *n)
+{
+        static const char *const nulls[] = { "", "~", "null", "Null", "NULL" };
+        size_t i;
+
+        if (!n)
+                return true;
+        if (n->type != NODE_SCALAR || !n->plain)
+                return false;
+        for (i = 0; i < KC_ELEMENTSOF(nulls); i++)
+                if (strcmp(n->value, nulls[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* YAML 1.1 booleans, as sigs.k8s.io/yaml (go-yaml v2) resolves them: 1 true, 0 false, -1 not. */
+static int plain_bool(const struct node *n)
+{
+        static const char *const yes[] = { "y",  "Y",  "yes",  "Yes",  "YES", "on",
+                                           "On", "ON", "true", "True", "TRUE" };
+        static const char *const no[] = { "n",   "N",   "no",    "No",    "NO",   "off",
+                                          "Off", "OFF", "false", "False", "FALSE" };
+        size_t i;
+
+        if (n->type != NODE_SCALAR || !n->plain)
+                return -1;
+        for (i = 0; i < KC_ELEMENTSOF(yes); i++)
+                if (strcmp(n->value, yes[i]) == 0)
+                        return 1;
+        for (i = 0; i < KC_ELEMENTSOF(no); i++)
+                if (strcmp(n->value, no[i]) == 0)
+                        return 0;
+        return -1;
+}
+
+static bool digits(const char **s, const char *set)
+{
+        const char *p = *s;
+
+        while (**s && (strchr(set, **s) || **s == '_'))
+                (*s)++;
+        return *s > p;
+}
+
+/* Whether a plain scalar resolves to a number (int or float) in YAML 1.1. */
+static bool plain_number(const struct node *n)
+{
+        const char *s = n->value;
+        bool mantissa;
+
+        if (n->type != NODE_SCALAR || !n->plain)
+                return false;
+        if (*s == '+' || *s == '-')
+                s++;
+        if (strcmp(s, ".inf") == 0 || strcmp(s, ".Inf") == 0 || strcmp(s, ".INF") == 0)
+                return true;
+        if (s == n->value &&
+            (strcmp(s, ".nan") == 0 || strcmp(s, ".NaN") == 0 || strcmp(s, ".NAN") == 0))
+                return true;
+        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+                s += 2;
+                return digits(&s, "0123456789abcdefABCDEF") && !*s;
+        }
+        if (s[0] == '0' && (s[1] == 'b' || s[1] == 'o')) {
+                s += 2;
+                return digits(&s, s[-1] == 'b' ? "01" : "01234567") && !*s;
+        }
+        mantissa = digits(&s, "0123456789");
+        if (*s == '.') {
+                s++;
+                mantissa = digits(&s, "0123456789") || mantissa;
+        }
+        if (!mantissa)
+                return false;
+        if (*s == 'e' || *s == 'E') {
+                s++;
+                if (*s == '+' || *s == '-')
+                        s++;
+                if (!digits(&s, "0123456789"))
+                        return false;
+        }
+        return !*s;
+}
+
+/* A scalar's YAML 1.1 type: 'n'ull, 'b'oolean, number ('#') or 's'tring. */
+static char scalar_kind(const struct node *n)
+{
+        if (is_null(n))
+                return 'n';
+        if (plain_bool(n) >= 0)
+                return 'b';
+        return plain_number(n) ? '#' : 's';
+}
+
+/*
+ * A string field. Null leaves *ret NULL (Go's zero value); a plain scalar
+ * that YAML resolves to a boolean or a number is not a string.
+ */
+static int get_string(struct ctx *c, const struct path *p, const struct node *n, const char **ret)
+{
+        *ret = NULL;
+        if (is_null(n))
+                return 0;
+        if (n->type != NODE_SCALAR || plain_bool(n) >= 0 || plain_number(n))
+                return fail_path(c, p, "must be a string");
+        if (strlen(n->value) != n->len)
+                return fail_path(c, p, "must not contain NUL characters");
+        *ret = n->value;
+        return 0;
+}
+
+static int get_bool(struct ctx *c, const struct path *p, const struct node *n, bool *ret)
+{
+        int v;
+
+        if (is_null(n))
+                return 0;
+        v = plain_bool(n);
+        if (v < 0)
+                return fail_path(c, p, "must be a boolean");
+        *ret = v;
+        return 0;
+}
+
+/* A non-negative decimal integer that fits int64; null leaves *ret alone. */
+static int get_count(struct ctx *c, const struct path *p, const struct node *n, int64_t *ret)
+{
+        const char *s;
+        int64_t v = 0;
+
+        if (is_null(n))
+                return 0;
+        if (n->type != NODE_SCALAR || !n->plain)
+                return fail_path(c, p, "must be a non-negative integer");
+        s = n->value;
+        if (*s == '+')
+                s++;
+        if (!*s)
+                return fail_path(c, p, "must be a non-negative integer");
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9' || v > (INT64_MAX - (*s - '0')) / 10)
+                        return fail_path(c, p, "must be a non-negative integer");
+                v = v * 10 + (*s - '0');
+        }
+        *ret = v;
+        return 0;
+}
+
+static int want_map(struct ctx *c, const struct path *p, const struct node *n)
+{
+        if (n->type != NODE_MAP)
+                return fail_path(c, p, "must be an object");
+        return 0;
+}
+
+/*
+ * Looks @p key up in mapping @p m: 0 with *ret NULL when absent. A known
+ * key given twice is an error (a YAML parser keeps the last one, a JSON one
+ * the first: refuse to guess).
+ */
+static int map_get(struct ctx *c, const struct path *p, const struct node *m, const char *key,
+                   const struct node **ret)
+{
+        const struct node *found = NULL;
+        size_t i;
+
+        for (i = 0; i + 1 < m->n; i += 2) {
+                const struct node *k = m->kids[i];
+
+                if (k->type != NODE_SCALAR || strcmp(k->value, key) != 0 || k->len != strlen(key))
+                        continue;
+                if (found)
+                        return fail_path(c, &(struct path){ .up = p, .field = key },
+                                         "duplicate key");
+                found = m->kids[i + 1];
+        }
+        *ret = found;
+        return 0;
+}
+
+/* Merge keys (<<) would silently drop fields since we ignore unknown keys: refuse them. */
+static int no_merge_keys(struct ctx *c, const struct path *p, const struct node *m)
+{
+        size_t i;
+
+        for (i = 0; i + 1 < m->n; i += 2)
+                if (m->kids[i]->type == NODE_SCALAR && m->kids[i]->plain &&
+                    strcmp(m->kids[i]->value, "<<") == 0)
+                        return fail_path(c, p, "merge keys (<<) are not supported");
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Validation                                                                 */
+
+/* RFC 1123 label (a container name, a namespace): [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63. */
+static bool is_dns_label(const char *s)
+{
+        size_t i, n = strlen(s);
+
+        if (n == 0 || n > 63)
+                return false;
+        for (i = 0; i < n; i++) {
+                bool alnum = (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9');
+
+                if (!alnum && (s[i] != '-' || i == 0 || i == n - 1))
+                        return false;
+        }
+        return true;
+}
+
+/* RFC 1123 subdomain (a pod name): dot-separated labels, <= 253 in all. */
+static bool is_dns_subdomain(const char *s)
+{
+        size_t n = strlen(s), i = 0;
+
+        if (n == 0 || n > 253)
+                return false;
+        while (i < n) {
+                size_t j = i;
+                char label[64];
+
+                while (j < n && s[j] != '.')
+                        j++;
+                if (j - i == 0 || j - i > 63)
+                        return false;
+                memcpy(label, s + i, j - i);
+                label[j - i] = '\0';
+                if (!is_dns_label(label))
+                        return false;
+                if (j == n)
+                        break;
+                i = j + 1;
+                if (i == n)
+                        return false; /* trailing dot */
+        }
+        return true;
+}
+
+static bool has_outer_space(const char *s)
+{
+        size_t n = strlen(s);
+
+        return n > 0 && (isspace((unsigned char)s[0]) || isspace((unsigned char)s[n - 1]));
+}
+
+/*
+ * The v1 default pull policy (SetDefaults_Container): Always when the
+ * image's tag is "latest", or when it has neither tag nor digest (the
+ * reference parser then defaults the tag to "latest"); else IfNotPresent.
+ */
+static enum kc_pull_policy default_pull_policy(const char *image)
+{
+        const char *at = strchr(image, '@');
+        const char *end = at ? at : image + strlen(image);
+        const char *slash = NULL, *colon = NULL, *q;
+
+        for (q = image; q < end; q++)
+                if (*q == '/')
+                        slash = q;
+        for (q = slash ? slash + 1 : image; q < end; q++)
+                if (*q == ':')
+                        colon = q;
+        if (!colon)
+                return at ? KC_PULL_IF_NOT_PRESENT : KC_PULL_ALWAYS;
+        return (size_t)(end - colon - 1) == 6 && strncmp(colon + 1, "latest", 6) == 0
+                       ? KC_PULL_ALWAYS
+                       : KC_PULL_IF_NOT_PRESENT;
+}
+
+/* A list of strings; null is empty. *ret is malloc'd (NULL when empty). */
+static int get_strv(struct ctx *c, const struct path *p, const struct node *n, const char ***ret,
+                    size_t *ret_n)
+{
+        const char **v;
+        size_t i;
+        int r;
+
+        if (is_null(n))
+                return 0;
+        if (n->type != NODE_SEQ)
+                return fail_path(c, p, "must be a list");
+        if (n->n == 0)
+                return 0;
+        v = calloc(n->n, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (i = 0; i < n->n; i++) {
+                r = get_string(c, &(struct path){ .up = p, .index = i }, n->kids[i], &v[i]);
+                if (r < 0) {
+                        free(v);
+                        return r;
+                }
+                if (!v[i])
+                        v[i] = ""; /* a null item decodes as "" */
+        }
+        *ret = v;
+        *ret_n = n->n;
+        return 0;
+}
+
+struct containers {
+        struct kc_api_container *v;
+        size_t n;
+};
+
+static void containers_done(struct containers *cs)
+{
+        size_t i;
+
+        for (i = 0; i < cs->n; i++) {
+                free((void *)cs->v[i].command);
+                free((void *)cs->v[i].args);
+        }
+        free(cs->v);
+}
+
+static int parse_container(struct ctx *c, const struct path *p, const struct node *n,
+                           struct kc_api_container *out)
+{
+        const struct node *f;
+        const char *s;
+        char q[300];
+        int r;
+
+        if (want_map(c, p, n) < 0 || no_merge_keys(c, p, n) < 0)
+                return -EBADMSG;
+
+        r = map_get(c, p, n, "name", &f);
+        if (r >= 0)
+                r = get_string(c, &(struct path){ .up = p, .field = "name" }, f, &out->name);
+        if (r < 0)
+                return r;
+        if (!out->name || !*out->name)
+                return fail_path(c, &(struct path){ .up = p, .field = "name" }, "required value");
+        if (!is_dns_label(out->name))
+                return fail_path(c, &(struct path){ .up = p, .field = "name" },
+                                 "invalid value %s: must be a lowercase RFC 1123 label",
+                                 quote(q, out->name, strlen(out->name)));
+
+        r = map_get(c, p, n, "image", &f);
+        if (r >= 0)
+                r = get_string(c, &(struct path){ .up = p, .field = "image" }, f, &out->image);
+        if (r < 0)
+                return r;
+        if (!out->image || !*out->image)
+                return fail_path(c, &(struct path){ .up = p, .field = "image" }, "required value");
+        if (has_outer_space(out->image))
+                return fail_path(c, &(struct path){ .up = p, .field = "image" },
+                                 "invalid value %s: must not have leading or trailing whitespace",
+                                 quote(q, out->image, strlen(out->image)));
+
+        r = map_get(c, p, n, "command", &f);
+        if (r >= 0 && f)
+                r = get_strv(c, &(struct path){ .up = p, .field = "command" }, f,
+                             (const char ***)&out->command, &out->n_command);
+        if (r < 0)
+                return r;
+        r = map_get(c, p, n, "args", &f);
+        if (r >= 0 && f)
+                r = get_strv(c, &(struct path){ .up = p, .field = "args" }, f,
+                             (const char ***)&out->args, &out->n_args);
+        if (r < 0)
+                return r;
+
+        r = map_get(c, p, n, "imagePullPolicy", &f);
+        if (r >= 0)
+                r = get_string(c, &(struct path){ .up = p, .field = "imagePullPolicy" }, f, &s);
+        if (r < 0)
+                return r;
+        if (s && *s) {
+                int v = kc_pull_policy_from_string(s);
+
+                if (v < 0)
+                        return fail_path(c, &(struct path){ .up = p, .field = "imagePullPolicy" },
+                                         "unsupported value %s (supported: \"Always\", "
+                                         "\"IfNotPresent\", \"Never\")",
+                                         quote(q, s, strlen(s)));
+                out->image_pull_policy = (enum kc_pull_policy)v;
+        } else {
+                out->image_pull_policy = default_pull_policy(out->image);
+        }
+        return 0;
+}
+
+static int parse_containers(struct ctx *c, const struct path *spec, const struct node *specn,
+                            const char *field, struct containers *out)
+{
+        const struct path p = { .up = spec, .field = field };
+        const struct node *n = NULL;
+        size_t i;
+        int r;
+
+        if (specn) {
+                r = map_get(c, spec, specn, field, &n);
+                if (r < 0)
+                        return r;
+        }
+        if (is_null(n))
+                return 0;
+        if (n->type != NODE_SEQ)
+                return fail_path(c, &p, "must be a list");
+        if (n->n == 0)
+                return 0;
+        out->v = calloc(n->n, sizeof(*out->v));
+        if (!out->v)
+                return -ENOMEM;
+        for (i = 0; i < n->n; i++) {
+                out->n = i + 1; /* containers_done frees what parse_container allocated */
+                r = parse_container(c, &(struct path){ .up = &p, .index = i }, n->kids[i],
+                                    &out->v[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+struct labels {
+        struct kc_label *v;
+        size_t n;
+};
+
+static int label_cmp(const void *a, const void *b)
+{
+        return strcmp(((const struct kc_label *)a)->key, ((const struct kc_label *)b)->key);
+}
+
+/* A map of strings (labels, annotations), sorted by key; @p extra slots are left free. */
+static int get_string_map(struct ctx *c, const struct path *p, const struct node *n, size_t extra,
+                          struct labels *out)
+{
+        size_t i, m = 0;
+        int r;
+
+        if (!is_null(n)) {
+                if (n->type != NODE_MAP)
+                        return fail_path(c, p, "must be an object");
+                r = no_merge_keys(c, p, n);
+                if (r < 0)
+                        return r;
+                m = n->n / 2;
+        }
+        if (m + extra == 0)
+                return 0;
+        out->v = calloc(m + extra, sizeof(*out->v));
+        if (!out->v)
+                return -ENOMEM;
+        for (i = 0; i < m; i++) {
+                const struct node *k = n->kids[2 * i];
+                const struct path kp = { .up = p, .key = k->type == NODE_SCALAR ? k->value : "?" };
+                const char *v;
+
+                if (k->type != NODE_SCALAR || is_null(k) || strlen(k->value) != k->len)
+                        return fail_path(c, p, "keys must be non-empty strings");
+                r = get_string(c, &kp, n->kids[2 * i + 1], &v);
+                if (r < 0)
+                        return r;
+                out->v[out->n++] = (struct kc_label){ k->value, v ? v : "" };
+        }
+        qsort(out->v, out->n, sizeof(*out->v), label_cmp);
+        for (i = 1; i < out->n; i++)
+                if (strcmp(out->v[i - 1].key, out->v[i].key) == 0)
+                        return fail_path(c, &(struct path){ .up = p, .key = out->v[i].key },
+                                         "duplicate key");
+        return 0;
+}
+
+/* Drops the entry for @p key (which the source sets itself), keeping the order. */
+static void labels_remove(struct labels *l, const char *key)
+{
+        size_t i;
+
+        for (i = 0; i < l->n; i++)
+                if (strcmp(l->v[i].key, key) == 0) {
+                        memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(*l->v));
+                        l->n--;
+                        return;
+                }
+}
+
+/* RFC 3339 with nanoseconds, trailing zeros trimmed, UTC (Go's time.RFC3339Nano). */
+static void format_rfc3339nano(int64_t ns, char buf[static 64])
+{
+        time_t sec = (time_t)(ns / KC_NSEC_PER_SEC);
+        long frac = (long)(ns % KC_NSEC_PER_SEC);
+        struct tm tm;
+        size_t o;
+        int width = 9;
+
+        if (frac < 0) {
+                frac += KC_NSEC_PER_SEC;
+                sec--;
+        }
+        gmtime_r(&sec, &tm);
+        o = strftime(buf, 64, "%Y-%m-%dT%H:%M:%S", &tm);
+        if (frac) {
+                while (frac % 10 == 0) {
+                        frac /= 10;
+                        width--;
+                }
+                o += (size_t)snprintf(buf + o, 64 - o, ".%0*ld", width, frac);
+        }
+        snprintf(buf + o, 64 - o, "Z");
+}
+
+static int check_constant(struct ctx *c, const struct node *root, const char *field,
+                          const char *want)
+{
+        const struct path p = { .field = field };
+        const struct node *n;
+        const char *s;
+        char q[300];
+        int r;
+
+        r = map_get(c, NULL, root, field, &n);
+        if (r >= 0)
+                r = get_string(c, &p, n, &s);
+        if (r < 0)
+                return r;
+        if (!s || !*s)
+                return fail_path(c, &p, "required value");
+        if (strcmp(s, want) != 0)
+                return fail_path(c, &p, "unsupported value %s (supported: \"%s\")",
+                                 quote(q, s, strlen(s)), want);
+        return 0;
+}
+
+struct parsed {
+        struct containers containers, init_containers;
+        struct labels labels, annotations;
+        char *name;
+};
+
+static void parsed_done(struct parsed *pp)
+{
+        containers_done(&pp->containers);
+        containers_done(&pp->init_containers);
+        free(pp->labels.v);
+        free(pp->annotations.v);
+        free(pp->name);
+}
+
+static int unique_names(struct ctx *c, const struct parsed *pp)
+{
+        const struct containers *sets[] = { &pp->init_containers, &pp->containers };
+        const char *fields[] = { "initContainers", "containers" };
+        const struct path spec = { .field = "spec" };
+        _cleanup_(kc_map_freep) struct kc_map *seen = NULL;
+        size_t s, i;
+        char q[300];
+        int r;
+
+        /*
+         * Names are unique across init and app containers (validateContainers).
+         * A hash set keeps this linear: a manifest may list ~20,000 containers.
+         */
+        r = kc_map_new(&seen);
+        if (r >= 0)
+                r = kc_map_reserve(seen, pp->init_containers.n + pp->containers.n);
+        if (r < 0)
+                return r;
+        for (s = 0; s < 2; s++) {
+                for (i = 0; i < sets[s]->n; i++) {
+                        const char *name = sets[s]->v[i].name;
+                        const struct path list = { .up = &spec, .field = fields[s] };
+                        const struct path item = { .up = &list, .index = i };
+
+                        if (kc_map_get(seen, name))
+                                return fail_path(c, &(struct path){ .up = &item, .field = "name" },
+                                                 "duplicate value %s",
+                                                 quote(q, name, strlen(name)));
+                        r = kc_map_put(seen, name, (void *)name);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static int parse_pod(struct ctx *c, const struct node *root, const char *node_name, int64_t seen_ns,
+                     struct kc_api_pod **ret)
+{
+        const struct path meta_p = { .field = "metadata" }, spec_p = { .field = "spec" };
+        const struct node *meta = NULL, *spec = NULL, *n;
+        _cleanup_(parsed_done) struct parsed pp = { 0 };
+        const char *name = NULL, *ns = NULL, *uid = NULL, *s;
+        struct kc_api_pod t = {
+                .source = KC_MANIFEST_SOURCE,
+                .deletion_grace_s = -1,
+                .termination_grace_s = 30, /* v1 DefaultTerminationGracePeriodSeconds */
+                .phase = KC_POD_PHASE_PENDING,
+                .static_pod = true,
+                .creation_ts = seen_ns,
+        };
+        char q[300], uid_hex[33], seen[64];
+        size_t i;
+        int r;
+
+        if (root->type != NODE_MAP)
+                return fail(c, "a manifest must be an object (a v1 Pod)");
+        for (i = 0; i + 1 < root->n; i += 2)
+                if (root->kids[i]->type == NODE_SCALAR && root->kids[i]->plain &&
+                    strcmp(root->kids[i]->value, "<<") == 0)
+                        return fail(c, "merge keys (<<) are not supported");
+        r = check_constant(c, root, "apiVersion", "v1");
+        if (r >= 0)
+                r = check_constant(c, root, "kind", "Pod");
+        if (r < 0)
+                return r;
+
+        /* metadata */
+        r = map_get(c, NULL, root, "metadata", &meta);
+        if (r < 0)
+                return r;
+        if (is_null(meta))
+                meta = NULL;
+        if (meta && (want_map(c, &meta_p, meta) < 0 || no_merge_keys(c, &meta_p, meta) < 0))
+                return -EBADMSG;
+        if (meta) {
+                r = map_get(c, &meta_p, meta, "name", &n);
+                if (r >= 0)
+                        r = get_string(c, &(struct path){ .up = &meta_p, .field = "name" }, n,
+                                       &name);
+                if (r >= 0)
+                        r = map_get(c, &meta_p, meta, "namespace", &n);
+                if (r >= 0)
+                        r = get_string(c, &(struct path){ .up = &meta_p, .field = "namespace" }, n,
+                                       &ns);
+                if (r >= 0)
+                        r = map_get(c, &meta_p, meta, "uid", &n);
+                if (r >= 0)
+                        r = get_string(c, &(struct path){ .up = &meta_p, .field = "uid" }, n, &uid);
+                if (r >= 0)
+                        r = map_get(c, &meta_p, meta, "labels", &n);
+                if (r >= 0)
+                        r = get_string_map(c, &(struct path){ .up = &meta_p, .field = "labels" }, n,
+                                           0, &pp.labels);
+                if (r >= 0)
+                        r = map_get(c, &meta_p, meta, "annotations", &n);
+                if (r >= 0)
+                        r = get_string_map(c,
+                                           &(struct path){ .up = &meta_p, .field = "annotations" },
+                                           n, 3, &pp.annotations);
+                if (r < 0)
+                        return r;
+        } else {
+                r = get_string_map(c, NULL, NULL, 3, &pp.annotations);
+                if (r < 0)
+                        return r;
+        }
+        if (!name || !*name)
+                return fail_path(c, &(struct path){ .up = &meta_p, .field = "name" },
+                                 "required value");
+        if (ns && *ns && !is_dns_label(ns))
+                return fail_path(c, &(struct path){ .up = &meta_p, .field = "namespace" },
+                                 "invalid value %s: must be a lowercase RFC 1123 label",
+                                 quote(q, ns, strlen(ns)));
+
+        /* spec */
+        r = map_get(c, NULL, root, "spec", &spec);
+        if (r < 0)
+                return r;
+        if (is_null(spec))
+                spec = NULL;
+        if (spec && (want_map(c, &spec_p, spec) < 0 || no_merge_keys(c, &spec_p, spec) < 0))
+                return -EBADMSG;
+        if (spec) {
+                r = map_get(c, &spec_p, spec, "restartPolicy", &n);
+                if (r >= 0)
+                        r = get_string(c, &(struct path){ .up = &spec_p, .field = "restartPolicy" },
+                                       n, &s);
+                if (r < 0)
+                        return r;
+                if (s && *s) {
+                        int v = kc_restart_policy_from_string(s);
+
+                        if (v < 0)
+                                return fail_path(
+                                        c,
+                                        &(struct path){ .up = &spec_p, .field = "restartPolicy" },
+                                        "unsupported value %s (supported: \"Always\", "
+                                        "\"OnFailure\", \"Never\")",
+                                        quote(q, s, strlen(s)));
+                        t.restart_policy = (enum kc_restart_policy)v;
+                }
+                r = map_get(c, &spec_p, spec, "hostNetwork", &n);
+                if (r >= 0)
+                        r = get_bool(c, &(struct path){ .up = &spec_p, .field = "hostNetwork" }, n,
+                                     &t.host_network);
+                if (r >= 0)
+                        r = map_get(c, &spec_p, spec, "terminationGracePeriodSeconds", &n);
+                if (r >= 0)
+                        r = get_count(c,
+                                      &(struct path){ .up = &spec_p,
+                                                      .field = "terminationGracePeriodSeconds" },
+                                      n, &t.termination_grace_s);
+                if (r < 0)
+                        return r;
+        }
+        r = parse_containers(c, &spec_p, spec, "initContainers", &pp.init_containers);
+        if (r >= 0)
+                r = parse_containers(c, &spec_p, spec, "containers", &pp.containers);
+        if (r < 0)
+                return r;
+        if (pp.containers.n == 0)
+                return fail_path(c, &(struct path){ .up = &spec_p, .field = "containers" },
+                                 "required value");
+        r = unique_names(c, &pp);
+        if (r < 0)
+                return r;
+
+        /* Defaults (config/common.go applyDefaults, file.go, v1 defaulting). */
+        if (!uid || !*uid) {
+                unsigned __int128 h = c->b.hash;
+
+                hash_field(&h, 'h', "host:", 5);
+                hash_field(&h, 'h', node_name, strlen(node_name));
+                hash_field(&h, 'f', "file:", 5);
+                hash_field(&h, 'f', c->file_name, strlen(c->file_name));
+                snprintf(uid_hex, sizeof(uid_hex), "%016" PRIx64 "%016" PRIx64, (uint64_t)(h >> 64),
+                         (uint64_t)h);
+                uid = uid_hex;
+        }
+        if (asprintf(&pp.name, "%s-%s", name, node_name) < 0) {
+                pp.name = NULL;
+                return -ENOMEM;
+        }
+        for (i = strlen(name) + 1; pp.name[i]; i++)
+                pp.name[i] = (char)tolower((unsigned char)pp.name[i]);
+        if (!is_dns_subdomain(pp.name))
+                return fail_path(c, &(struct path){ .up = &meta_p, .field = "name" },
+                                 "invalid value %s: with the node name, must be a lowercase RFC "
+                                 "1123 subdomain of at most 253 characters",
+                                 quote(q, pp.name, strlen(pp.name)));
+        labels_remove(&pp.annotations, KC_ANNOTATION_CONFIG_HASH);
+        labels_remove(&pp.annotations, KC_ANNOTATION_CONFIG_SOURCE);
+        labels_remove(&pp.annotations, KC_ANNOTATION_CONFIG_SEEN);
+        format_rfc3339nano(seen_ns, seen);
+        pp.annotations.v[pp.annotations.n++] = (struct kc_label){ KC_ANNOTATION_CONFIG_HASH, uid };
+        pp.annotations.v[pp.annotations.n++] = (struct kc_label){ KC_ANNOTATION_CONFIG_SEEN, seen };
+        pp.annotations.v[pp.annotations.n++] =
+                (struct kc_label){ KC_ANNOTATION_CONFIG_SOURCE, KC_MANIFEST_SOURCE };
+        qsort(pp.annotations.v, pp.annotations.n, sizeof(*pp.annotations.v), label_cmp);
+
+        t.uid = uid;
+        t.name = pp.name;
+        t.namespace = ns && *ns ? ns : "default";
+        t.containers = pp.containers.v;
+        t.n_containers = pp.containers.n;
+        t.init_containers = pp.init_containers.v;
+        t.n_init_containers = pp.init_containers.n;
+        t.labels = pp.labels.v;
+        t.n_labels = pp.labels.n;
+        t.annotations = pp.annotations.v;
+        t.n_annotations = pp.annotations.n;
+        return kc_api_pod_new(&t, ret);
+}
+
+int kc_manifest_parse(const char *data, size_t len, const char *file_name, const char *node_name,
+                      int64_t seen_ns, struct kc_api_pod **ret, char **ret_err)
+{
+        struct ctx c = { .file_name = file_name };
+        struct kc_api_pod *pod = NULL;
+        int r;
+
+        if ((!data && len > 0) || !file_name || !node_name || !*node_name || !ret)
+                return -EINVAL;
+        c.b.hash = FNV128_OFFSET;
+        if (len > KC_MANIFEST_MAX_SIZE)
+                r = fail(&c, "manifest too large (%zu bytes; the limit is %d)", len,
+                         KC_MANIFEST_MAX_SIZE);
+        else
+                r = build_tree(&c, data ? data : "", len);
+        if (r >= 0 && !c.b.root)
+                r = fail(&c, "empty manifest");
+        if (r >= 0)
+                r = parse_pod(&c, c.b.root, node_name, seen_ns, &pod);
+        builder_done(&c.b);
+        if (c.oom)
+                r = -ENOMEM;
+        if (r < 0) {
+                if (r == -EBADMSG && ret_err)
+                        *ret_err = TAKE_PTR(c.err);
+                free(c.err);
+                return r;
+        }
+        free(c.err);
+        *ret = pod;
+        return 0;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file kubelet/kubelet.h
+ * @brief The kubelet's SyncHandler (kubelet.go HandlePod*, HandlePodCleanups).
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/backoff.h"
+#include "core/cleanup.h"
+#include "core/work_queue.h"
+#include "kubelet/sync_loop.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/container.h"
+
+struct kc_clock;
+struct kc_pod_cache;
+struct kc_pod_container_deletor;
+struct kc_pod_manager;
+struct kc_reason_cache;
+struct kc_status_manager;
+
+struct kc_pod_workers;
+struct kc_work_queue;
+struct kc_backoff;
+
+/** What the kubelet's handlers work with; all borrowed, outliving the kubelet. */
+struct kc_kubelet_deps {
+        struct kc_clock *clock;
+        struct kc_pod_manager *pod_manager;
+        struct kc_pod_workers *pod_workers;
+        struct kc_work_queue *work_queue;
+        struct kc_pod_container_deletor *deletor;
+        struct kc_pod_cache *cache;
+        /** GetPods for housekeeping's orphan kill (the runtime cache upstream). */
+        struct kc_pod_runtime runtime;
+        /** Restart backoff, GC'd at the end of housekeeping; may be NULL. */
+        struct kc_backoff *backoff;
+        /** Statuses of pods no longer desired are dropped in housekeeping; may be NULL. */
+        struct kc_status_manager *status_manager;
+        /** So are their start-failure reasons (D18); may be NULL. */
+        struct kc_reason_cache *reasons;
+};
+
+struct kc_kubelet;
+
+int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret);
+struct kc_kubelet *kc_kubelet_free(struct kc_kubelet *k);
+KC_DEFINE_CLEANUP_FUNC(struct kc_kubelet, kc_kubelet_free)
+
+/** The loop whose config sources gate deletions (HandlePodRemoves); set before it runs. */
+void kc_kubelet_set_sync_loop(struct kc_kubelet *k, struct kc_sync_loop *loop);
+
+/** The SyncHandler to give kc_sync_loop (userdata: the kc_kubelet). */
+extern const struct kc_sync_handler_ops kc_kubelet_sync_handler;
+
+/** The pod workers' enqueue callback (userdata: the kc_work_queue). Any thread. */
+void kc_kubelet_enqueue(void *work_queue, const char *uid, int64_t delay_ns);
+
+/** sourcesReady.AllReady(): loop thread only (the handlers run there). */
+bool kc_sync_loop_sources_ready(const struct kc_sync_loop *l);

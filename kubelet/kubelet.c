@@ -1,0 +1,466 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kubelet's SyncHandler (upstream pkg/kubelet/kubelet.go HandlePod*,
+ * getPodsToSync, cleanUpContainersInPod; kubelet_pods.go HandlePodCleanups),
+ * UPSTREAM.md §6.3: what syncLoop's branches do with the pod manager, the
+ * pod workers, the work queue and the container deletor. Every handler runs
+ * on the syncLoop thread.
+ *
+ * Not here yet (later issues): admission (every pod is admitted), the
+ * status manager (readiness reconcile, evicted-status checks), probes and
+ * volume / directory / mirror-pod cleanup in housekeeping.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backoff.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/memory.h"
+#include "core/work_queue.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/pod_container_deletor.h"
+#include "kubelet/pod_manager.h"
+#include "kubelet/status/reason_cache.h"
+#include "kubelet/status/status_manager.h"
+#include "kubelet/sync_loop.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/api_pod.h"
+#include "runtime/cache.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+
+/* Orphaned runtime pods are killed with a 1 s grace period (upstream). */
+#define ORPHAN_KILL_GRACE_S 1
+/* How often housekeeping removes the sandboxes of removed pods (upstream's
+ * ContainerGCPeriod). */
+#define CONTAINER_GC_PERIOD_NS (60 * KC_NSEC_PER_SEC)
+
+struct kc_kubelet {
+        struct kc_kubelet_deps d;
+        struct kc_sync_loop *loop;
+        int64_t last_container_gc; /* 0: never */
+};
+
+int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret)
+{
+        struct kc_kubelet *k;
+
+        if (!deps || !ret || !deps->clock || !deps->pod_manager || !deps->pod_workers ||
+            !deps->work_queue || !deps->deletor || !deps->cache || !deps->runtime.ops)
+                return -EINVAL;
+        k = calloc(1, sizeof(*k));
+        if (!k)
+                return -ENOMEM;
+        k->d = *deps;
+        *ret = k;
+        return 0;
+}
+
+struct kc_kubelet *kc_kubelet_free(struct kc_kubelet *k)
+{
+        free(k);
+        return NULL;
+}
+
+void kc_kubelet_set_sync_loop(struct kc_kubelet *k, struct kc_sync_loop *loop)
+{
+        k->loop = loop;
+}
+
+void kc_kubelet_enqueue(void *work_queue, const char *uid, int64_t delay_ns)
+{
+        if (kc_work_queue_enqueue(work_queue, uid, delay_ns) < 0)
+                kc_log_error("Failed to requeue pod podUID=\"%s\"", uid);
+}
+
+static void update_pod(struct kc_kubelet *k, enum kc_sync_pod_type type, struct kc_api_pod *pod,
+                       struct kc_api_pod *mirror, int64_t start)
+{
+        const struct kc_pod_update_options o = {
+                .update_type = type,
+                .start_time = start,
+                .pod = pod,
+                .mirror_pod = mirror,
+        };
+
+        if (kc_pod_workers_update_pod(k->d.pod_workers, &o) < 0)
+                kc_log_error("Failed to update pod worker podUID=\"%s\"", pod->uid);
+}
+
+/*
+ * The static pod and mirror of @pod, as GetPodAndMirrorPod returns them.
+ * False when @pod is a mirror pod whose static pod is unknown (skip it).
+ */
+static bool resolve(struct kc_kubelet *k, struct kc_api_pod *pod, struct kc_api_pod **ret_pod,
+                    struct kc_api_pod **ret_mirror)
+{
+        if (kc_pod_manager_get_pod_and_mirror_pod(k->d.pod_manager, pod, ret_pod, ret_mirror))
+                return true;
+        kc_log_v(2, "Unable to find pod for mirror pod, skipping mirrorPodUID=\"%s\"", pod->uid);
+        *ret_mirror = kc_api_pod_unref(*ret_mirror);
+        return false;
+}
+
+static int by_creation(const void *a, const void *b)
+{
+        const struct kc_api_pod *x = *(struct kc_api_pod *const *)a;
+        const struct kc_api_pod *y = *(struct kc_api_pod *const *)b;
+
+        return (x->creation_ts > y->creation_ts) - (x->creation_ts < y->creation_ts);
+}
+
+/* HandlePodAdditions and HandlePodUpdates: store, then hand the pod (or, for
+ * a mirror pod, its static pod) to its worker. */
+static void add_or_update(struct kc_kubelet *k, struct kc_api_pod *const *pods, size_t n,
+                          enum kc_sync_pod_type type)
+{
+        int64_t start = kc_clock_now(k->d.clock);
+        struct kc_api_pod **sorted;
+        size_t i;
+
+        sorted = malloc((n + 1) * sizeof(*sorted));
+        if (!sorted) {
+                kc_log_error("Out of memory handling %zu pods", n);
+                return;
+        }
+        memcpy(sorted, pods, n * sizeof(*sorted));
+        /* Additions are handled oldest first, as upstream sorts by creation time. */
+        if (type == KC_SYNC_POD_CREATE)
+                qsort(sorted, n, sizeof(*sorted), by_creation);
+        for (i = 0; i < n; i++) {
+                struct kc_api_pod *pod = NULL, *mirror = NULL;
+
+                if (kc_pod_manager_update_pod(k->d.pod_manager, sorted[i]) < 0) {
+                        kc_log_error("Failed to record pod podUID=\"%s\"", sorted[i]->uid);
+                        continue;
+                }
+                if (!resolve(k, sorted[i], &pod, &mirror))
+                        continue;
+                /* A mirror pod's arrival is an update of its static pod. */
+                update_pod(k, sorted[i]->mirror_pod ? KC_SYNC_POD_UPDATE : type, pod, mirror,
+                           start);
+                kc_api_pod_unref(pod);
+                kc_api_pod_unref(mirror);
+        }
+        free(sorted);
+}
+
+static void handle_pod_additions(void *ud, struct kc_api_pod *const *pods, size_t n)
+{
+        add_or_update(ud, pods, n, KC_SYNC_POD_CREATE);
+}
+
+static void handle_pod_updates(void *ud, struct kc_api_pod *const *pods, size_t n)
+{
+        add_or_update(ud, pods, n, KC_SYNC_POD_UPDATE);
+}
+
+/* HandlePodRemoves: forget the pod; kill it once every source has been seen. */
+static void handle_pod_removes(void *ud, struct kc_api_pod *const *pods, size_t n)
+{
+        struct kc_kubelet *k = ud;
+        int64_t start = kc_clock_now(k->d.clock);
+        size_t i;
+
+        for (i = 0; i < n; i++) {
+                struct kc_api_pod *pod = pods[i], *static_pod, *mirror;
+
+                kc_pod_manager_remove_pod(k->d.pod_manager, pod);
+                if (pod->mirror_pod) {
+                        /* The static pod goes on; its worker learns the mirror is gone. */
+                        static_pod = kc_pod_manager_get_pod_by_mirror_pod(k->d.pod_manager, pod);
+                        if (static_pod)
+                                update_pod(k, KC_SYNC_POD_UPDATE, static_pod, NULL, start);
+                        kc_api_pod_unref(static_pod);
+                        continue;
+                }
+                /* deletePod: a removal seen before all sources may be a stale view. */
+                if (k->loop && !kc_sync_loop_sources_ready(k->loop)) {
+                        kc_log_error("Failed to delete pod: skipping delete because sources "
+                                     "aren't ready yet podUID=\"%s\"",
+                                     pod->uid);
+                        continue;
+                }
+                mirror = kc_pod_manager_get_mirror_pod_by_pod(k->d.pod_manager, pod);
+                update_pod(k, KC_SYNC_POD_KILL, pod, mirror, start);
+                kc_api_pod_unref(mirror);
+        }
+}
+
+/* HandlePodReconcile: the pod manager learns the new status; readiness and
+ * eviction follow-ups belong to the status manager (not built yet). */
+static void handle_pod_reconcile(void *ud, struct kc_api_pod *const *pods, size_t n)
+{
+        struct kc_kubelet *k = ud;
+        size_t i;
+
+        for (i = 0; i < n; i++)
+                if (kc_pod_manager_update_pod(k->d.pod_manager, pods[i]) < 0)
+                        kc_log_error("Failed to record pod podUID=\"%s\"", pods[i]->uid);
+}
+
+/* HandlePodSyncs: a Sync for each pod; mirror pods here are a programmer error. */
+static void handle_pod_syncs(void *ud, struct kc_api_pod *const *pods, size_t n)
+{
+        struct kc_kubelet *k = ud;
+        int64_t start = kc_clock_now(k->d.clock);
+        size_t i;
+
+        for (i = 0; i < n; i++) {
+                struct kc_api_pod *pod = NULL, *mirror = NULL;
+
+                if (!resolve(k, pods[i], &pod, &mirror))
+                        continue;
+                if (pods[i]->mirror_pod) {
+                        kc_log_v(3,
+                                 "Programmer error, HandlePodSyncs does not expect to receive "
+                                 "mirror pods podUID=\"%s\"",
+                                 pods[i]->uid);
+                } else {
+                        update_pod(k, KC_SYNC_POD_SYNC, pod, mirror, start);
+                }
+                kc_api_pod_unref(pod);
+                kc_api_pod_unref(mirror);
+        }
+}
+
+/* Kills every running runtime pod the workers are not already syncing or terminating. */
+static void kill_orphaned_runtime_pods(struct kc_kubelet *k,
+                                       const struct kc_pod_worker_sync_list *working)
+{
+        const struct kc_kill_pod_options kill = { .grace_period_override_s = ORPHAN_KILL_GRACE_S };
+        struct kc_runtime_error err = { 0 };
+        struct kc_pod_list running = { 0 };
+        size_t i;
+
+        if (k->d.runtime.ops->get_pods(k->d.runtime.self, false, &running, &err) < 0) {
+                kc_log_error("Error listing containers err=\"%s\"", err.message);
+                return;
+        }
+        for (i = 0; i < running.n; i++) {
+                struct kc_pod *rp = running.pods[i];
+                const struct kc_pod_worker_sync *w = kc_pod_worker_sync_list_find(working, rp->id);
+                const struct kc_pod_update_options o = {
+                        .update_type = KC_SYNC_POD_KILL,
+                        .running_pod = rp,
+                        .kill_pod_options = &kill,
+                };
+
+                if (w && (w->state == KC_POD_WORK_SYNC || w->state == KC_POD_WORK_TERMINATING))
+                        continue; /* a worker is in charge already */
+                kc_log_v(3, "Clean up orphaned pod containers podUID=\"%s\"", rp->id);
+                if (kc_pod_workers_update_pod(k->d.pod_workers, &o) < 0)
+                        kc_log_error("Failed to kill orphaned pod podUID=\"%s\"", rp->id);
+        }
+        kc_pod_list_done(&running);
+}
+
+/*
+ * statusManager.RemoveOrphanedStatuses, and the same for the reason cache
+ * (D18): what is kept for a pod goes once it is neither desired nor still
+ * being worked on.
+ */
+static void remove_orphaned_pod_state(struct kc_kubelet *k,
+                                      const struct kc_pod_worker_sync_list *working,
+                                      struct kc_api_pod *const *pods, size_t n)
+{
+        _cleanup_free_ const char **keep = malloc((n + working->n + 1) * sizeof(*keep));
+        size_t i, m = 0;
+
+        if (!keep) {
+                kc_log_error("Out of memory removing orphaned pod statuses");
+                return;
+        }
+        for (i = 0; i < n; i++)
+                keep[m++] = pods[i]->uid;
+        for (i = 0; i < working->n; i++)
+                keep[m++] = working->items[i].uid;
+        if (k->d.status_manager &&
+            kc_status_manager_remove_orphaned_statuses(k->d.status_manager, keep, m) < 0)
+                kc_log_error("Failed to remove orphaned pod statuses");
+        if (k->d.reasons && kc_reason_cache_remove_orphans(k->d.reasons, keep, m) < 0)
+                kc_log_error("Failed to remove the container reasons of orphaned pods");
+}
+
+static bool pod_is_desired(struct kc_api_pod *const *pods, size_t n, const char *uid)
+{
+        size_t i;
+
+        for (i = 0; i < n; i++)
+                if (strcmp(pods[i]->uid, uid) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * The container garbage collection's sandbox eviction for removed pods
+ * (upstream containerGC.evictSandboxes with ShouldPodContentBeRemoved):
+ * a runtime pod that is not desired, whose content the pod workers say may
+ * go (deleted and terminated, or unknown once they synced), with no ready
+ * sandbox and no running container, loses its sandboxes and with them its
+ * dead containers. Without it every deleted pod stayed in the runtime, so
+ * each relist, the PLEG records and the pod cache grew with the number of
+ * pods ever deleted (found by bench/soak.py). Sandboxes of pods still
+ * desired are left (upstream keeps the newest one), and so is anything
+ * running: killing orphans is kill_orphaned_runtime_pods' job.
+ */
+static void evict_sandboxes_of_removed_pods(struct kc_kubelet *k, struct kc_api_pod *const *pods,
+                                            size_t n, int64_t now)
+{
+        struct kc_runtime_error err = { 0 };
+        struct kc_pod_list all = { 0 };
+        size_t i, j, removed = 0;
+
+        if (!k->d.runtime.ops->remove_pod_sandbox)
+                return;
+        if (k->last_container_gc && now - k->last_container_gc < CONTAINER_GC_PERIOD_NS)
+                return;
+        k->last_container_gc = now;
+        if (k->d.runtime.ops->get_pods(k->d.runtime.self, true, &all, &err) < 0) {
+                kc_log_error("Container garbage collection failed to list pods err=\"%s\"",
+                             err.message);
+                return;
+        }
+        for (i = 0; i < all.n; i++) {
+                const struct kc_pod *rp = all.pods[i];
+                bool active = false;
+
+                for (j = 0; j < rp->n_sandboxes && !active; j++)
+                        active = rp->sandboxes[j].state == KC_CONTAINER_STATE_RUNNING;
+                for (j = 0; j < rp->n_containers && !active; j++)
+                        active = rp->containers[j].state == KC_CONTAINER_STATE_RUNNING;
+                if (active || !rp->id || pod_is_desired(pods, n, rp->id) ||
+                    !kc_pod_workers_should_pod_content_be_removed(k->d.pod_workers, rp->id))
+                        continue;
+                for (j = 0; j < rp->n_sandboxes; j++) {
+                        struct kc_runtime_error e = { 0 };
+
+                        if (k->d.runtime.ops->remove_pod_sandbox(k->d.runtime.self,
+                                                                 rp->sandboxes[j].id, &e) < 0)
+                                kc_log_error("Failed to remove sandbox sandboxID=\"%s\" "
+                                             "podUID=\"%s\" err=\"%s\"",
+                                             rp->sandboxes[j].id, rp->id, e.message);
+                        else
+                                removed++;
+                }
+        }
+        if (removed)
+                kc_log_v(2, "Container garbage collection removed sandboxes count=%zu", removed);
+        kc_pod_list_done(&all);
+}
+
+/* HandlePodCleanups (housekeeping). */
+static void handle_pod_cleanups(void *ud)
+{
+        struct kc_kubelet *k = ud;
+        struct kc_pod_worker_sync_list working = { 0 };
+        struct kc_api_pod **pods = NULL;
+        int64_t start = kc_clock_now(k->d.clock);
+        size_t n, i;
+
+        n = kc_pod_manager_get_pods(k->d.pod_manager, &pods);
+        if (kc_pod_workers_sync_known_pods(k->d.pod_workers, pods, n, &working) < 0) {
+                kc_log_error("Failed to sync known pods");
+                goto out;
+        }
+        kill_orphaned_runtime_pods(k, &working);
+        evict_sandboxes_of_removed_pods(k, pods, n, start);
+        /* Desired pods the workers no longer know (forgotten after a same-UID
+         * restart, or terminated and purged) start again. */
+        for (i = 0; i < n; i++) {
+                struct kc_api_pod *mirror;
+
+                if (kc_pod_worker_sync_list_find(&working, pods[i]->uid) ||
+                    pods[i]->phase == KC_POD_PHASE_SUCCEEDED ||
+                    pods[i]->phase == KC_POD_PHASE_FAILED)
+                        continue;
+                kc_log_v(3,
+                         "Pod will be restarted because it is in the desired set and not "
+                         "known to the pod workers podUID=\"%s\"",
+                         pods[i]->uid);
+                mirror = kc_pod_manager_get_mirror_pod_by_pod(k->d.pod_manager, pods[i]);
+                update_pod(k, KC_SYNC_POD_CREATE, pods[i], mirror, start);
+                kc_api_pod_unref(mirror);
+        }
+        if (k->d.status_manager || k->d.reasons)
+                remove_orphaned_pod_state(k, &working, pods, n);
+        if (k->d.backoff)
+                kc_backoff_gc(k->d.backoff);
+out:
+        kc_pod_worker_sync_list_done(&working);
+        for (i = 0; i < n; i++)
+                kc_api_pod_unref(pods[i]);
+        free(pods);
+        /* Not upstream's: the scavenging Go's runtime does on its own (core/memory.c). */
+        kc_memory_scavenge();
+}
+
+static struct kc_api_pod *get_pod_by_uid(void *ud, const char *uid)
+{
+        struct kc_kubelet *k = ud;
+
+        return kc_pod_manager_get_pod_by_uid(k->d.pod_manager, uid);
+}
+
+/* cleanUpContainersInPod: dead containers beyond the kept ones go to the deletor. */
+static void clean_up_containers_in_pod(void *ud, const char *uid, const char *container_id)
+{
+        struct kc_kubelet *k = ud;
+        struct kc_pod_status *status = NULL;
+        char *err = NULL;
+
+        if (kc_pod_cache_get(k->d.cache, uid, &status, &err) >= 0 && !err && status) {
+                bool remove_all =
+                        kc_pod_workers_should_pod_content_be_removed(k->d.pod_workers, uid);
+
+                kc_pod_container_deletor_delete_containers_in_pod(k->d.deletor, container_id,
+                                                                  status, remove_all);
+        }
+        kc_pod_status_unref(status);
+        free(err);
+}
+
+/* getPodsToSync: the work queue's due UIDs the pod manager knows. */
+static size_t get_pods_to_sync(void *ud, struct kc_api_pod ***ret)
+{
+        struct kc_kubelet *k = ud;
+        struct kc_api_pod **pods;
+        char **uids = NULL;
+        size_t n = 0, i, out = 0;
+
+        if (kc_work_queue_get_work(k->d.work_queue, &uids, &n) < 0 || n == 0) {
+                free(uids);
+                return 0;
+        }
+        pods = malloc(n * sizeof(*pods));
+        if (pods)
+                for (i = 0; i < n; i++) {
+                        /* Unknown UIDs are dropped: housekeeping drives orphans. */
+                        struct kc_api_pod *p =
+                                kc_pod_manager_get_pod_by_uid(k->d.pod_manager, uids[i]);
+
+                        if (p)
+                                pods[out++] = p;
+                }
+        free(uids);
+        *ret = pods;
+        return out;
+}
+
+const struct kc_sync_handler_ops kc_kubelet_sync_handler = {
+        .handle_pod_additions = handle_pod_additions,
+        .handle_pod_updates = handle_pod_updates,
+        .handle_pod_removes = handle_pod_removes,
+        .handle_pod_reconcile = handle_pod_reconcile,
+        .handle_pod_syncs = handle_pod_syncs,
+        .handle_pod_cleanups = handle_pod_cleanups,
+        .get_pod_by_uid = get_pod_by_uid,
+        .clean_up_containers_in_pod = clean_up_containers_in_pod,
+        .get_pods_to_sync = get_pods_to_sync,
+};

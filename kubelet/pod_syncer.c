@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kubelet's podSyncer (upstream kubelet.go SyncPod, SyncTerminatingPod,
+ * SyncTerminatingRuntimePod, SyncTerminatedPod): what the pod workers call
+ * for each pod. It generates the pod's v1 status into the status manager,
+ * refuses pods that need pod networking while the network is not ready
+ * (F-SYNC-01), and drives the runtime manager's SyncPod and KillPod
+ * (F-SYNC-02, F-SYNC-03). Every callback runs on a pod-worker thread, at most
+ * one per pod at a time; the objects it uses are thread-safe.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cancel.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "health/runtime_state.h"
+#include "kubelet/pod_syncer.h"
+#include "kubelet/status/pod_status.h"
+#include "kubelet/status/reason_cache.h"
+#include "kubelet/status/status_manager.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
+#include "podworkers/pod_workers.h"
+#include "runtime/api_pod.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/manager.h"
+#include "runtime/sync_pod.h"
+
+/* v1 default of spec.terminationGracePeriodSeconds. */
+#define DEFAULT_TERMINATION_GRACE_S 30
+/* SyncTerminatingRuntimePod's grace (KillPod raises it to 2 s). */
+#define RUNTIME_POD_GRACE_S 1
+
+struct kc_pod_syncer {
+        struct kc_pod_syncer_config cfg;
+};
+
+int kc_pod_syncer_new(const struct kc_pod_syncer_config *cfg, struct kc_pod_syncer **ret)
+{
+        struct kc_pod_syncer *s;
+
+        if (!cfg || !ret || !cfg->clock || !cfg->manager || !cfg->runtime_state ||
+            !cfg->status_manager || !cfg->reasons || !cfg->node_ip || !cfg->runtime_name)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->cfg = *cfg;
+        *ret = s;
+        return 0;
+}
+
+struct kc_pod_syncer *kc_pod_syncer_free(struct kc_pod_syncer *s)
+{
+        free(s);
+        return NULL;
+}
+
+static double seconds_since(struct kc_pod_syncer *s, int64_t t)
+{
+        return (double)(kc_clock_now(s->cfg.clock) - t) / (double)KC_NSEC_PER_SEC;
+}
+
+/* The phase of a stored v1 status object. */
+static enum kc_pod_phase phase_of(const json_t *status)
+{
+        const char *p = json_string_value(json_object_get(status, "phase"));
+
+        for (int i = 0; p && i < _KC_POD_PHASE_MAX; i++)
+                if (strcmp(p, kc_pod_phase_to_string(i)) == 0)
+                        return i;
+        return KC_POD_PHASE_UNKNOWN;
+}
+
+/*
+ * generateAPIPodStatus + statusManager.SetPodStatus. Returns the phase the
+ * status manager holds afterwards (a terminal phase it kept wins over a
+ * refused update), or a negative errno.
+ */
+static int update_status(struct kc_pod_syncer *s, const struct kc_api_pod *pod,
+                         const struct kc_pod_status *status, bool terminal)
+{
+        json_t *old = NULL, *st = NULL;
+        int r;
+
+        if (kc_status_manager_get_pod_status(s->cfg.status_manager, pod->uid, &old) < 0)
+                old = NULL;
+        r = kc_generate_api_pod_status(pod, status, s->cfg.reasons, s->cfg.node_ip,
+                                       s->cfg.runtime_name, terminal, old,
+                                       kc_clock_now(s->cfg.clock), &st);
+        json_decref(old);
+        if (r < 0) {
+                kc_log_error("Failed to generate the pod status podUID=\"%s\" err=\"%s\"", pod->uid,
+                             strerror(-r));
+                return r;
+        }
+        r = kc_status_manager_set_pod_status(s->cfg.status_manager, pod, st);
+        json_decref(st);
+        if (r < 0 && r != -EPERM)
+                return r;
+        r = kc_status_manager_get_pod_status(s->cfg.status_manager, pod->uid, &st);
+        if (r < 0)
+                return r;
+        r = (int)phase_of(st);
+        json_decref(st);
+        return r;
+}
+
+/* The runtime manager reports each StartContainer: the reason cache keeps failures. */
+struct start_results {
+        struct kc_pod_syncer *s;
+        const struct kc_api_pod *pod;
+        int64_t requeue_after; /* the first back-off end, -1: none */
+        bool other_failure;    /* a failure that is not a back-off */
+        unsigned failures;     /* starts that failed */
+};
+
+static void on_start_result(void *ud, const struct kc_start_result *res)
+{
+        struct start_results *sr = ud;
+
+        if (res->r == 0) {
+                kc_reason_cache_remove(sr->s->cfg.reasons, sr->pod->uid, res->container_name);
+                return;
+        }
+        sr->failures++;
+        if (kc_reason_cache_update(sr->s->cfg.reasons, sr->pod->uid, res->container_name,
+                                   res->reason, res->message) < 0)
+                kc_log_error("Failed to record a container start failure podUID=\"%s\"",
+                             sr->pod->uid);
+        if (res->retry_after_ns >= 0) {
+                if (sr->requeue_after < 0 || res->retry_after_ns < sr->requeue_after)
+                        sr->requeue_after = res->retry_after_ns;
+        } else {
+                sr->other_failure = true;
+        }
+}
+
+static int sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type type,
+                    struct kc_api_pod *pod, struct kc_api_pod *mirror, struct kc_pod_status *status,
+                    bool *ret_is_terminal, int64_t *ret_requeue_after_ns, char **ret_err)
+{
+        struct kc_pod_syncer *s = ud;
+        struct kc_kubelet_metrics *m = s->cfg.metrics;
+        int64_t start = kc_clock_now(s->cfg.clock);
+        struct start_results sr = { .s = s, .pod = pod, .requeue_after = -1 };
+        const struct kc_sync_pod_options opts = {
+                .backoff = s->cfg.backoff,
+                .image_backoff = s->cfg.image_backoff,
+                .ctx = ctx,
+                .on_start_result = on_start_result,
+                .userdata = &sr,
+        };
+        _cleanup_free_ char *net = NULL;
+        int r, phase;
+
+        (void)mirror;
+        kc_log_v(2, "SyncPod enter pod=\"%s/%s\" podUID=\"%s\" updateType=\"%s\"", pod->namespace,
+                 pod->name, pod->uid, kc_sync_pod_type_to_string(type));
+        if (type == KC_SYNC_POD_CREATE && m) {
+                /* The first sight of the pod is its config.seen time (creation_ts). */
+                kc_histogram_observe_mp(m->pod_worker_start_duration,
+                                        seconds_since(s, pod->creation_ts));
+                kc_histogram_observe_mp(m->containers_per_pod, (double)pod->n_containers);
+        }
+
+        phase = update_status(s, pod, status, false);
+        if (phase == KC_POD_PHASE_SUCCEEDED || phase == KC_POD_PHASE_FAILED) {
+                kc_log_v(2, "Pod is terminal pod=\"%s/%s\" phase=\"%s\"", pod->namespace, pod->name,
+                         kc_pod_phase_to_string(phase));
+                *ret_is_terminal = true;
+                r = 0;
+                goto out;
+        }
+
+        /* F-SYNC-01: only host-network pods run without a ready network. */
+        r = kc_runtime_state_network_errors(s->cfg.runtime_state, &net);
+        if (r >= 0 && net && !pod->host_network) {
+                if (asprintf(ret_err, "%s: %s", KC_NETWORK_NOT_READY_ERROR_MSG, net) < 0)
+                        *ret_err = NULL;
+                r = -ENETDOWN;
+                goto out;
+        }
+
+        r = kc_runtime_manager_sync_pod(s->cfg.manager, pod, status, &opts, ret_err);
+        if (r < 0 && !sr.other_failure && sr.requeue_after >= 0)
+                *ret_requeue_after_ns = sr.requeue_after;
+        /* A refused start shows at once (waiting CrashLoopBackOff, ErrImagePull, ...),
+         * not at the next sync, which a back-off may put minutes away. */
+        if (sr.failures)
+                update_status(s, pod, status, false);
+out:
+        if (m)
+                kc_histogram_vec_observe_mp(m->pod_worker_duration,
+                                            kc_sync_pod_type_to_string(type),
+                                            seconds_since(s, start));
+        return r;
+}
+
+/* The grace period to kill with: the override, else the pod's own. */
+static int64_t grace_of(const struct kc_api_pod *pod, int64_t override_s)
+{
+        if (override_s >= 0)
+                return override_s;
+        if (pod && pod->deletion_grace_s >= 0)
+                return pod->deletion_grace_s;
+        if (pod && pod->termination_grace_s >= 0)
+                return pod->termination_grace_s;
+        return DEFAULT_TERMINATION_GRACE_S;
+}
+
+/* Whether @status still shows a running container. */
+static bool any_running(const struct kc_pod_status *status)
+{
+        for (size_t i = 0; status && i < status->n_containers; i++)
+                if (status->containers[i].state == KC_CONTAINER_STATE_RUNNING)
+                        return true;
+        return false;
+}
+
+static int sync_terminating_pod(void *ud, struct kc_cancel *ctx, struct kc_api_pod *pod,
+                                struct kc_pod_status *status, int64_t grace_period_s,
+                                char **ret_err)
+{
+        struct kc_pod_syncer *s = ud;
+        struct kc_runtime_error err = { 0 };
+        struct kc_pod_status *after = NULL;
+        int64_t grace = grace_of(pod, grace_period_s);
+        int r;
+
+        kc_log_v(2, "SyncTerminatingPod enter pod=\"%s/%s\" podUID=\"%s\" gracePeriod=%" PRId64,
+                 pod->namespace, pod->name, pod->uid, grace);
+        update_status(s, pod, status, false);
+        r = kc_runtime_manager_kill_pod(s->cfg.manager, pod, NULL, grace, ctx, ret_err);
+        if (r < 0)
+                return r;
+        /* Upstream re-reads the runtime: nothing may still run after KillPod. */
+        r = kc_runtime_manager_get_pod_status(s->cfg.manager, pod->uid, pod->name, pod->namespace,
+                                              &after, &err);
+        if (r < 0) {
+                kc_pod_status_unref(after);
+                if (asprintf(ret_err,
+                             "unable to read pod status prior to final pod termination: %s",
+                             err.message) < 0)
+                        *ret_err = NULL;
+                return r;
+        }
+        if (any_running(after)) {
+                kc_pod_status_unref(after);
+                *ret_err = strdup("detected running containers after a successful KillPod");
+                return -EBUSY;
+        }
+        update_status(s, pod, after, true);
+        kc_pod_status_unref(after);
+        kc_log_v(2, "Pod termination stopped all running containers pod=\"%s/%s\" podUID=\"%s\"",
+                 pod->namespace, pod->name, pod->uid);
+        return 0;
+}
+
+static int sync_terminating_runtime_pod(void *ud, struct kc_cancel *ctx, struct kc_pod *running_pod,
+                                        char **ret_err)
+{
+        struct kc_pod_syncer *s = ud;
+
+        kc_log_v(2, "SyncTerminatingRuntimePod enter podUID=\"%s\"", running_pod->id);
+        return kc_runtime_manager_kill_pod(s->cfg.manager, NULL, running_pod, RUNTIME_POD_GRACE_S,
+                                           ctx, ret_err);
+}
+
+static int sync_terminated_pod(void *ud, struct kc_cancel *ctx, struct kc_api_pod *pod,
+                               struct kc_pod_status *status, char **ret_err)
+{
+        struct kc_pod_syncer *s = ud;
+
+        (void)ctx;
+        (void)ret_err;
+        kc_log_v(2, "SyncTerminatedPod enter pod=\"%s/%s\" podUID=\"%s\"", pod->namespace,
+                 pod->name, pod->uid);
+        update_status(s, pod, status, true);
+        return 0;
+}
+
+const struct kc_pod_syncer_ops kc_pod_syncer_kubelet_ops = {
+        .sync_pod = sync_pod,
+        .sync_terminating_pod = sync_terminating_pod,
+        .sync_terminating_runtime_pod = sync_terminating_runtime_pod,
+        .sync_terminated_pod = sync_terminated_pod,
+};

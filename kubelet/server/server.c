@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The read-only HTTP server: /healthz, /metrics, /pods and /node on
+ * libmicrohttpd (kubelet's read-only port, pkg/kubelet/server).
+ *
+ * MHD runs a small pool of internal polling threads (epoll), so a slow or
+ * idle client holds a connection slot but never a thread. Slots are not
+ * held hostage: when a new connection would make more than
+ * HTTP_CONNECTION_LIMIT, the oldest one is shut down (a slowloris client,
+ * trickling a header byte before each idle timeout, would otherwise keep
+ * its slots forever and lock /healthz out). Each connection serves one
+ * request: the reply is queued before any body is read, which makes MHD
+ * close the connection after it. Routing compares
+ * the raw request path: the unescape callback is a no-op, so "%2e%2e",
+ * "%00", "..", "//" never match a route and end as 404.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <microhttpd.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "core/cleanup.h"
+#include "core/log.h"
+#include "health/runtime_state.h"
+#include "kubelet/server/server.h"
+#include "metrics/registry.h"
+
+#define HTTP_THREADS 2
+/* Open connections; a new one beyond this closes the oldest. */
+#define HTTP_CONNECTION_LIMIT 64
+/* MHD's own cap, a backstop: closed connections leave within one poll. */
+#define HTTP_MHD_CONNECTION_LIMIT (2 * HTTP_CONNECTION_LIMIT)
+#define HTTP_CONNECTION_TIMEOUT_S 10
+#define HTTP_EVICT_WARN_INTERVAL_S 60
+/* Request line plus headers must fit; larger requests get 414/431. */
+#define HTTP_CONNECTION_MEMORY_LIMIT (16 * 1024)
+#define HTTP_LISTEN_BACKLOG 64
+
+#define CT_TEXT "text/plain; charset=utf-8"
+#define CT_METRICS "text/plain; version=0.0.4; charset=utf-8"
+#define CT_JSON "application/json"
+
+struct http_check {
+        char *name;
+        kc_health_check_fn fn;
+        void *userdata;
+};
+
+/* One open connection, in the server's list, oldest first. */
+struct http_conn {
+        struct http_conn *prev, *next;
+        int fd;       /* MHD's; only shut down here, never closed */
+        bool evicted; /* shut down, waiting for MHD to close it */
+};
+
+struct kc_http_server {
+        struct MHD_Daemon *daemon;
+        uint16_t port;
+        /* Connections, from MHD's threads (http_notify). */
+        pthread_mutex_t conns_lock;
+        struct http_conn *conns_head, *conns_tail;
+        size_t n_live;      /* in the list and not evicted */
+        uint64_t evictions; /* since start */
+        time_t last_warn;   /* CLOCK_MONOTONIC seconds of the last eviction warning */
+        struct http_check *checks;
+        size_t n_checks;
+        const struct kc_metrics_registry *metrics;
+        kc_http_render_fn render_pods;
+        void *pods_userdata;
+        kc_http_render_fn render_node;
+        void *node_userdata;
+};
+
+static void http_free_checks(struct kc_http_server *s)
+{
+        for (size_t i = 0; i < s->n_checks; i++)
+                free(s->checks[i].name);
+        free(s->checks);
+        s->checks = NULL;
+        s->n_checks = 0;
+}
+
+struct kc_http_server *kc_http_server_stop(struct kc_http_server *s)
+{
+        if (!s)
+                return NULL;
+        /* Closes the listener and all connections and joins MHD's threads. */
+        if (s->daemon)
+                MHD_stop_daemon(s->daemon);
+        /* MHD notified every close; anything left was never tracked by MHD. */
+        while (s->conns_head) {
+                struct http_conn *hc = s->conns_head;
+
+                s->conns_head = hc->next;
+                free(hc);
+        }
+        pthread_mutex_destroy(&s->conns_lock);
+        http_free_checks(s);
+        free(s);
+        return NULL;
+}
+
+uint16_t kc_http_server_port(const struct kc_http_server *s)
+{
+        return s ? s->port : 0;
+}
+
+/* Queues @p body (malloc'd, taken in every case) with @p status. */
+static enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status, const char *ctype,
+                                  char *body)
+{
+        struct MHD_Response *resp;
+        enum MHD_Result r;
+
+        if (!body)
+                return MHD_NO; /* out of memory: MHD closes the connection */
+        resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+        if (!resp) {
+                free(body);
+                return MHD_NO;
+        }
+        if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) != MHD_YES ||
+            MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff") != MHD_YES) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        if (status == MHD_HTTP_METHOD_NOT_ALLOWED &&
+            MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD") != MHD_YES) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        r = MHD_queue_response(c, status, resp);
+        MHD_destroy_response(resp);
+        return r;
+}
+
+static enum MHD_Result http_reply_const(struct MHD_Connection *c, unsigned status, const char *body)
+{
+        return http_reply(c, status, CT_TEXT, strdup(body));
+}
+
+/* A growable string for the healthz body. On allocation failure ->oom sticks. */
+struct strbuf {
+        char *s;
+        size_t len, cap;
+        bool oom;
+};
+
+static void __attribute__((format(printf, 2, 3))) sb_printf(struct strbuf *b, const char *fmt, ...)
+{
+        va_list ap;
+        int n;
+
+        if (b->oom)
+                return;
+        for (;;) {
+                size_t avail = b->cap - b->len;
+
+                va_start(ap, fmt);
+                n = vsnprintf(b->s ? b->s + b->len : NULL, avail, fmt, ap);
+                va_end(ap);
+                if (n < 0) {
+                        b->oom = true;
+                        return;
+                }
+                if ((size_t)n < avail) {
+                        b->len += (size_t)n;
+                        return;
+                }
+                size_t cap = b->cap ? b->cap : 256;
+                while (cap - b->len <= (size_t)n)
+                        cap *= 2;
+                char *p = realloc(b->s, cap);
+                if (!p) {
+                        b->oom = true;
+                        return;
+                }
+                b->s = p;
+                b->cap = cap;
+        }
+}
+
+static enum MHD_Result http_has_key(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+        bool *found = cls;
+
+        (void)kind;
+        (void)value;
+        if (key && strcmp(key, "verbose") == 0) {
+                *found = true;
+                return MHD_NO; /* stop iterating */
+        }
+        return MHD_YES;
+}
+
+/* upstream k8s.io/apiserver/pkg/server/healthz handleRootHealth(). */
+static enum MHD_Result http_healthz(struct kc_http_server *s, struct MHD_Connection *c)
+{
+        struct strbuf out = { 0 }, failed_names = { 0 };
+        bool verbose = false, failed = false;
+
+        (void)MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, http_has_key, &verbose);
+
+        sb_printf(&out, "[+]ping ok\n");
+        for (size_t i = 0; i < s->n_checks; i++) {
+                const struct http_check *chk = &s->checks[i];
+                char *err = NULL;
+
+                if (chk->fn(chk->userdata, &err)) {
+                        free(err);
+                        sb_printf(&out, "[+]%s ok\n", chk->name);
+                        continue;
+                }
+                failed = true;
+                sb_printf(&out, "[-]%s failed: reason withheld\n", chk->name);
+                sb_printf(&failed_names, "%s%s", failed_names.len ? "," : "", chk->name);
+                kc_log_v(2, "healthz check %s failed: %s", chk->name, err ? err : "<nil>");
+                free(err);
+        }
+        if (out.oom || failed_names.oom) {
+                free(out.s);
+                free(failed_names.s);
+                return MHD_NO;
+        }
+        if (failed) {
+                kc_log_v(2, "healthz check failed: %s", failed_names.s);
+                free(failed_names.s);
+                /* http.Error() appends the newline. */
+                sb_printf(&out, "healthz check failed\n");
+                if (out.oom) {
+                        free(out.s);
+                        return MHD_NO;
+                }
+                return http_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, CT_TEXT, out.s);
+        }
+        if (!verbose) {
+                free(out.s);
+                return http_reply_const(c, MHD_HTTP_OK, "ok");
+        }
+        sb_printf(&out, "healthz check passed\n");
+        if (out.oom) {
+                free(out.s);
+                return MHD_NO;
+        }
+        return http_reply(c, MHD_HTTP_OK, CT_TEXT, out.s);
+}
+
+static enum MHD_Result http_metrics(struct kc_http_server *s, struct MHD_Connection *c)
+{
+        char *body = NULL;
+        int r;
+
+        r = kc_metrics_render(s->metrics, &body);
+        if (r < 0) {
+                kc_log_v(2, "rendering /metrics failed: %s", strerror(-r));
+                return http_reply_const(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                                        "internal server error: rendering metrics failed\n");
+        }
+        return http_reply(c, MHD_HTTP_OK, CT_METRICS, body);
+}
+
+static enum MHD_Result http_render(struct MHD_Connection *c, const char *what, kc_http_render_fn fn,
+                                   void *userdata)
+{
+        char *body = NULL, msg[128];
+        int r;
+
+        r = fn(userdata, &body);
+        if (r < 0 || !body) {
+                free(body);
+                kc_log_v(2, "rendering /%s failed: %s", what, strerror(r < 0 ? -r : EIO));
+                snprintf(msg, sizeof(msg), "internal server error: rendering %s failed\n", what);
+                return http_reply_const(c, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+        }
+        return http_reply(c, MHD_HTTP_OK, CT_JSON, body);
+}
+
+static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
+                                   const char *method, const char *version, const char *upload_data,
+                                   size_t *upload_data_size, void **con_cls)
+{
+        struct kc_http_server *s = cls;
+
+        (void)upload_data;
+        (void)upload_data_size;
+
+        /* A raw NUL byte inside the request target (see http_uri_seen()). */
+        if (*con_cls != (void *)version)
+                return http_reply_const(c, MHD_HTTP_NOT_FOUND, "404 page not found\n");
+
+        /* Answer on the first call: nothing here reads a request body. */
+        if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+                return http_reply_const(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 method not allowed\n");
+
+        if (strcmp(url, "/healthz") == 0)
+                return http_healthz(s, c);
+        if (strcmp(url, "/metrics") == 0 && s->metrics)
+                return http_metrics(s, c);
+        if (strcmp(url, "/pods") == 0 && s->render_pods)
+                return http_render(c, "pods", s->render_pods, s->pods_userdata);
+        if (strcmp(url, "/node") == 0 && s->render_node)
+                return http_render(c, "node", s->render_node, s->node_userdata);
+        return http_reply_const(c, MHD_HTTP_NOT_FOUND, "404 page not found\n");
+}
+
+/*
+ * Leaves the path and query arguments as sent: routes match raw bytes only.
+ * A NUL byte can then never appear in them (MHD would otherwise decode
+ * "%00" and truncate "/healthz%00x" to "/healthz").
+ */
+static size_t http_unescape_none(void *cls, struct MHD_Connection *c, char *s)
+{
+        (void)cls;
+        (void)c;
+        return strlen(s);
+}
+
+/*
+ * Called with the raw request target before MHD splits off the query.
+ * MHD 0.9.x parses the request line in place: "<target>\0<version>", so the
+ * version string starts right after the target's terminating NUL. If the
+ * target holds a raw NUL byte, the C string stops early and that no longer
+ * holds: the access handler then answers 404 instead of routing the
+ * truncated prefix ("GET /healthz\0junk"). The value becomes the request's
+ * *con_cls and is only compared, never dereferenced. Should a future MHD
+ * lay the line out differently, every request 404s and the tests fail: it
+ * fails closed.
+ */
+static void *http_uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
+{
+        (void)cls;
+        (void)c;
+        return (void *)(uri + strlen(uri) + 1);
+}
+
+/*
+ * MHD_OPTION_NOTIFY_CONNECTION, on MHD's threads. MHD calls CLOSED before it
+ * closes the socket, and unlinking takes the lock, so a shutdown() under
+ * the lock always hits the connection's own, still open socket.
+ */
+static void http_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                        enum MHD_ConnectionNotificationCode code)
+{
+        struct kc_http_server *s = cls;
+        struct http_conn *hc = *socket_context, *old;
+        uint64_t evictions = 0;
+        bool warn = false;
+
+        if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+                if (!hc)
+                        return;
+                pthread_mutex_lock(&s->conns_lock);
+                if (hc->prev)
+                        hc->prev->next = hc->next;
+                else
+                        s->conns_head = hc->next;
+                if (hc->next)
+                        hc->next->prev = hc->prev;
+                else
+                        s->conns_tail = hc->prev;
+                if (!hc->evicted)
+                        s->n_live--;
+                pthread_mutex_unlock(&s->conns_lock);
+                free(hc);
+                *socket_context = NULL;
+                return;
+        }
+        if (code != MHD_CONNECTION_NOTIFY_STARTED)
+                return;
+
+        const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!ci)
+                return; /* untracked: served, never evicted */
+        hc = calloc(1, sizeof(*hc));
+        if (!hc)
+                return;
+        hc->fd = ci->connect_fd;
+        *socket_context = hc;
+
+        pthread_mutex_lock(&s->conns_lock);
+        hc->prev = s->conns_tail;
+        if (s->conns_tail)
+                s->conns_tail->next = hc;
+        else
+                s->conns_head = hc;
+        s->conns_tail = hc;
+        s->n_live++;
+        /* Over the limit: the oldest live connection goes (never the new one). */
+        for (old = s->conns_head; s->n_live > HTTP_CONNECTION_LIMIT && old != hc; old = old->next) {
+                if (old->evicted)
+                        continue;
+                (void)shutdown(old->fd, SHUT_RDWR);
+                old->evicted = true;
+                s->n_live--;
+                evictions = ++s->evictions;
+        }
+        if (evictions) {
+                struct timespec now;
+
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if (s->last_warn == 0 || now.tv_sec - s->last_warn >= HTTP_EVICT_WARN_INTERVAL_S) {
+                        s->last_warn = now.tv_sec ? now.tv_sec : 1;
+                        warn = true;
+                }
+        }
+        pthread_mutex_unlock(&s->conns_lock);
+        if (warn)
+                kc_log_warn("HTTP server on port %u is at its limit of %d connections, closing the "
+                            "oldest ones (%" PRIu64 " so far)",
+                            (unsigned)s->port, HTTP_CONNECTION_LIMIT, evictions);
+        else if (evictions)
+                kc_log_v(4, "HTTP connection limit reached, closed the oldest connection");
+}
+
+static void http_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+        char buf[256];
+
+        (void)cls;
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        buf[strcspn(buf, "\n")] = '\0';
+        kc_log_v(4, "libmicrohttpd: %s", buf);
+}
+
+/* Returns a listening, close-on-exec socket bound to address:port, or -errno. */
+static int http_listen(const char *address, uint16_t port, uint16_t *ret_port)
+{
+        struct sockaddr_storage ss = { 0 };
+        socklen_t sl;
+        int fd, one = 1, r;
+
+        if (inet_pton(AF_INET, address, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+                struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+                sin->sin_family = AF_INET;
+                sin->sin_port = htons(port);
+                sl = sizeof(*sin);
+        } else if (inet_pton(AF_INET6, address, &((struct sockaddr_in6 *)&ss)->sin6_addr) == 1) {
+                struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+                sin6->sin6_family = AF_INET6;
+                sin6->sin6_port = htons(port);
+                sl = sizeof(*sin6);
+        } else {
+                return -EINVAL;
+        }
+
+        fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+            (ss.ss_family == AF_INET6 &&
+             setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) < 0) ||
+            bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, HTTP_LISTEN_BACKLOG) < 0)
+                goto fail;
+        sl = sizeof(ss);
+        if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+                goto fail;
+        *ret_port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                                  : ((struct sockaddr_in6 *)&ss)->sin6_port);
+        return fd;
+fail:
+        r = -errno;
+        close(fd);
+        return r;
+}
+
+int kc_http_server_start(const struct kc_http_config *cfg, struct kc_http_server **ret)
+{
+        _cleanup_(kc_http_server_stopp) struct kc_http_server *s = NULL;
+        _cleanup_close_ int fd = -1;
+        unsigned flags;
+
+        if (!cfg || !ret || (cfg->n_checks && !cfg->checks))
+                return -EINVAL;
+        for (size_t i = 0; i < cfg->n_checks; i++)
+                if (!cfg->checks[i].name || !cfg->checks[i].fn)
+                        return -EINVAL;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        pthread_mutex_init(&s->conns_lock, NULL);
+        if (cfg->n_checks) {
+                s->checks = calloc(cfg->n_checks, sizeof(*s->checks));
+                if (!s->checks)
+                        return -ENOMEM;
+                for (size_t i = 0; i < cfg->n_checks; i++) {
+                        s->checks[i].name = strdup(cfg->checks[i].name);
+                        if (!s->checks[i].name)
+                                return -ENOMEM;
+                        s->checks[i].fn = cfg->checks[i].fn;
+                        s->checks[i].userdata = cfg->checks[i].userdata;
+                        s->n_checks = i + 1;
+                }
+        }
+        s->metrics = cfg->metrics;
+        s->render_pods = cfg->render_pods;
+        s->pods_userdata = cfg->pods_userdata;
+        s->render_node = cfg->render_node;
+        s->node_userdata = cfg->node_userdata;
+
+        fd = http_listen(cfg->address ? cfg->address : "127.0.0.1", cfg->port, &s->port);
+        if (fd < 0)
+                return fd;
+
+        flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+        s->daemon = MHD_start_daemon(
+                flags, 0, NULL, NULL, http_access, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+                MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
+                (unsigned)HTTP_MHD_CONNECTION_LIMIT, MHD_OPTION_NOTIFY_CONNECTION, http_notify, s,
+                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONNECTION_TIMEOUT_S,
+                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY_LIMIT,
+                MHD_OPTION_UNESCAPE_CALLBACK, http_unescape_none, NULL,
+                MHD_OPTION_STRICT_FOR_CLIENT, (int)1, MHD_OPTION_URI_LOG_CALLBACK, http_uri_seen,
+                NULL, MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_END);
+        if (!s->daemon)
+                return -EIO; /* fd is closed by its cleanup */
+        fd = -1;             /* owned by the daemon, closed by MHD_stop_daemon() */
+
+        kc_log_v(1, "serving read-only HTTP on %s port %u",
+                 cfg->address ? cfg->address : "127.0.0.1", (unsigned)s->port);
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tests and fuzzing (tests/fuzz/fuzz_http.c)                                 */
+
+/*
+ * Hands @p fd, a connected stream socket (e.g. one end of a socketpair),
+ * to @p s as if its listener had accepted it from 127.0.0.1: the server's
+ * own daemon, options and threads then serve it. Takes @p fd in every case
+ * (libmicrohttpd closes it on failure). Not in kc_health.h: for tests only.
+ * Returns 0, -EINVAL, or -errno (e.g. -EAGAIN at the connection limit).
+ */
+int kc__http_server_add_connection(struct kc_http_server *s, int fd);
+int kc__http_server_add_connection(struct kc_http_server *s, int fd)
+{
+        struct sockaddr_in peer = {
+                .sin_family = AF_INET,
+                .sin_port = htons(40000),
+                .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+        };
+
+        if (!s || !s->daemon || fd < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return -EINVAL;
+        }
+        if (MHD_add_connection(s->daemon, fd, (const struct sockaddr *)&peer, sizeof(peer)) !=
+            MHD_YES)
+                return errno > 0 ? -errno : -EIO;
+        return 0;
+}

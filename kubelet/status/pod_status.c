@@ -1,0 +1,907 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * v1.PodStatus generation: the container start-failure reason cache
+ * (upstream kuberuntime ReasonCache), the pod phase (getPhase), the
+ * container statuses (convertToAPIContainerStatuses) and the kubelet-owned
+ * conditions (status/generate.go), written as jansson values. The v1 Pod
+ * wrapper the /pods endpoint serves is built here too.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/cleanup.h"
+#include "core/log.h"
+#include "kubelet/status/pod_status.h"
+#include "kubelet/status/reason_cache.h"
+#include "runtime/api_pod.h"
+#include "runtime/container.h"
+#include "runtime/runtime_service.h"
+
+static void *mfree(void *p)
+{
+        free(p);
+        return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reason cache                                                               */
+/* ------------------------------------------------------------------------ */
+/* JSON helpers                                                               */
+
+int kc_format_rfc3339(int64_t ns, char buf[static KC_RFC3339_MAX])
+{
+        int64_t sec = ns / KC_NSEC_PER_SEC;
+        char tmp[96]; /* room for any int the compiler can imagine */
+        struct tm tm;
+        time_t t;
+        int n;
+
+        if (ns % KC_NSEC_PER_SEC < 0)
+                sec--; /* truncate toward the past, as Go's Time.Unix does */
+        t = (time_t)sec;
+        if (!gmtime_r(&t, &tm) || tm.tm_year < -1900 || tm.tm_year > 9999 - 1900)
+                return -ERANGE;
+        n = snprintf(tmp, sizeof(tmp), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        if (n < 0 || n >= KC_RFC3339_MAX)
+                return -ERANGE;
+        memcpy(buf, tmp, (size_t)n + 1);
+        return 0;
+}
+
+/* The length of the valid UTF-8 sequence at @p s (1-4), or 0 when invalid. */
+static size_t utf8_seq_len(const unsigned char *s)
+{
+        unsigned c = s[0];
+        size_t n, i;
+        unsigned cp;
+
+        if (c < 0x80)
+                return 1;
+        if (c >= 0xc2 && c <= 0xdf)
+                n = 2, cp = c & 0x1f;
+        else if (c >= 0xe0 && c <= 0xef)
+                n = 3, cp = c & 0x0f;
+        else if (c >= 0xf0 && c <= 0xf4)
+                n = 4, cp = c & 0x07;
+        else
+                return 0;
+        for (i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return n;
+}
+
+/*
+ * A JSON string for @p s (NULL → ""). Runtime-provided text may not be
+ * UTF-8: invalid bytes become U+FFFD, as Go's encoder writes them. NULL on
+ * ENOMEM.
+ */
+static json_t *jstr(const char *s)
+{
+        _cleanup_free_ char *fixed = NULL;
+        const unsigned char *p;
+        size_t len, o = 0, n;
+        json_t *v;
+
+        if (!s)
+                s = "";
+        v = json_string(s);
+        if (v)
+                return v;
+        len = strlen(s);
+        fixed = malloc(len * 3 + 1);
+        if (!fixed)
+                return NULL;
+        for (p = (const unsigned char *)s; *p; p += n) {
+                n = utf8_seq_len(p);
+                if (n == 0) {
+                        memcpy(fixed + o, "\xef\xbf\xbd", 3);
+                        o += 3;
+                        n = 1;
+                } else {
+                        memcpy(fixed + o, p, n);
+                        o += n;
+                }
+        }
+        fixed[o] = '\0';
+        return json_string(fixed);
+}
+
+/* A metav1.Time: RFC 3339 seconds, or null for the zero time (0 here). */
+static json_t *jtime(int64_t ns)
+{
+        char buf[KC_RFC3339_MAX];
+
+        if (ns == 0 || kc_format_rfc3339(ns, buf) < 0)
+                return json_null();
+        return json_string(buf);
+}
+
+/* json_object_set_new() as 0/-ENOMEM; takes @p v (may be NULL: -ENOMEM). */
+static int set_new(json_t *o, const char *key, json_t *v)
+{
+        return json_object_set_new(o, key, v) < 0 ? -ENOMEM : 0;
+}
+
+static int set_str(json_t *o, const char *key, const char *s)
+{
+        return set_new(o, key, jstr(s));
+}
+
+/* Sets @p key only when @p s is non-empty (Go's omitempty). */
+static int set_str_nonempty(json_t *o, const char *key, const char *s)
+{
+        return s && *s ? set_str(o, key, s) : 0;
+}
+
+static int append_new(json_t *a, json_t *v)
+{
+        return json_array_append_new(a, v) < 0 ? -ENOMEM : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Container views (convertToAPIContainerStatuses)                            */
+
+enum view_kind {
+        VIEW_WAITING,
+        VIEW_RUNNING,
+        VIEW_TERMINATED,
+};
+
+/* How one spec container shows in the API status. */
+struct cview {
+        const struct kc_api_container *spec;
+        bool is_init;
+        const struct kc_container_status *newest; /* NULL: no runtime status */
+        enum view_kind kind;                      /* RUNNING and TERMINATED describe newest */
+        const char *reason;                       /* waiting; NULL: none */
+        const char *message;                      /* waiting; NULL: none */
+        char *owned_reason, *owned_message;
+        const struct kc_container_status *last; /* lastState.terminated; NULL: {} */
+};
+
+static void cview_done(struct cview *v)
+{
+        v->owned_reason = mfree(v->owned_reason);
+        v->owned_message = mfree(v->owned_message);
+}
+
+static const struct kc_pod_status empty_status;
+
+/* The newest and second newest statuses named @p name (statuses are newest first). */
+static void find_statuses(const struct kc_pod_status *s, const char *name,
+                          const struct kc_container_status **ret_newest,
+                          const struct kc_container_status **ret_prev)
+{
+        size_t i;
+
+        *ret_newest = *ret_prev = NULL;
+        for (i = 0; i < s->n_containers; i++) {
+                if (!s->containers[i].name || strcmp(s->containers[i].name, name) != 0)
+                        continue;
+                if (!*ret_newest) {
+                        *ret_newest = &s->containers[i];
+                } else {
+                        *ret_prev = &s->containers[i];
+                        return;
+                }
+        }
+}
+
+/* ShouldContainerBeRestarted, from the container's newest status. */
+static bool should_restart(const struct kc_api_pod *pod, const struct kc_container_status *newest)
+{
+        if (pod->deletion_ts != 0)
+                return false;
+        if (!newest)
+                return true;
+        switch (newest->state) {
+        case KC_CONTAINER_STATE_RUNNING:
+                return false;
+        case KC_CONTAINER_STATE_CREATED:
+        case KC_CONTAINER_STATE_UNKNOWN:
+                return true;
+        default:
+                break;
+        }
+        if (pod->restart_policy == KC_RESTART_POLICY_NEVER)
+                return false;
+        if (pod->restart_policy == KC_RESTART_POLICY_ON_FAILURE && newest->exit_code == 0)
+                return false;
+        return true;
+}
+
+/*
+ * Fills @p v for spec container @p c. With @p rc (may be NULL) a container
+ * due for restart with a recorded start failure shows that failure as its
+ * waiting state. Only a reason-cache lookup can fail (-ENOMEM); @p v is
+ * always initialised (release with cview_done()).
+ */
+static int cview_init(struct cview *v, const struct kc_api_pod *pod, const struct kc_pod_status *s,
+                      const struct kc_api_container *c, bool is_init, struct kc_reason_cache *rc)
+{
+        const struct kc_container_status *prev;
+        char *reason = NULL, *message = NULL;
+        int r;
+
+        *v = (struct cview){ .spec = c, .is_init = is_init, .kind = VIEW_WAITING };
+        find_statuses(s, c->name ? c->name : "", &v->newest, &prev);
+        if (!v->newest)
+                v->reason = pod->n_init_containers > 0 ? "PodInitializing" : "ContainerCreating";
+        else if (v->newest->state == KC_CONTAINER_STATE_RUNNING)
+                v->kind = VIEW_RUNNING;
+        else if (v->newest->state == KC_CONTAINER_STATE_EXITED)
+                v->kind = VIEW_TERMINATED;
+        /* created or unknown: "waiting to be running", no reason */
+        if (prev && prev->state == KC_CONTAINER_STATE_EXITED)
+                v->last = prev;
+
+        if (!rc || !pod->uid)
+                return 0;
+        /* An init container that exited 0 is done and never restarted. */
+        if (is_init && v->kind == VIEW_TERMINATED && v->newest->exit_code == 0)
+                return 0;
+        if (!should_restart(pod, v->newest))
+                return 0;
+        r = kc_reason_cache_get(rc, pod->uid, c->name ? c->name : "", &reason, &message);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        if (v->kind == VIEW_TERMINATED)
+                v->last = v->newest;
+        v->kind = VIEW_WAITING;
+        v->owned_reason = reason;
+        v->owned_message = message;
+        v->reason = reason;
+        v->message = message && *message ? message : NULL;
+        return 0;
+}
+
+static bool cview_ready(const struct cview *v)
+{
+        if (v->is_init)
+                return v->kind == VIEW_TERMINATED && v->newest->exit_code == 0;
+        return v->kind == VIEW_RUNNING; /* no readiness probes yet */
+}
+
+/* ------------------------------------------------------------------------ */
+/* Phase (getPhase)                                                           */
+
+struct phase_counts {
+        size_t pending_init, failed_init;
+        size_t running, waiting, stopped, succeeded;
+        bool regular_started; /* HasAnyRegularContainerStarted */
+};
+
+/*
+ * Upstream also counts "unknown" app containers (no API status at all);
+ * here every spec container has one, so that count is always zero.
+ */
+static void count_view(struct phase_counts *pc, const struct cview *v)
+{
+        if (v->is_init) {
+                switch (v->kind) {
+                case VIEW_RUNNING:
+                        pc->pending_init++;
+                        break;
+                case VIEW_TERMINATED:
+                        if (v->newest->exit_code != 0)
+                                pc->failed_init++;
+                        break;
+                case VIEW_WAITING:
+                        if (!v->last)
+                                pc->pending_init++;
+                        else if (v->last->exit_code != 0)
+                                pc->failed_init++;
+                        break;
+                }
+                return;
+        }
+        switch (v->kind) {
+        case VIEW_RUNNING:
+                pc->running++;
+                pc->regular_started = true;
+                break;
+        case VIEW_TERMINATED:
+                pc->stopped++;
+                if (v->newest->exit_code == 0)
+                        pc->succeeded++;
+                pc->regular_started = true;
+                break;
+        case VIEW_WAITING:
+                if (v->last)
+                        pc->stopped++;
+                else
+                        pc->waiting++;
+                break;
+        }
+}
+
+static enum kc_pod_phase phase_from_counts(const struct kc_api_pod *pod,
+                                           const struct phase_counts *pc, bool pod_is_terminal)
+{
+        if (pc->failed_init > 0 && pod->restart_policy == KC_RESTART_POLICY_NEVER)
+                return KC_POD_PHASE_FAILED;
+        if ((pc->pending_init > 0 && !pc->regular_started) || pc->waiting > 0)
+                return KC_POD_PHASE_PENDING;
+        if (pc->running > 0)
+                return KC_POD_PHASE_RUNNING;
+        if (pc->stopped == 0)
+                return KC_POD_PHASE_PENDING;
+        /* Every app container stopped. A terminal pod restarts nothing,
+         * whatever its policy (static pods excepted, as upstream). */
+        if (pod_is_terminal && !pod->static_pod)
+                return pc->stopped == pc->succeeded ? KC_POD_PHASE_SUCCEEDED : KC_POD_PHASE_FAILED;
+        if (pod->restart_policy == KC_RESTART_POLICY_ALWAYS)
+                return KC_POD_PHASE_RUNNING; /* all of them restarting */
+        if (pc->stopped == pc->succeeded)
+                return KC_POD_PHASE_SUCCEEDED;
+        if (pod->restart_policy == KC_RESTART_POLICY_NEVER)
+                return KC_POD_PHASE_FAILED;
+        return KC_POD_PHASE_RUNNING; /* OnFailure: the failed ones restart */
+}
+
+enum kc_pod_phase kc_pod_get_phase(const struct kc_api_pod *pod, const struct kc_pod_status *status,
+                                   bool pod_is_terminal)
+{
+        struct phase_counts pc = { 0 };
+        struct cview v;
+        size_t i;
+
+        if (!pod)
+                return _KC_POD_PHASE_INVALID;
+        if (!status)
+                status = &empty_status;
+        /* Without a reason cache cview_init neither allocates nor fails. */
+        for (i = 0; i < pod->n_init_containers; i++) {
+                (void)cview_init(&v, pod, status, &pod->init_containers[i], true, NULL);
+                count_view(&pc, &v);
+        }
+        for (i = 0; i < pod->n_containers; i++) {
+                (void)cview_init(&v, pod, status, &pod->containers[i], false, NULL);
+                count_view(&pc, &v);
+        }
+        return phase_from_counts(pod, &pc, pod_is_terminal);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Container statuses                                                         */
+
+static json_t *terminated_json(const struct kc_container_status *cs, const char *container_id)
+{
+        _cleanup_json_ json_t *o = json_object();
+        const char *reason = cs->reason && *cs->reason ? cs->reason
+                             : cs->exit_code == 0      ? "Completed"
+                                                       : "Error";
+
+        if (!o || set_new(o, "exitCode", json_integer(cs->exit_code)) < 0 ||
+            set_str(o, "reason", reason) < 0 || set_str_nonempty(o, "message", cs->message) < 0 ||
+            set_new(o, "startedAt", jtime(cs->started_at)) < 0 ||
+            set_new(o, "finishedAt", jtime(cs->finished_at)) < 0 ||
+            set_str_nonempty(o, "containerID", container_id) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+/* "<runtime>://<id>", or NULL (no error) when the status has no ID. */
+static int container_id_of(const struct kc_container_status *cs, const char *runtime_name,
+                           char **ret)
+{
+        *ret = NULL;
+        if (!cs || !cs->id || !*cs->id)
+                return 0;
+        return asprintf(ret, "%s://%s", runtime_name, cs->id) < 0 ? -ENOMEM : 0;
+}
+
+static json_t *container_status_json(const struct cview *v, const char *runtime_name)
+{
+        _cleanup_json_ json_t *o = json_object(), *state = json_object(), *last = json_object();
+        _cleanup_free_ char *cid = NULL, *last_cid = NULL;
+        json_t *sub;
+
+        if (!o || !state || !last || container_id_of(v->newest, runtime_name, &cid) < 0 ||
+            container_id_of(v->last, runtime_name, &last_cid) < 0)
+                return NULL;
+        switch (v->kind) {
+        case VIEW_RUNNING:
+                sub = json_object();
+                if (set_new(state, "running", sub) < 0 ||
+                    set_new(sub, "startedAt", jtime(v->newest->started_at)) < 0)
+                        return NULL;
+                break;
+        case VIEW_TERMINATED:
+                if (set_new(state, "terminated", terminated_json(v->newest, cid)) < 0)
+                        return NULL;
+                break;
+        case VIEW_WAITING:
+                sub = json_object();
+                if (set_new(state, "waiting", sub) < 0 ||
+                    set_str_nonempty(sub, "reason", v->reason) < 0 ||
+                    set_str_nonempty(sub, "message", v->message) < 0)
+                        return NULL;
+                break;
+        }
+        if (v->last && set_new(last, "terminated", terminated_json(v->last, last_cid)) < 0)
+                return NULL;
+
+        if (set_str(o, "name", v->spec->name) < 0 || set_new(o, "state", TAKE_PTR(state)) < 0 ||
+            set_new(o, "lastState", TAKE_PTR(last)) < 0 ||
+            set_new(o, "ready", json_boolean(cview_ready(v))) < 0 ||
+            set_new(o, "restartCount", json_integer(v->newest ? v->newest->restart_count : 0)) <
+                    0 ||
+            set_str(o, "image", v->spec->image) < 0 ||
+            set_str(o, "imageID", v->newest ? v->newest->image_ref : NULL) < 0 ||
+            set_str_nonempty(o, "containerID", cid) < 0 ||
+            set_new(o, "started", json_boolean(v->kind == VIEW_RUNNING)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+static int cmp_view_name(const void *a, const void *b)
+{
+        const struct cview *x = a, *y = b;
+
+        return strcmp(x->spec->name ? x->spec->name : "", y->spec->name ? y->spec->name : "");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Conditions (status/generate.go)                                            */
+
+struct condition {
+        const char *type;
+        bool status;
+        const char *reason; /* NULL: none */
+        char *message;      /* owned; NULL: none */
+};
+
+/* "<prefix>[a b]" over the views @p pick selects, or NULL in *ret when none. */
+static int names_message(const char *prefix, const struct cview *v, size_t n,
+                         bool (*pick)(const struct cview *), char **ret)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, i, k = 0;
+        FILE *f;
+
+        *ret = NULL;
+        for (i = 0; i < n; i++)
+                k += pick(&v[i]);
+        if (k == 0)
+                return 0;
+        f = open_memstream(&buf, &len);
+        if (!f)
+                return -ENOMEM;
+        fprintf(f, "%s[", prefix);
+        for (i = 0, k = 0; i < n; i++)
+                if (pick(&v[i]))
+                        fprintf(f, "%s%s", k++ ? " " : "", v[i].spec->name ? v[i].spec->name : "");
+        fputc(']', f);
+        if (fclose(f) != 0 || !buf)
+                return -ENOMEM;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+static bool view_not_ready(const struct cview *v)
+{
+        return !cview_ready(v);
+}
+
+/* The same test as kc_compute_pod_actions' sandbox check: no new sandbox needed. */
+static bool sandbox_ready(const struct kc_pod_status *s)
+{
+        size_t i, ready = 0;
+
+        if (s->n_sandboxes == 0 || s->sandboxes[0].state != KC_SANDBOX_STATE_READY)
+                return false;
+        for (i = 0; i < s->n_sandboxes; i++)
+                ready += s->sandboxes[i].state == KC_SANDBOX_STATE_READY;
+        return ready == 1;
+}
+
+/*
+ * Fills @p c[0..4]: PodReadyToStartContainers, Initialized, Ready,
+ * ContainersReady, PodScheduled. @p init/@p app are the views.
+ */
+static int make_conditions(const struct kc_pod_status *s, const struct cview *init, size_t n_init,
+                           const struct cview *app, size_t n_app, enum kc_pod_phase phase,
+                           bool regular_started, struct condition c[static 5])
+{
+        int r;
+
+        c[0] = (struct condition){ .type = "PodReadyToStartContainers",
+                                   .status = sandbox_ready(s) };
+
+        c[1] = (struct condition){ .type = "Initialized", .status = true };
+        if (phase == KC_POD_PHASE_SUCCEEDED) {
+                c[1].reason = "PodCompleted";
+        } else if (!regular_started) {
+                r = names_message("containers with incomplete status: ", init, n_init,
+                                  view_not_ready, &c[1].message);
+                if (r < 0)
+                        return r;
+                if (c[1].message) {
+                        c[1].status = false;
+                        c[1].reason = "ContainersNotInitialized";
+                }
+        }
+
+        c[3] = (struct condition){ .type = "ContainersReady", .status = true };
+        if (phase == KC_POD_PHASE_SUCCEEDED) {
+                c[3].status = false;
+                c[3].reason = "PodCompleted";
+        } else if (phase == KC_POD_PHASE_FAILED) {
+                c[3].status = false;
+                c[3].reason = "PodFailed";
+        } else {
+                r = names_message("containers with unready status: ", app, n_app, view_not_ready,
+                                  &c[3].message);
+                if (r < 0)
+                        return r;
+                if (c[3].message) {
+                        c[3].status = false;
+                        c[3].reason = "ContainersNotReady";
+                }
+        }
+
+        /* Ready = ContainersReady: there are no readiness gates. */
+        c[2] = (struct condition){ .type = "Ready", .status = c[3].status, .reason = c[3].reason };
+        if (c[3].message && !(c[2].message = strdup(c[3].message)))
+                return -ENOMEM;
+
+        c[4] = (struct condition){ .type = "PodScheduled", .status = true };
+        return 0;
+}
+
+/* The old condition's lastTransitionTime when its status is unchanged, else NULL. */
+static json_t *old_transition_time(const json_t *old, const char *type, const char *status)
+{
+        json_t *conds = json_object_get(old, "conditions"), *c, *t;
+        const char *ot, *os;
+        size_t i;
+
+        json_array_foreach (conds, i, c) {
+                ot = json_string_value(json_object_get(c, "type"));
+                if (!ot || strcmp(ot, type) != 0)
+                        continue;
+                os = json_string_value(json_object_get(c, "status"));
+                t = json_object_get(c, "lastTransitionTime");
+                if (os && strcmp(os, status) == 0 && json_is_string(t))
+                        return json_copy(t);
+                return NULL;
+        }
+        return NULL;
+}
+
+static json_t *condition_json(const struct condition *c, const json_t *old, int64_t now_ns)
+{
+        _cleanup_json_ json_t *o = json_object();
+        const char *status = c->status ? "True" : "False";
+        json_t *t = old_transition_time(old, c->type, status);
+
+        if (!t)
+                t = jtime(now_ns);
+        if (!o || set_str(o, "type", c->type) < 0 || set_str(o, "status", status) < 0 ||
+            set_new(o, "lastProbeTime", json_null()) < 0 ||
+            set_new(o, "lastTransitionTime", t) < 0 ||
+            set_str_nonempty(o, "reason", c->reason) < 0 ||
+            set_str_nonempty(o, "message", c->message) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+/* ------------------------------------------------------------------------ */
+/* IPs                                                                        */
+
+static int ip_family(const char *ip)
+{
+        unsigned char buf[sizeof(struct in6_addr)];
+
+        if (!ip)
+                return 0;
+        if (inet_pton(AF_INET, ip, buf) == 1)
+                return AF_INET;
+        if (inet_pton(AF_INET6, ip, buf) == 1)
+                return AF_INET6;
+        return 0;
+}
+
+/* sortPodIPs: the first IP of the node's family, then the first of the other. */
+static size_t sort_pod_ips(const struct kc_pod_status *s, const char *host_ip,
+                           const char *ret[static 2])
+{
+        int primary = ip_family(host_ip) == AF_INET6 ? AF_INET6 : AF_INET;
+        int secondary = primary == AF_INET ? AF_INET6 : AF_INET;
+        size_t i, n = 0;
+
+        for (i = 0; i < s->n_ips; i++)
+                if (ip_family(s->ips[i]) == primary) {
+                        ret[n++] = s->ips[i];
+                        break;
+                }
+        for (i = 0; i < s->n_ips; i++)
+                if (ip_family(s->ips[i]) == secondary) {
+                        ret[n++] = s->ips[i];
+                        break;
+                }
+        return n;
+}
+
+static json_t *ip_list(const char *const *ips, size_t n)
+{
+        _cleanup_json_ json_t *a = json_array();
+        json_t *o;
+        size_t i;
+
+        if (!a)
+                return NULL;
+        for (i = 0; i < n; i++) {
+                o = json_object();
+                if (append_new(a, o) < 0 || set_str(o, "ip", ips[i]) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(a);
+}
+
+/* ------------------------------------------------------------------------ */
+/* generateAPIPodStatus                                                       */
+
+struct views {
+        struct cview *v;
+        size_t n;
+};
+
+static void views_done(struct views *vs)
+{
+        size_t i;
+
+        for (i = 0; vs->v && i < vs->n; i++)
+                cview_done(&vs->v[i]);
+        vs->v = mfree(vs->v);
+}
+
+static bool phase_is_terminal(enum kc_pod_phase p)
+{
+        return p == KC_POD_PHASE_SUCCEEDED || p == KC_POD_PHASE_FAILED;
+}
+
+static enum kc_pod_phase old_phase(const json_t *old)
+{
+        const char *p = json_string_value(json_object_get(old, "phase"));
+        int i;
+
+        for (i = 0; p && i < _KC_POD_PHASE_MAX; i++)
+                if (strcmp(p, kc_pod_phase_to_string(i)) == 0)
+                        return i;
+        return _KC_POD_PHASE_INVALID;
+}
+
+static void conditions_done(struct condition *c, size_t n)
+{
+        size_t i;
+
+        for (i = 0; i < n; i++)
+                c[i].message = mfree(c[i].message);
+}
+
+int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod_status *status,
+                               struct kc_reason_cache *rc, const char *host_ip,
+                               const char *runtime_name, bool pod_is_terminal,
+                               const json_t *old_status, int64_t now_ns, json_t **ret)
+{
+        _cleanup_(views_done) struct views vs = { 0 };
+        _cleanup_json_ json_t *o = NULL, *conds = NULL, *init_st = NULL, *app_st = NULL;
+        struct condition c[5] = { { 0 } };
+        struct phase_counts pc = { 0 };
+        struct cview *init, *app;
+        enum kc_pod_phase phase, oldp;
+        const char *ips[2];
+        json_t *start;
+        size_t i, n_ips;
+        int r;
+
+        if (!pod || !runtime_name || !ret)
+                return -EINVAL;
+        if (!status)
+                status = &empty_status;
+        if (host_ip && !*host_ip)
+                host_ip = NULL;
+
+        vs.n = pod->n_init_containers + pod->n_containers;
+        vs.v = calloc(vs.n + 1, sizeof(*vs.v));
+        if (!vs.v)
+                return -ENOMEM;
+        init = vs.v;
+        app = vs.v + pod->n_init_containers;
+        for (i = 0; i < pod->n_init_containers; i++) {
+                r = cview_init(&init[i], pod, status, &pod->init_containers[i], true, rc);
+                if (r < 0)
+                        return r;
+                count_view(&pc, &init[i]);
+        }
+        for (i = 0; i < pod->n_containers; i++) {
+                r = cview_init(&app[i], pod, status, &pod->containers[i], false, rc);
+                if (r < 0)
+                        return r;
+                count_view(&pc, &app[i]);
+        }
+
+        phase = phase_from_counts(pod, &pc, pod_is_terminal);
+        oldp = old_phase(old_status);
+        if (!phase_is_terminal(phase) && phase_is_terminal(oldp))
+                phase = oldp; /* the status manager's phase was terminal already */
+        if (phase_is_terminal(pod->phase) && phase != pod->phase) {
+                kc_log_warn("Pod attempted illegal phase transition pod=\"%s/%s\" "
+                            "originalStatusPhase=\"%s\" apiStatusPhase=\"%s\"",
+                            pod->namespace ? pod->namespace : "", pod->name ? pod->name : "",
+                            kc_pod_phase_to_string(pod->phase), kc_pod_phase_to_string(phase));
+                phase = pod->phase;
+        }
+
+        r = make_conditions(status, init, pod->n_init_containers, app, pod->n_containers, phase,
+                            pc.regular_started, c);
+        conds = json_array();
+        for (i = 0; r >= 0 && conds && i < KC_ELEMENTSOF(c); i++)
+                r = append_new(conds, condition_json(&c[i], old_status, now_ns));
+        conditions_done(c, KC_ELEMENTSOF(c));
+        if (r < 0 || !conds)
+                return r < 0 ? r : -ENOMEM;
+
+        if (pod->n_init_containers > 0) {
+                init_st = json_array();
+                if (!init_st)
+                        return -ENOMEM;
+                for (i = 0; i < pod->n_init_containers; i++)
+                        if (append_new(init_st, container_status_json(&init[i], runtime_name)) < 0)
+                                return -ENOMEM;
+        }
+        /* Upstream sorts the app container statuses by name. */
+        qsort(app, pod->n_containers, sizeof(*app), cmp_view_name);
+        app_st = json_array();
+        if (!app_st)
+                return -ENOMEM;
+        for (i = 0; i < pod->n_containers; i++)
+                if (append_new(app_st, container_status_json(&app[i], runtime_name)) < 0)
+                        return -ENOMEM;
+
+        n_ips = sort_pod_ips(status, host_ip, ips);
+        if (pod->host_network && n_ips == 0 && host_ip)
+                ips[n_ips++] = host_ip;
+
+        start = json_object_get(old_status, "startTime");
+        start = json_is_string(start) ? json_copy(start) : jtime(now_ns);
+
+        o = json_object();
+        if (!o || set_str(o, "phase", kc_pod_phase_to_string(phase)) < 0 ||
+            set_new(o, "conditions", TAKE_PTR(conds)) < 0 ||
+            (host_ip && (set_str(o, "hostIP", host_ip) < 0 ||
+                         set_new(o, "hostIPs", ip_list(&host_ip, 1)) < 0)) ||
+            (n_ips > 0 &&
+             (set_str(o, "podIP", ips[0]) < 0 || set_new(o, "podIPs", ip_list(ips, n_ips)) < 0))) {
+                json_decref(start);
+                return -ENOMEM;
+        }
+        if (set_new(o, "startTime", start) < 0 ||
+            (init_st && set_new(o, "initContainerStatuses", TAKE_PTR(init_st)) < 0) ||
+            set_new(o, "containerStatuses", TAKE_PTR(app_st)) < 0 ||
+            set_str(o, "qosClass", "BestEffort") < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* v1 Pod                                                                     */
+
+static json_t *string_list(const char *const *v, size_t n)
+{
+        _cleanup_json_ json_t *a = json_array();
+        size_t i;
+
+        if (!a)
+                return NULL;
+        for (i = 0; i < n; i++)
+                if (append_new(a, jstr(v[i])) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
+}
+
+static json_t *label_map(const struct kc_label *l, size_t n)
+{
+        _cleanup_json_ json_t *o = json_object();
+        size_t i;
+
+        if (!o)
+                return NULL;
+        for (i = 0; i < n; i++)
+                if (l[i].key && set_str(o, l[i].key, l[i].value) < 0)
+                        return NULL;
+        return TAKE_PTR(o);
+}
+
+static json_t *containers_json(const struct kc_api_container *c, size_t n)
+{
+        _cleanup_json_ json_t *a = json_array();
+        json_t *o;
+        size_t i;
+
+        if (!a)
+                return NULL;
+        for (i = 0; i < n; i++) {
+                o = json_object();
+                if (append_new(a, o) < 0 || set_str(o, "name", c[i].name) < 0 ||
+                    set_str(o, "image", c[i].image) < 0 ||
+                    (c[i].n_command > 0 &&
+                     set_new(o, "command", string_list(c[i].command, c[i].n_command)) < 0) ||
+                    (c[i].n_args > 0 &&
+                     set_new(o, "args", string_list(c[i].args, c[i].n_args)) < 0) ||
+                    set_str(o, "imagePullPolicy",
+                            kc_pull_policy_to_string(c[i].image_pull_policy)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(a);
+}
+
+int kc_api_pod_to_json(const struct kc_api_pod *pod, const char *node_name, const json_t *status,
+                       json_t **ret)
+{
+        _cleanup_json_ json_t *o = NULL, *meta = NULL, *spec = NULL, *st = NULL;
+        const char *restart;
+
+        if (!pod || !ret || (status && !json_is_object(status)))
+                return -EINVAL;
+        restart = kc_restart_policy_to_string(pod->restart_policy);
+
+        meta = json_object();
+        if (!meta || set_str(meta, "name", pod->name) < 0 ||
+            set_str(meta, "namespace", pod->namespace) < 0 || set_str(meta, "uid", pod->uid) < 0 ||
+            set_new(meta, "creationTimestamp", jtime(pod->creation_ts)) < 0 ||
+            (pod->deletion_ts != 0 &&
+             set_new(meta, "deletionTimestamp", jtime(pod->deletion_ts)) < 0) ||
+            (pod->deletion_ts != 0 && pod->deletion_grace_s >= 0 &&
+             set_new(meta, "deletionGracePeriodSeconds", json_integer(pod->deletion_grace_s)) <
+                     0) ||
+            (pod->n_labels > 0 &&
+             set_new(meta, "labels", label_map(pod->labels, pod->n_labels)) < 0) ||
+            (pod->n_annotations > 0 &&
+             set_new(meta, "annotations", label_map(pod->annotations, pod->n_annotations)) < 0))
+                return -ENOMEM;
+
+        spec = json_object();
+        if (!spec ||
+            (pod->n_init_containers > 0 &&
+             set_new(spec, "initContainers",
+                     containers_json(pod->init_containers, pod->n_init_containers)) < 0) ||
+            set_new(spec, "containers", containers_json(pod->containers, pod->n_containers)) < 0 ||
+            set_str(spec, "restartPolicy", restart ? restart : "Always") < 0 ||
+            (pod->termination_grace_s >= 0 &&
+             set_new(spec, "terminationGracePeriodSeconds",
+                     json_integer(pod->termination_grace_s)) < 0) ||
+            (node_name && set_str(spec, "nodeName", node_name) < 0) ||
+            (pod->host_network && set_new(spec, "hostNetwork", json_true()) < 0))
+                return -ENOMEM;
+
+        /* Shared, not copied: statuses are immutable once generated. */
+        st = status ? json_incref((json_t *)status) : json_object();
+        o = json_object();
+        if (!st || !o || set_str(o, "kind", "Pod") < 0 || set_str(o, "apiVersion", "v1") < 0 ||
+            set_new(o, "metadata", TAKE_PTR(meta)) < 0 || set_new(o, "spec", TAKE_PTR(spec)) < 0 ||
+            set_new(o, "status", TAKE_PTR(st)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A small status manager (upstream pkg/kubelet/status/status_manager.go,
+ * without the API server sync): the latest v1.PodStatus per pod UID, with
+ * upstream's guards against illegal transitions, and the v1 PodList the
+ * /pods endpoint serves.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cleanup.h"
+#include "core/log.h"
+#include "core/map.h"
+#include "kubelet/status/status_manager.h"
+#include "runtime/api_pod.h"
+
+struct sm_entry {
+        json_t *status; /* private: only touched under the lock, never handed out */
+        uint64_t version;
+        char uid[]; /* the map's key */
+};
+
+struct kc_status_manager {
+        pthread_mutex_t lock;
+        struct kc_map *statuses; /* uid -> struct sm_entry */
+};
+
+int kc_status_manager_new(struct kc_status_manager **ret)
+{
+        struct kc_status_manager *sm;
+
+        if (!ret)
+                return -EINVAL;
+        sm = calloc(1, sizeof(*sm));
+        if (!sm)
+                return -ENOMEM;
+        if (kc_map_new(&sm->statuses) < 0) {
+                free(sm);
+                return -ENOMEM;
+        }
+        pthread_mutex_init(&sm->lock, NULL);
+        *ret = sm;
+        return 0;
+}
+
+static void entry_free(struct sm_entry *e)
+{
+        if (!e)
+                return;
+        json_decref(e->status);
+        free(e);
+}
+
+struct kc_status_manager *kc_status_manager_free(struct kc_status_manager *sm)
+{
+        size_t it = 0;
+        void *v;
+
+        if (!sm)
+                return NULL;
+        while (kc_map_next(sm->statuses, &it, NULL, &v))
+                entry_free(v);
+        kc_map_free(sm->statuses);
+        pthread_mutex_destroy(&sm->lock);
+        free(sm);
+        return NULL;
+}
+
+static const char *phase_of(const json_t *status)
+{
+        const char *p = json_string_value(json_object_get(status, "phase"));
+
+        return p ? p : "";
+}
+
+static bool phase_terminal(const char *p)
+{
+        return strcmp(p, "Succeeded") == 0 || strcmp(p, "Failed") == 0;
+}
+
+/* A container status' state.terminated object, or NULL. */
+static json_t *terminated_of(const json_t *cs)
+{
+        return json_object_get(json_object_get(cs, "state"), "terminated");
+}
+
+/*
+ * checkContainerStateTransition over one list key ("containerStatuses" or
+ * "initContainerStatuses"): the name of a container that was terminated
+ * and is not any more although the policy forbids a restart, or NULL.
+ */
+static const char *illegal_transition_in(const json_t *old, const json_t *new, const char *key,
+                                         enum kc_restart_policy policy)
+{
+        json_t *olds = json_object_get(old, key), *news = json_object_get(new, key);
+        json_t *o, *n, *term;
+        const char *name, *nname;
+        size_t i, j;
+
+        json_array_foreach (olds, i, o) {
+                term = terminated_of(o);
+                if (!term)
+                        continue;
+                /* A failed container may restart under OnFailure. */
+                if (policy == KC_RESTART_POLICY_ON_FAILURE &&
+                    json_integer_value(json_object_get(term, "exitCode")) != 0)
+                        continue;
+                name = json_string_value(json_object_get(o, "name"));
+                if (!name)
+                        continue;
+                json_array_foreach (news, j, n) {
+                        nname = json_string_value(json_object_get(n, "name"));
+                        if (nname && strcmp(nname, name) == 0 && !terminated_of(n))
+                                return name;
+                }
+        }
+        return NULL;
+}
+
+static const char *illegal_container_transition(const json_t *old, const json_t *new,
+                                                enum kc_restart_policy policy)
+{
+        const char *name;
+
+        /* Under Always every container may leave the terminated state. */
+        if (policy == KC_RESTART_POLICY_ALWAYS)
+                return NULL;
+        name = illegal_transition_in(old, new, "containerStatuses", policy);
+        return name ? name : illegal_transition_in(old, new, "initContainerStatuses", policy);
+}
+
+int kc_status_manager_set_pod_status(struct kc_status_manager *sm, const struct kc_api_pod *pod,
+                                     const json_t *status)
+{
+        _cleanup_json_ json_t *copy = NULL, *replaced = NULL;
+        char old_phase[32], bad[256];
+        struct sm_entry *e;
+        const char *name;
+        size_t len;
+
+        if (!sm || !pod || !pod->uid || !*pod->uid || !json_is_object(status))
+                return -EINVAL;
+        /* Copied before locking: the caller's value stays the caller's. */
+        copy = json_deep_copy(status);
+        if (!copy)
+                return -ENOMEM;
+
+        pthread_mutex_lock(&sm->lock);
+        e = kc_map_get(sm->statuses, pod->uid);
+        if (e) {
+                if (phase_terminal(phase_of(e->status)) && !phase_terminal(phase_of(status))) {
+                        snprintf(old_phase, sizeof(old_phase), "%s", phase_of(e->status));
+                        pthread_mutex_unlock(&sm->lock);
+                        kc_log_warn("Status update on pod aborted: terminal phase %s may not "
+                                    "become %s pod=\"%s/%s\" podUID=\"%s\"",
+                                    old_phase, phase_of(status),
+                                    pod->namespace ? pod->namespace : "",
+                                    pod->name ? pod->name : "", pod->uid);
+                        return -EPERM;
+                }
+                name = illegal_container_transition(e->status, status, pod->restart_policy);
+                if (name) {
+                        snprintf(bad, sizeof(bad), "%s", name);
+                        pthread_mutex_unlock(&sm->lock);
+                        kc_log_warn("Status update on pod aborted: terminated container %s "
+                                    "attempted illegal transition to non-terminated state "
+                                    "pod=\"%s/%s\" podUID=\"%s\"",
+                                    bad, pod->namespace ? pod->namespace : "",
+                                    pod->name ? pod->name : "", pod->uid);
+                        return -EPERM;
+                }
+                if (!json_equal(e->status, copy)) {
+                        replaced = e->status; /* freed after unlocking */
+                        e->status = TAKE_PTR(copy);
+                        e->version++;
+                }
+                pthread_mutex_unlock(&sm->lock);
+                return 0;
+        }
+
+        len = strlen(pod->uid) + 1;
+        e = malloc(sizeof(*e) + len);
+        if (!e || kc_map_reserve(sm->statuses, kc_map_size(sm->statuses) + 1) < 0) {
+                pthread_mutex_unlock(&sm->lock);
+                free(e);
+                return -ENOMEM;
+        }
+        memcpy(e->uid, pod->uid, len);
+        e->status = TAKE_PTR(copy);
+        e->version = 1;
+        (void)kc_map_put(sm->statuses, e->uid, e); /* reserved above */
+        pthread_mutex_unlock(&sm->lock);
+        return 0;
+}
+
+int kc_status_manager_get_pod_status(struct kc_status_manager *sm, const char *uid, json_t **ret)
+{
+        struct sm_entry *e;
+        json_t *s = NULL;
+
+        if (!sm || !uid || !ret)
+                return -EINVAL;
+        pthread_mutex_lock(&sm->lock);
+        e = kc_map_get(sm->statuses, uid);
+        if (e)
+                s = json_deep_copy(e->status);
+        pthread_mutex_unlock(&sm->lock);
+        if (!e)
+                return -ENOENT;
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}
+
+int kc_status_manager_get_version(struct kc_status_manager *sm, const char *uid, uint64_t *ret)
+{
+        struct sm_entry *e;
+        uint64_t v = 0;
+
+        if (!sm || !uid || !ret)
+                return -EINVAL;
+        pthread_mutex_lock(&sm->lock);
+        e = kc_map_get(sm->statuses, uid);
+        if (e)
+                v = e->version;
+        pthread_mutex_unlock(&sm->lock);
+        if (!e)
+                return -ENOENT;
+        *ret = v;
+        return 0;
+}
+
+int kc_status_manager_remove_orphaned_statuses(struct kc_status_manager *sm,
+                                               const char *const *keep_uids, size_t n)
+{
+        _cleanup_(kc_map_freep) struct kc_map *keep = NULL;
+        _cleanup_free_ struct sm_entry **victims = NULL;
+        size_t i, it = 0, n_victims = 0;
+        const char *uid;
+        void *v;
+
+        if (!sm || (n > 0 && !keep_uids))
+                return -EINVAL;
+        if (kc_map_new_set(keep_uids, n, &keep) < 0)
+                return -ENOMEM;
+
+        pthread_mutex_lock(&sm->lock);
+        victims = malloc((kc_map_size(sm->statuses) + 1) * sizeof(*victims));
+        if (!victims) {
+                pthread_mutex_unlock(&sm->lock);
+                return -ENOMEM;
+        }
+        while (kc_map_next(sm->statuses, &it, &uid, &v))
+                if (!kc_map_get(keep, uid))
+                        victims[n_victims++] = v;
+        for (i = 0; i < n_victims; i++)
+                kc_map_remove(sm->statuses, victims[i]->uid);
+        pthread_mutex_unlock(&sm->lock);
+
+        for (i = 0; i < n_victims; i++) {
+                kc_log_v(5, "Removing pod from status map pod_uid=\"%s\"", victims[i]->uid);
+                entry_free(victims[i]);
+        }
+        return (int)n_victims;
+}

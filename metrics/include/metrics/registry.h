@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file metrics/registry.h
+ * @brief The metrics registry: counters, gauges, histograms, the Prometheus text format.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cleanup.h"
+
+struct kc_metrics_registry;
+struct kc_counter;
+struct kc_gauge;
+struct kc_gauge_vec;
+struct kc_histogram;
+struct kc_histogram_vec;
+
+/** Prometheus' DefBuckets: .005 .01 .025 .05 .1 .25 .5 1 2.5 5 10. */
+extern const double kc_metrics_default_buckets[11];
+
+/**
+ * Prometheus' ExponentialBuckets: fills @p out[0..count) with @p start,
+ * start * factor, start * factor^2, ... (each the previous bound times
+ * @p factor, rounded). The implicit +Inf bucket is not included.
+ * @return 0, or -EINVAL with @p out untouched when @p count is 0, @p start
+ * is not > 0, @p factor is not > 1, either is not finite, or a bound would
+ * overflow to infinity or fail to grow (Go panics on the first three and
+ * builds a histogram its constructor rejects on the others).
+ */
+int kc_metrics_exponential_buckets(double start, double factor, size_t count, double *out);
+
+int kc_metrics_registry_new(struct kc_metrics_registry **ret);
+struct kc_metrics_registry *kc_metrics_registry_free(struct kc_metrics_registry *r);
+KC_DEFINE_CLEANUP_FUNC(struct kc_metrics_registry, kc_metrics_registry_free)
+
+/**
+ * Constructors register a metric under @p name (which must be a valid
+ * Prometheus metric name and not yet registered: -EEXIST / -EINVAL).
+ * @p name and @p help are copied. *ret is owned by the registry.
+ */
+int kc_metrics_counter_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                           struct kc_counter **ret);
+int kc_metrics_gauge_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                         struct kc_gauge **ret);
+/** A gauge with one label dimension, e.g. container_state. */
+int kc_metrics_gauge_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                             const char *label_name, struct kc_gauge_vec **ret);
+/**
+ * @p buckets NULL means kc_metrics_default_buckets. Finite upper bounds,
+ * strictly ascending; a trailing +Inf is dropped as implicit (-EINVAL
+ * otherwise). Copied.
+ */
+int kc_metrics_histogram_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                             const double *buckets, size_t n_buckets, struct kc_histogram **ret);
+/**
+ * A histogram with one label dimension, e.g. operation_type: one series
+ * per label value, every series with the same @p buckets (as for
+ * kc_metrics_histogram_new()). @p label_name must be a valid label name
+ * other than "le", which the buckets use (-EINVAL).
+ */
+int kc_metrics_histogram_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                                 const char *label_name, const double *buckets, size_t n_buckets,
+                                 struct kc_histogram_vec **ret);
+
+/** Any thread. @p v must be >= 0 for counters. */
+void kc_counter_add_mp(struct kc_counter *c, double v);
+void kc_counter_inc_mp(struct kc_counter *c);
+double kc_counter_value(const struct kc_counter *c);
+
+void kc_gauge_set_mp(struct kc_gauge *g, double v);
+void kc_gauge_add_mp(struct kc_gauge *g, double v);
+double kc_gauge_value(const struct kc_gauge *g);
+
+/** Creates the series for @p label_value on first use (-ENOMEM on failure). */
+int kc_gauge_vec_set_mp(struct kc_gauge_vec *g, const char *label_value, double v);
+int kc_gauge_vec_add_mp(struct kc_gauge_vec *g, const char *label_value, double v);
+/** -ENOENT when the series does not exist. */
+int kc_gauge_vec_value(const struct kc_gauge_vec *g, const char *label_value, double *ret);
+/** Calls @p cb for every series, in label-value order. */
+void kc_gauge_vec_foreach(const struct kc_gauge_vec *g,
+                          void (*cb)(const char *label_value, double v, void *userdata),
+                          void *userdata);
+
+void kc_histogram_observe_mp(struct kc_histogram *h, double v);
+uint64_t kc_histogram_count(const struct kc_histogram *h);
+double kc_histogram_sum(const struct kc_histogram *h);
+
+/**
+ * Any thread. Observes @p v in the series for @p label_value, creating it
+ * on first use (@p label_value is copied).
+ * @return 0, -EINVAL (NULL @p label_value) or -ENOMEM (series not created,
+ * nothing observed).
+ */
+int kc_histogram_vec_observe_mp(struct kc_histogram_vec *hv, const char *label_value, double v);
+/**
+ * Any thread. Observation count / sum of one series.
+ * @return 0 and *ret; -ENOENT when the series does not exist, -EINVAL for
+ * a NULL @p label_value (*ret unchanged on failure).
+ */
+int kc_histogram_vec_count(const struct kc_histogram_vec *hv, const char *label_value,
+                           uint64_t *ret);
+int kc_histogram_vec_sum(const struct kc_histogram_vec *hv, const char *label_value, double *ret);
+
+/**
+ * Renders every metric in registration order in the Prometheus text format
+ * (# HELP, # TYPE, samples; histograms with cumulative _bucket{le=...},
+ * le="+Inf", _sum and _count). Vectors render their series in label-value
+ * (strcmp) order, a histogram vector's as _bucket{<label>="v",le="..."},
+ * _sum{<label>="v"} and _count{<label>="v"}; label values are escaped
+ * (backslash, double quote, newline).
+ * @return 0 and a malloc'd NUL-terminated *ret, or -ENOMEM.
+ */
+int kc_metrics_render(const struct kc_metrics_registry *r, char **ret);

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file runtime/api_pod.h
+ * @brief The API pod: the parts of a v1.Pod the sync core reads.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cleanup.h"
+#include "runtime/runtime_service.h"
+
+enum kc_pod_phase {
+        KC_POD_PHASE_PENDING,
+        KC_POD_PHASE_RUNNING,
+        KC_POD_PHASE_SUCCEEDED,
+        KC_POD_PHASE_FAILED,
+        KC_POD_PHASE_UNKNOWN,
+        _KC_POD_PHASE_MAX,
+        _KC_POD_PHASE_INVALID = -EINVAL,
+};
+
+/** "Pending", "Running", "Succeeded", "Failed", "Unknown" (v1.PodPhase). */
+const char *kc_pod_phase_to_string(enum kc_pod_phase p);
+
+/** v1.RestartPolicy; the zero value is the v1 default, Always. */
+enum kc_restart_policy {
+        KC_RESTART_POLICY_ALWAYS,
+        KC_RESTART_POLICY_ON_FAILURE,
+        KC_RESTART_POLICY_NEVER,
+        _KC_RESTART_POLICY_MAX,
+        _KC_RESTART_POLICY_INVALID = -EINVAL,
+};
+
+/** "Always", "OnFailure", "Never" (v1.RestartPolicy). */
+const char *kc_restart_policy_to_string(enum kc_restart_policy p);
+enum kc_restart_policy kc_restart_policy_from_string(const char *s);
+
+/** v1.PullPolicy. */
+enum kc_pull_policy {
+        KC_PULL_ALWAYS,
+        KC_PULL_IF_NOT_PRESENT,
+        KC_PULL_NEVER,
+        _KC_PULL_POLICY_MAX,
+        _KC_PULL_POLICY_INVALID = -EINVAL,
+};
+
+/** "Always", "IfNotPresent", "Never" (v1.PullPolicy). */
+const char *kc_pull_policy_to_string(enum kc_pull_policy p);
+enum kc_pull_policy kc_pull_policy_from_string(const char *s);
+
+/** A v1.Container: the fields the node agent uses. */
+struct kc_api_container {
+        const char *name;
+        const char *image;
+        const char *const *command; /* may be NULL when n_command == 0 */
+        size_t n_command;
+        const char *const *args; /* may be NULL when n_args == 0 */
+        size_t n_args;
+        /* v1 default: Always when the image tag is ":latest" or absent, else IfNotPresent */
+        enum kc_pull_policy image_pull_policy;
+};
+
+struct kc_label;
+
+/**
+ * A desired pod as the config sources and the pod manager see it (v1.Pod,
+ * the fields the sync core and the node agent use). Immutable once built,
+ * reference counted like kc_pod.
+ */
+struct kc_api_pod {
+        const char *uid;
+        const char *name;
+        const char *namespace;
+        const char *source;          /* config source: "file", "api", ... (may be NULL) */
+        int64_t creation_ts;         /* ns since epoch */
+        int64_t deletion_ts;         /* ns since epoch; 0: not being deleted */
+        int64_t deletion_grace_s;    /* DeletionGracePeriodSeconds; -1: unset */
+        int64_t termination_grace_s; /* spec.TerminationGracePeriodSeconds; -1: unset */
+        enum kc_pod_phase phase;
+        bool static_pod; /* from a file or http source */
+        bool mirror_pod; /* the API server's mirror of a static pod */
+        bool host_network;
+        enum kc_restart_policy restart_policy;     /* spec.restartPolicy; zero value Always */
+        const struct kc_api_container *containers; /* spec.containers, in order */
+        size_t n_containers;
+        const struct kc_api_container *init_containers; /* spec.initContainers, in order */
+        size_t n_init_containers;
+        const struct kc_label *labels; /* metadata.labels */
+        size_t n_labels;
+        const struct kc_label *annotations; /* metadata.annotations */
+        size_t n_annotations;
+};
+
+/**
+ * "name_namespace" (kubecontainer.BuildPodFullName): how static pods and
+ * their mirror pods are matched. NULL parts count as "". malloc'd; NULL on
+ * ENOMEM.
+ */
+char *kc_pod_full_name(const char *name, const char *namespace);
+
+/** Deep-copies @p tmpl (borrowed pointers) into one reference-counted allocation. */
+int kc_api_pod_new(const struct kc_api_pod *tmpl, struct kc_api_pod **ret);
+struct kc_api_pod *kc_api_pod_ref(struct kc_api_pod *p);
+struct kc_api_pod *kc_api_pod_unref(struct kc_api_pod *p);
+KC_DEFINE_CLEANUP_FUNC(struct kc_api_pod, kc_api_pod_unref)

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file runtime/cache.h
+ * @brief The pod status cache (pkg/kubelet/container/cache.go).
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cleanup.h"
+
+struct kc_cancel;
+struct kc_pod_status;
+
+/**
+ * Map UID → {status, error, modified} plus a global timestamp. Thread-safe.
+ * One writer path per pod (PLEG); readers may block in GetNewerThan.
+ */
+struct kc_pod_cache;
+
+int kc_pod_cache_new(struct kc_pod_cache **ret);
+/** No thread may be blocked in the cache. */
+struct kc_pod_cache *kc_pod_cache_free(struct kc_pod_cache *c);
+KC_DEFINE_CLEANUP_FUNC(struct kc_pod_cache, kc_pod_cache_free)
+
+/**
+ * Newer-wins mode (the EventedPLEG gate, UPSTREAM §4.7): Set refuses an
+ * entry strictly older than the cached one. Off by default.
+ */
+void kc_pod_cache_set_newer_wins(struct kc_pod_cache *c, bool on);
+
+/**
+ * Get: never blocks. On a miss *ret_status is a default status {ID: uid}
+ * and *ret_err NULL. Otherwise *ret_status is a new reference (may be NULL
+ * when NULL was cached) and *ret_err a malloc'd copy of the cached error
+ * text or NULL.
+ * @return 1 when an entry was found, 0 on a miss, -ENOMEM.
+ */
+int kc_pod_cache_get(struct kc_pod_cache *c, const char *uid, struct kc_pod_status **ret_status,
+                     char **ret_err);
+
+/**
+ * Set: stores @p status (a new reference is taken; may be NULL) and @p err
+ * (copied; may be NULL) with modification time @p ts_ns, then notifies the
+ * UID's subscribers. Returns true when written (always, unless newer-wins
+ * refuses an older entry), false when refused.
+ */
+bool kc_pod_cache_set(struct kc_pod_cache *c, const char *uid, struct kc_pod_status *status,
+                      const char *err, int64_t ts_ns);
+
+/**
+ * The modification time of @p uid's entry: the @p ts_ns of the Set that
+ * wrote it. *ret_ns unchanged on a miss.
+ * @return 1 when an entry was found, 0 on a miss.
+ */
+int kc_pod_cache_get_modified(struct kc_pod_cache *c, const char *uid, int64_t *ret_ns);
+
+/** Delete: removes the entry. Wakes nobody (upstream). */
+void kc_pod_cache_delete(struct kc_pod_cache *c, const char *uid);
+
+/** UpdateTime: sets the global timestamp and notifies every subscribed UID. */
+void kc_pod_cache_update_time(struct kc_pod_cache *c, int64_t ts_ns);
+
+/**
+ * GetNewerThan: blocks until the cache holds data for @p uid newer than
+ * @p min_ns (strict on entry; a later notification with ts >= min_ns
+ * delivers). Results as kc_pod_cache_get(). @p cancel (may be NULL) aborts
+ * the wait with -ECANCELED.
+ */
+int kc_pod_cache_get_newer_than(struct kc_pod_cache *c, const char *uid, int64_t min_ns,
+                                struct kc_cancel *cancel, struct kc_pod_status **ret_status,
+                                char **ret_err);
+
+/** The non-blocking readiness check of GetNewerThan: -EAGAIN when not ready. */
+int kc_pod_cache_try_get_newer_than(struct kc_pod_cache *c, const char *uid, int64_t min_ns,
+                                    struct kc_pod_status **ret_status, char **ret_err);

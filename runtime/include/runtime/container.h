@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file runtime/container.h
+ * @brief kubecontainer-level data (pkg/kubelet/container): states, pods, containers, statuses.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cleanup.h"
+
+struct kc_runtime_error;
+
+enum kc_container_state {
+        KC_CONTAINER_STATE_CREATED,
+        KC_CONTAINER_STATE_RUNNING,
+        KC_CONTAINER_STATE_EXITED,
+        KC_CONTAINER_STATE_UNKNOWN,
+        _KC_CONTAINER_STATE_MAX,
+        _KC_CONTAINER_STATE_INVALID = -EINVAL,
+};
+
+/** "created", "running", "exited", "unknown" (upstream kubecontainer.State). */
+const char *kc_container_state_to_string(enum kc_container_state s);
+enum kc_container_state kc_container_state_from_string(const char *s);
+
+enum kc_sandbox_state {
+        KC_SANDBOX_STATE_READY,
+        KC_SANDBOX_STATE_NOTREADY,
+        _KC_SANDBOX_STATE_MAX,
+        _KC_SANDBOX_STATE_INVALID = -EINVAL,
+};
+
+/** "SANDBOX_READY", "SANDBOX_NOTREADY" (CRI names). */
+const char *kc_sandbox_state_to_string(enum kc_sandbox_state s);
+
+/* ------------------------------------------------------------------------ */
+/* kubecontainer-level data (immutable, reference counted)                    */
+
+/** kubecontainer.Container: a container or a sandbox in a runtime pod. */
+struct kc_container {
+        const char *id;
+        const char *name;
+        const char *image;
+        uint64_t hash;
+        enum kc_container_state state;
+        int64_t created_at; /* ns since epoch */
+};
+
+/** kubecontainer.Pod. Immutable once built; share it with kc_pod_ref(). */
+struct kc_pod {
+        const char *id; /* pod UID */
+        const char *name;
+        const char *namespace;
+        int64_t created_at;
+        const struct kc_container *containers;
+        size_t n_containers;
+        const struct kc_container *sandboxes; /* represented as containers */
+        size_t n_sandboxes;
+};
+
+/**
+ * @brief Deep-copies @p tmpl (whose pointers are borrowed) into one new
+ * reference-counted allocation. NULL strings stay NULL.
+ */
+int kc_pod_new(const struct kc_pod *tmpl, struct kc_pod **ret);
+struct kc_pod *kc_pod_ref(struct kc_pod *p);
+/** Drops a reference; frees on the last one. NULL-safe; returns NULL. */
+struct kc_pod *kc_pod_unref(struct kc_pod *p);
+KC_DEFINE_CLEANUP_FUNC(struct kc_pod, kc_pod_unref)
+
+/** A list of pod references; kc_pod_list_done() drops them. */
+struct kc_pod_list {
+        struct kc_pod **pods;
+        size_t n;
+};
+void kc_pod_list_done(struct kc_pod_list *l);
+
+/** kubecontainer.Status */
+struct kc_container_status {
+        const char *id;
+        const char *name;
+        enum kc_container_state state;
+        int32_t exit_code;
+        int64_t created_at;
+        int64_t started_at;
+        int64_t finished_at;
+        int32_t restart_count; /* CRI metadata attempt */
+        uint64_t hash;
+        const char *image;
+        const char *image_ref;
+        const char *reason;
+        const char *message;
+};
+
+/** The parts of a CRI PodSandboxStatus the kubelet keeps in PodStatus. */
+struct kc_sandbox_status {
+        const char *id;
+        const char *name;
+        const char *namespace;
+        const char *uid;
+        uint32_t attempt;
+        enum kc_sandbox_state state;
+        int64_t created_at;
+        const char *ip; /* primary IP, may be NULL */
+};
+
+/** kubecontainer.PodStatus. Immutable once built; share with kc_pod_status_ref(). */
+struct kc_pod_status {
+        const char *id;
+        const char *name;
+        const char *namespace;
+        const char *const *ips;
+        size_t n_ips;
+        const struct kc_sandbox_status *sandboxes;
+        size_t n_sandboxes;
+        const struct kc_container_status *containers;
+        size_t n_containers;
+        int64_t timestamp; /* runtime-provided; 0 when unset */
+};
+
+/** Deep-copies @p tmpl (borrowed pointers) into one reference-counted allocation. */
+int kc_pod_status_new(const struct kc_pod_status *tmpl, struct kc_pod_status **ret);
+/** A status with only the pod UID set (what cache.Get returns on a miss). */
+int kc_pod_status_new_default(const char *uid, struct kc_pod_status **ret);
+struct kc_pod_status *kc_pod_status_ref(struct kc_pod_status *s);
+struct kc_pod_status *kc_pod_status_unref(struct kc_pod_status *s);
+KC_DEFINE_CLEANUP_FUNC(struct kc_pod_status, kc_pod_status_unref)
+/** Deep equality (NULL == NULL). */
+bool kc_pod_status_equal(const struct kc_pod_status *a, const struct kc_pod_status *b);
+
+/* ------------------------------------------------------------------------ */
+/* kubecontainer-level runtime interface (what PLEG uses)                     */
+
+struct kc_pod_runtime_ops {
+        /**
+         * GetPods(all): pods built from sandboxes and containers. With
+         * @p all false only running containers and ready sandboxes count.
+         */
+        int (*get_pods)(void *self, bool all, struct kc_pod_list *ret,
+                        struct kc_runtime_error *err);
+        /**
+         * GetPodStatus. Exception to the out-parameter rule, as upstream: on
+         * failure *ret may still be set to a partial status (to be unref'd by
+         * the caller), which PLEG caches together with the error.
+         */
+        int (*get_pod_status)(void *self, const char *uid, const char *name, const char *namespace,
+                              struct kc_pod_status **ret, struct kc_runtime_error *err);
+        /**
+         * RemovePodSandbox, for the kubelet's container garbage collection:
+         * removes a sandbox and every container in it. A sandbox already gone
+         * is not an error. May be NULL (nothing is ever removed then).
+         */
+        int (*remove_pod_sandbox)(void *self, const char *id, struct kc_runtime_error *err);
+};
+
+struct kc_pod_runtime {
+        const struct kc_pod_runtime_ops *ops;
+        void *self;
+};

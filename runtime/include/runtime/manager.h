@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file runtime/manager.h
+ * @brief The runtime manager (kuberuntime's kubeGenericRuntimeManager).
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cleanup.h"
+#include "runtime/container.h"
+#include "runtime/runtime_service.h"
+
+struct kc_clock;
+struct kc_runtime_error;
+
+struct kc_runtime_manager;
+
+/** @p svc is borrowed and must outlive the manager. */
+int kc_runtime_manager_new(struct kc_runtime_service svc, struct kc_clock *clock,
+                           struct kc_runtime_manager **ret);
+struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m);
+KC_DEFINE_CLEANUP_FUNC(struct kc_runtime_manager, kc_runtime_manager_free)
+
+/**
+ * GetPods(all): ListPodSandbox + ListContainers, grouped by the pod-UID
+ * label, sorted by CreatedAt descending (upstream).
+ */
+int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct kc_pod_list *ret,
+                                struct kc_runtime_error *err);
+/**
+ * GetPodStatus: the pod's sandboxes (newest first) with their statuses, IPs
+ * from the newest sandbox when it is READY, and the statuses of all the
+ * pod's containers (newest first).
+ */
+int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *uid,
+                                      const char *name, const char *namespace,
+                                      struct kc_pod_status **ret, struct kc_runtime_error *err);
+/** The manager as a kc_pod_runtime (for PLEG). */
+struct kc_pod_runtime kc_runtime_manager_pod_runtime(struct kc_runtime_manager *m);

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file runtime/pod_actions.h
+ * @brief Pod actions: the decision half of SyncPod (computePodActions).
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kc_api_container;
+struct kc_api_pod;
+struct kc_backoff;
+struct kc_pod_status;
+
+/*
+ * Reasons of a failed container start (upstream kubecontainer and images
+ * error names); they become the waiting state's reason in the pod status.
+ */
+/** ErrCrashLoopBackOff's reason string (kubecontainer.ErrCrashLoopBackOff). */
+#define KC_CRASH_LOOP_BACK_OFF_REASON "CrashLoopBackOff"
+#define KC_IMAGE_PULL_BACK_OFF_REASON "ImagePullBackOff"
+#define KC_ERR_IMAGE_PULL_REASON "ErrImagePull"
+#define KC_ERR_IMAGE_NEVER_PULL_REASON "ErrImageNeverPull"
+#define KC_ERR_IMAGE_INSPECT_REASON "ImageInspectError"
+#define KC_INVALID_IMAGE_NAME_REASON "InvalidImageName"
+#define KC_CREATE_CONTAINER_CONFIG_ERROR_REASON "CreateContainerConfigError"
+#define KC_CREATE_CONTAINER_ERROR_REASON "CreateContainerError"
+#define KC_RUN_CONTAINER_ERROR_REASON "RunContainerError"
+
+/**
+ * HashContainer, our own: FNV-1a 64 over name, image, command, args and pull
+ * policy (length-prefixed, so field boundaries cannot collide). Stable across
+ * runs and builds; used for the io.kubernetes.container.hash annotation, the
+ * restart-on-spec-change check and the backoff key. Not upstream-compatible.
+ */
+uint64_t kc_container_spec_hash(const struct kc_api_container *c);
+
+/** One entry of upstream's podActions.ContainersToKill. */
+struct kc_container_to_kill {
+        char *id;            /* runtime container ID */
+        char *name;          /* container name */
+        char *message;       /* why, e.g. "Container foo definition changed, will be restarted" */
+        bool init_container; /* container_index refers to pod->init_containers */
+        size_t container_index;
+};
+
+/** podActions. Owns its strings and arrays; release with kc_pod_actions_done(). */
+struct kc_pod_actions {
+        bool kill_pod;
+        bool create_sandbox;
+        char *sandbox_id; /* newest sandbox (also when re-creating, as upstream); NULL if none */
+        uint32_t attempt; /* attempt of the sandbox to create/keep */
+        int next_init_container_to_start; /* index into pod->init_containers, or -1 */
+        size_t *containers_to_start;      /* indices into pod->containers, ascending */
+        size_t n_containers_to_start;
+        struct kc_container_to_kill *containers_to_kill;
+        size_t n_containers_to_kill;
+        char *message; /* why the pod-level decision was taken (never NULL on success) */
+};
+
+void kc_pod_actions_done(struct kc_pod_actions *a);
+
+/**
+ * @brief computePodActions (non-sidecar init path). Statuses are matched by
+ * name, newest first. The sandbox is re-created when there is none, the
+ * newest is not READY, or several are READY; the network-namespace and
+ * missing-IP checks of PodSandboxChanged are not done (the status has no
+ * namespace mode and cannot tell "no network status" from "no IP").
+ * Deliberate deviation: on sandbox (re-)creation with restartPolicy Never
+ * (reachable only when no sandbox is left: any existing sandbox with
+ * container statuses makes it "kill only", as upstream), containers that
+ * already exited are not started again; upstream would start them.
+ * @return 0, -EINVAL or -ENOMEM (then *ret is zeroed with next init = -1).
+ */
+int kc_compute_pod_actions(const struct kc_api_pod *pod, const struct kc_pod_status *status,
+                           struct kc_pod_actions *ret);
+
+/**
+ * @brief doBackOff: key "<pod>_<ns>_<uid>_<container>_<spec hash hex>"; the
+ * first exited status named like @p c gives ts = finished_at. In backoff
+ * since ts → -EAGAIN (ErrCrashLoopBackOff) and *ret_msg = "back-off <d>
+ * restarting failed container=<name> pod=<pod>_<ns>(<uid>)"; otherwise
+ * Next(key, ts) and 0 (also when no exited status exists: the first crash
+ * restarts at once). @p now_ns is informational: as upstream, the backoff's
+ * own clock decides. *ret_msg (may be NULL) is set to NULL unless -EAGAIN.
+ * @return 0, -EAGAIN, -EINVAL or -ENOMEM.
+ */
+int kc_do_back_off(struct kc_backoff *b, const struct kc_api_pod *pod,
+                   const struct kc_api_container *c, const struct kc_pod_status *status,
+                   int64_t now_ns, char **ret_msg);

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file runtime/runtime_service.h
+ * @brief The runtime service: the CRI-shaped RuntimeService and ImageService calls.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/arena.h"
+#include "runtime/container.h"
+
+struct kc_runtime_error;
+
+struct kc_label {
+        const char *key;
+        const char *value;
+};
+
+struct kc_pod_sandbox_metadata {
+        const char *name;
+        const char *uid;
+        const char *namespace;
+        uint32_t attempt;
+};
+
+/** CRI PodSandbox (ListPodSandbox item) and PodSandboxStatus in one shape. */
+struct kc_pod_sandbox {
+        const char *id;
+        struct kc_pod_sandbox_metadata metadata;
+        enum kc_sandbox_state state;
+        int64_t created_at;
+        const char *ip; /* status only: network.ip */
+        const char *const *additional_ips;
+        size_t n_additional_ips;
+        const struct kc_label *labels;
+        size_t n_labels;
+        const struct kc_label *annotations;
+        size_t n_annotations;
+};
+
+struct kc_container_metadata {
+        const char *name;
+        uint32_t attempt;
+};
+
+/** CRI Container (ListContainers item) and ContainerStatus in one shape. */
+struct kc_cri_container {
+        const char *id;
+        const char *pod_sandbox_id;
+        struct kc_container_metadata metadata;
+        const char *image;
+        const char *image_ref;
+        enum kc_container_state state;
+        int64_t created_at;
+        int64_t started_at;  /* status only */
+        int64_t finished_at; /* status only */
+        int32_t exit_code;   /* status only */
+        const char *reason;  /* status only */
+        const char *message; /* status only */
+        const struct kc_label *labels;
+        size_t n_labels;
+        const struct kc_label *annotations;
+        size_t n_annotations;
+};
+
+/** Filters: NULL/-1 fields match everything; labels must all match. */
+struct kc_pod_sandbox_filter {
+        const char *id;
+        int state; /* enum kc_sandbox_state or -1 */
+        const struct kc_label *label_selector;
+        size_t n_label_selector;
+};
+
+struct kc_container_filter {
+        const char *id;
+        const char *pod_sandbox_id;
+        int state; /* enum kc_container_state or -1 */
+        const struct kc_label *label_selector;
+        size_t n_label_selector;
+};
+
+/** Results of list/status calls live in one arena; kc_runtime_result_done frees it. */
+struct kc_pod_sandbox_list {
+        struct kc_pod_sandbox *items;
+        size_t n;
+        struct kc_arena *arena;
+};
+struct kc_container_list {
+        struct kc_cri_container *items;
+        size_t n;
+        struct kc_arena *arena;
+};
+struct kc_pod_sandbox_status_result {
+        struct kc_pod_sandbox status;
+        struct kc_arena *arena;
+};
+struct kc_container_status_result {
+        struct kc_cri_container status;
+        struct kc_arena *arena;
+};
+#define kc_runtime_result_done(r) ((r)->arena = kc_arena_free((r)->arena))
+
+struct kc_runtime_condition {
+        const char *type; /* "RuntimeReady", "NetworkReady" */
+        bool status;
+        const char *reason;
+        const char *message;
+};
+
+struct kc_runtime_status_result {
+        struct kc_runtime_condition *conditions;
+        size_t n_conditions;
+        struct kc_arena *arena;
+};
+
+struct kc_version_result {
+        const char *version;
+        const char *runtime_name;
+        const char *runtime_version;
+        const char *runtime_api_version;
+        struct kc_arena *arena;
+};
+
+/** What RunPodSandbox needs (CRI PodSandboxConfig, the fields we use). */
+struct kc_pod_sandbox_config {
+        struct kc_pod_sandbox_metadata metadata;
+        const char *hostname;
+        const char *log_directory;
+        bool host_network;
+        const struct kc_label *labels;
+        size_t n_labels;
+        const struct kc_label *annotations;
+        size_t n_annotations;
+};
+
+/** What CreateContainer needs (CRI ContainerConfig, the fields we use). */
+struct kc_container_config {
+        struct kc_container_metadata metadata;
+        /* ImageSpec.image: what the runtime resolves; kubelet passes the image ref (id) */
+        const char *image;
+        /* ImageSpec.user_specified_image: the image as the pod spec names it (may be NULL) */
+        const char *user_specified_image;
+        const char *const *command;
+        size_t n_command;
+        const char *const *args;
+        size_t n_args;
+        const char *log_path;
+        const struct kc_label *labels;
+        size_t n_labels;
+        const struct kc_label *annotations;
+        size_t n_annotations;
+};
+
+/** CRI Image (ImageStatus), the fields we use. */
+struct kc_image {
+        const char *id; /* "sha256:<hex>" */
+        const char *const *repo_tags;
+        size_t n_repo_tags;
+        const char *const *repo_digests;
+        size_t n_repo_digests;
+        uint64_t size; /* bytes */
+};
+
+/**
+ * ImageStatus' result. A missing image is a success with found = false (CRI
+ * answers with a nil image); then image is zeroed and arena may be NULL.
+ */
+struct kc_image_status_result {
+        bool found;
+        struct kc_image image;
+        struct kc_arena *arena;
+};
+
+struct kc_runtime_service_ops {
+        int (*version)(void *self, struct kc_version_result *ret, struct kc_runtime_error *err);
+        int (*status)(void *self, struct kc_runtime_status_result *ret,
+                      struct kc_runtime_error *err);
+
+        int (*run_pod_sandbox)(void *self, const struct kc_pod_sandbox_config *config,
+                               char **ret_id, struct kc_runtime_error *err);
+        int (*stop_pod_sandbox)(void *self, const char *id, struct kc_runtime_error *err);
+        int (*remove_pod_sandbox)(void *self, const char *id, struct kc_runtime_error *err);
+        int (*pod_sandbox_status)(void *self, const char *id,
+                                  struct kc_pod_sandbox_status_result *ret,
+                                  struct kc_runtime_error *err);
+        int (*list_pod_sandbox)(void *self, const struct kc_pod_sandbox_filter *filter,
+                                struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err);
+
+        int (*create_container)(void *self, const char *pod_sandbox_id,
+                                const struct kc_container_config *config,
+                                const struct kc_pod_sandbox_config *sandbox_config, char **ret_id,
+                                struct kc_runtime_error *err);
+        int (*start_container)(void *self, const char *id, struct kc_runtime_error *err);
+        int (*stop_container)(void *self, const char *id, int64_t timeout_s,
+                              struct kc_runtime_error *err);
+        int (*remove_container)(void *self, const char *id, struct kc_runtime_error *err);
+        int (*list_containers)(void *self, const struct kc_container_filter *filter,
+                               struct kc_container_list *ret, struct kc_runtime_error *err);
+        int (*container_status)(void *self, const char *id, struct kc_container_status_result *ret,
+                                struct kc_runtime_error *err);
+
+        /* ImageService */
+
+        /**
+         * ImageStatus(@p image): @p image is a reference ("busybox:1.36",
+         * "registry/x@sha256:...") or an image id. An absent image is not an
+         * error: 0 with ret->found = false.
+         */
+        int (*image_status)(void *self, const char *image, struct kc_image_status_result *ret,
+                            struct kc_runtime_error *err);
+        /**
+         * PullImage(@p image, @p sandbox_config): on success *ret_image_ref
+         * (malloc'd) is the pulled image's reference, its id. No credentials
+         * (the CRI's AuthConfig) yet. @p sandbox_config may be NULL.
+         */
+        int (*pull_image)(void *self, const char *image,
+                          const struct kc_pod_sandbox_config *sandbox_config, char **ret_image_ref,
+                          struct kc_runtime_error *err);
+};
+
+struct kc_runtime_service {
+        const struct kc_runtime_service_ops *ops;
+        void *self;
+};
+
+/* Labels kubelet puts on sandboxes and containers (upstream kubelet/types). */
+#define KC_LABEL_POD_NAME "io.kubernetes.pod.name"
+#define KC_LABEL_POD_NAMESPACE "io.kubernetes.pod.namespace"
+#define KC_LABEL_POD_UID "io.kubernetes.pod.uid"
+#define KC_LABEL_CONTAINER_NAME "io.kubernetes.container.name"
+#define KC_ANNOTATION_CONTAINER_HASH "io.kubernetes.container.hash"
+#define KC_ANNOTATION_CONTAINER_RESTART_COUNT "io.kubernetes.container.restartCount"

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file runtime/sim.h
+ * @brief The embedded simulated runtime (runtime/sim).
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/cleanup.h"
+#include "runtime/container.h"
+#include "runtime/runtime_service.h"
+
+struct kc_clock;
+
+struct kc_sim;
+
+int kc_sim_new(struct kc_clock *clock, struct kc_sim **ret);
+struct kc_sim *kc_sim_free(struct kc_sim *s);
+KC_DEFINE_CLEANUP_FUNC(struct kc_sim, kc_sim_free)
+
+/** The CRI-shaped face. Valid while the sim lives. */
+struct kc_runtime_service kc_sim_service(struct kc_sim *s);
+/** The kubecontainer-level face (GetPods/GetPodStatus), like upstream FakeRuntime. */
+struct kc_pod_runtime kc_sim_pod_runtime(struct kc_sim *s);
+
+/** A container or sandbox in a snapshot handed to kc_sim_set_pods(). */
+struct kc_sim_container_spec {
+        const char *id;
+        const char *name;
+        enum kc_container_state state; /* sandboxes: RUNNING means READY */
+        int32_t exit_code;
+};
+
+struct kc_sim_pod_spec {
+        const char *id;
+        const char *name;
+        const char *namespace;
+        const char *const *ips;
+        size_t n_ips;
+        const struct kc_sim_container_spec *containers;
+        size_t n_containers;
+        const struct kc_sim_container_spec *sandboxes;
+        size_t n_sandboxes;
+};
+
+/**
+ * Replaces the whole simulated state with @p pods (copied). Pods are listed
+ * by the kubecontainer face in this order.
+ */
+int kc_sim_set_pods(struct kc_sim *s, const struct kc_sim_pod_spec *pods, size_t n);
+
+/**
+ * @brief Images: the sim keeps a store of pulled images. PullImage "pulls"
+ * at once and records the image under its reference with the default tag
+ * applied ("busybox" is "busybox:latest", no registry normalisation) and a
+ * stable id, "sha256:" + 64 hex digits of a hash of that reference. It fails
+ * with NOT_FOUND (-ENOENT), as a registry would, when the repository path
+ * (the name without registry, tag and digest) contains "doesnotexist" or
+ * "invalid", and with INVALID_ARGUMENT (-EINVAL) for a malformed reference.
+ * ImageStatus finds an image by reference or id. CreateContainer fails with
+ * NOT_FOUND unless ImageSpec.image names a stored image, and records the
+ * image's id as image_ref and user_specified_image (else image) as image.
+ *
+ * kc_sim_add_image() preloads @p image as if pulled (no call counted, no
+ * fault consumed; the "doesnotexist" rule does not apply).
+ * @return 0, -EINVAL (NULL or malformed reference) or -ENOMEM.
+ */
+int kc_sim_add_image(struct kc_sim *s, const char *image);
+
+/**
+ * What Status reports as NetworkReady (initially true): false models a node
+ * whose CNI is not ready yet, with @p reason and @p message (copied,
+ * truncated to 63 and 255 bytes; NULL means "").
+ */
+int kc_sim_set_network_ready(struct kc_sim *s, bool ready, const char *reason, const char *message);
+
+/**
+ * Fault injection: the next @p times calls of operation @p op fail with
+ * @p message (code UNKNOWN). @p key narrows it to one pod UID (for
+ * GetPodStatus), object id or image (ImageStatus, PullImage: the reference
+ * as passed); NULL matches any call. Operation names are upstream's:
+ * GetPods, GetPodStatus (kubecontainer face) and the CRI method names
+ * (ListPodSandbox, ContainerStatus, ImageStatus, PullImage, ...) of the
+ * service face.
+ */
+int kc_sim_inject_fault(struct kc_sim *s, const char *op, const char *key, const char *message,
+                        unsigned times);
+
+/**
+ * Latency injection: the next @p times calls of operation @p op (matched
+ * by @p key as kc_sim_inject_fault() does) sleep @p delay_ns on the sim's
+ * clock before they run, as a slow runtime would answer. The sim's lock is
+ * not held while a call sleeps: other calls go on meanwhile. On a fake
+ * clock the caller stays blocked until the driver advances the clock past
+ * the delay (kc_sim_get_stats() counts the calls asleep); no call may be
+ * asleep when the sim is freed. A spike and a fault may both match one
+ * call: it sleeps, then fails.
+ * @return 0, -EINVAL (NULL op, times or delay_ns not > 0, unknown op) or
+ * -ENOMEM.
+ */
+int kc_sim_inject_latency(struct kc_sim *s, const char *op, const char *key, int64_t delay_ns,
+                          unsigned times);
+
+/** Drops every pending injected fault and latency spike (calls asleep stay asleep). */
+void kc_sim_clear_faults(struct kc_sim *s);
+
+/**
+ * A crash: every running container named @p name (NULL: any) of pod
+ * @p pod_uid exits now with @p exit_code (reason "Error", or "Completed"
+ * for 0), as if its process died. Exits due by the clock happen first.
+ * @return the number of containers that exited (0: none was running),
+ * -ENOENT (no such pod) or -EINVAL.
+ */
+int kc_sim_crash_container(struct kc_sim *s, const char *pod_uid, const char *name,
+                           int32_t exit_code);
+
+/** Counters for fault-injection drivers (kc_sim_get_stats()). */
+struct kc_sim_stats {
+        uint64_t calls;        /* every call so far, all ops */
+        unsigned delayed_now;  /* calls asleep in an injected latency right now */
+        size_t faults_pending; /* injected faults not used up yet */
+        size_t delays_pending; /* injected latency spikes not used up yet */
+        uint64_t faults_taken; /* calls failed by an injected fault */
+        uint64_t delays_taken; /* calls delayed by an injected latency */
+        uint64_t crashes;      /* containers exited through kc_sim_crash_container() */
+};
+/** A consistent snapshot. @return 0 or -EINVAL. */
+int kc_sim_get_stats(struct kc_sim *s, struct kc_sim_stats *ret);
+
+/** Cumulative call counts per (op, key). Key is the pod UID for GetPodStatus, "" otherwise. */
+struct kc_sim_call_count {
+        const char *op;
+        const char *key;
+        uint64_t count;
+};
+/** A malloc'd snapshot (strings inside the same block), sorted by op then key. */
+int kc_sim_call_counts(struct kc_sim *s, struct kc_sim_call_count **ret, size_t *ret_n);

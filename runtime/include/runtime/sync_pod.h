@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file runtime/sync_pod.h
+ * @brief SyncPod and KillPod: the acting half of the runtime manager.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/runtime_service.h"
+
+struct kc_api_pod;
+struct kc_backoff;
+struct kc_cancel;
+struct kc_pod;
+struct kc_pod_status;
+struct kc_runtime_manager;
+
+/** KillPod raises any smaller grace period to this (minimumGracePeriodInSeconds). */
+#define KC_MINIMUM_GRACE_PERIOD_S 2
+
+/** The runtime service the manager was built on (borrowed). */
+struct kc_runtime_service kc_runtime_manager_service(struct kc_runtime_manager *m);
+
+/** kubelet's podLogsRootDirectory. */
+#define KC_POD_LOGS_ROOT "/var/log/pods"
+
+/**
+ * @brief Sets podLogsRootDirectory (absolute; copied): SyncPod then creates
+ * the pod's log directory "<dir>/<ns>_<name>_<uid>" (0755) before
+ * RunPodSandbox and "<that>/<container>" before CreateContainer, as the
+ * kubelet does, because a real runtime writes the container logs there.
+ * NULL (the default) creates nothing: the simulated runtime writes no logs.
+ * Not concurrently with SyncPod. @return 0, -EINVAL, -ENOMEM.
+ */
+int kc_runtime_manager_set_pod_logs_root(struct kc_runtime_manager *m, const char *dir);
+
+/** One StartContainer action's outcome (a kubecontainer SyncResult). */
+struct kc_start_result {
+        const char *container_name;
+        bool init_container;
+        int r;               /* 0 on success, else a negative errno */
+        const char *reason;  /* NULL on success: "CrashLoopBackOff", "ErrImagePull", ... */
+        const char *message; /* NULL on success; may be NULL on ENOMEM */
+        /*
+         * CrashLoopBackOff, ImagePullBackOff: clock time until the back-off
+         * window ends (>= 0), after which a sync may start the container;
+         * -1 for success and every other failure.
+         */
+        int64_t retry_after_ns;
+};
+
+/** Receives each start result; the strings are valid during the call only. */
+typedef void (*kc_start_result_fn)(void *userdata, const struct kc_start_result *res);
+
+struct kc_sync_pod_options {
+        struct kc_backoff *backoff;       /* restart backoff; NULL: never back off */
+        struct kc_backoff *image_backoff; /* image pull backoff; NULL: never back off */
+        struct kc_cancel *ctx;            /* checked before each runtime call; may be NULL */
+        /* May be NULL; called on the calling thread for every start attempted. */
+        kc_start_result_fn on_start_result;
+        void *userdata;
+};
+
+/**
+ * @brief SyncPod (kuberuntime_manager.go), steps 1-4, 6 and 8 (F-SYNC-02):
+ * kc_compute_pod_actions; KillPod (grace from the pod: deletion grace, else
+ * spec termination grace, else 30 s) or stop containers_to_kill; RunPodSandbox
+ * when asked (metadata, io.kubernetes.pod.* labels plus the pod labels, the
+ * pod annotations, hostname = pod name (none for host-network pods), log directory
+ * "/var/log/pods/<ns>_<name>_<uid>", host_network); then the next init
+ * container (and nothing else, as upstream), else every container to start.
+ * Each start (startContainer): doBackOff (CrashLoopBackOff), then
+ * kc_ensure_image_exists (ImagePullBackOff, ErrImagePull, ErrImageNeverPull,
+ * ImageInspectError, InvalidImageName), CreateContainer (image = the image
+ * ref, user_specified_image = the spec's image; attempt = newest status'
+ * restart count + 1, or 0; log path "<name>/<attempt>.log"; container
+ * labels; hash and restartCount annotations; failure CreateContainerError),
+ * StartContainer (failure RunContainerError). Each start attempted is
+ * reported through opts->on_start_result, success included; a failed start
+ * does not stop the other app containers. A start cut short by @p ctx is
+ * reported with r = -ECANCELED and the reason of the step it did not run.
+ * Not done: pruning and purging init containers, ephemeral containers,
+ * resize, post-start hooks, the "network is not ready" check, image pull
+ * secrets.
+ * Thread contract: any thread; concurrent calls for different pods are
+ * safe, for the same pod they are not (the pod worker serialises them).
+ * @param status the pod's current runtime status (NULL: none known).
+ * @param opts may be NULL (no backoffs, no context, no callback).
+ * @param ret_err (may be NULL) on failure the first error's message,
+ *        malloc'd, for the worker's log: "<reason>: <message>" for
+ *        CrashLoopBackOff and ImagePullBackOff ("CrashLoopBackOff: back-off
+ *        10s restarting failed container=<c> pod=<name>_<ns>(<uid>)"), for
+ *        other start failures upstream's SyncResult shape
+ *        'failed to "StartContainer" for "<c>" with <reason>: <message>'.
+ * @return 0; the first error: -ECANCELED (ctx), -EAGAIN (CrashLoopBackOff,
+ *         ImagePullBackOff), a runtime call's -errno, -EINVAL or -ENOMEM.
+ */
+int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_api_pod *pod,
+                                const struct kc_pod_status *status,
+                                const struct kc_sync_pod_options *opts, char **ret_err);
+
+/**
+ * @brief KillPod: @p grace_s below 2 s is raised to 2 s; StopContainer(timeout
+ * = grace) for every container of @p running_pod (sequentially; upstream runs
+ * them in parallel), then StopPodSandbox for each of its sandboxes. With
+ * @p running_pod NULL the pod's running containers and all its sandboxes
+ * are listed through the service by the io.kubernetes.pod.uid label of
+ * @p pod. Errors do not stop the other calls; the first is returned.
+ * @param pod may be NULL when @p running_pod is given.
+ * @return 0, -ECANCELED, the first runtime call's -errno, -EINVAL, -ENOMEM.
+ */
+int kc_runtime_manager_kill_pod(struct kc_runtime_manager *m, const struct kc_api_pod *pod,
+                                const struct kc_pod *running_pod, int64_t grace_s,
+                                struct kc_cancel *ctx, char **ret_err);
