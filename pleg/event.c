@@ -6,24 +6,15 @@
 #include <string.h>
 
 #include "core/cleanup.h"
+#include "core/enum_table.h"
 #include "pleg/event.h"
 
-static const char *const event_type_names[_KC_PLEG_EVENT_TYPE_MAX] = {
-        [KC_PLEG_CONTAINER_STARTED] = "ContainerStarted",
+KC_DEFINE_STRING_TABLE(
+        kc_pleg_event_type, enum kc_pleg_event_type,
+        _KC_PLEG_EVENT_TYPE_MAX, [KC_PLEG_CONTAINER_STARTED] = "ContainerStarted",
         [KC_PLEG_CONTAINER_DIED] = "ContainerDied",
-        [KC_PLEG_CONTAINER_REMOVED] = "ContainerRemoved",
-        [KC_PLEG_POD_SYNC] = "PodSync",
-        [KC_PLEG_CONTAINER_CHANGED] = "ContainerChanged",
-};
-static_assert(KC_ELEMENTSOF(event_type_names) == _KC_PLEG_EVENT_TYPE_MAX,
-              "every PLEG event type has a name");
-
-const char *kc_pleg_event_type_to_string(enum kc_pleg_event_type t)
-{
-        if ((unsigned)t >= _KC_PLEG_EVENT_TYPE_MAX)
-                return NULL;
-        return event_type_names[t];
-}
+        [KC_PLEG_CONTAINER_REMOVED] = "ContainerRemoved", [KC_PLEG_POD_SYNC] = "PodSync",
+        [KC_PLEG_CONTAINER_CHANGED] = "ContainerChanged", )
 
 struct kc_pleg_event *kc_pleg_event_new(const char *pod_id, enum kc_pleg_event_type type,
                                         const char *data)

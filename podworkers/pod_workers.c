@@ -69,6 +69,7 @@
 
 #include "core/cancel.h"
 #include "core/cleanup.h"
+#include "core/enum_table.h"
 #include "core/clock.h"
 #include "core/jitter.h"
 #include "core/log.h"
@@ -154,34 +155,14 @@ int kc_pod_completion_wait(struct kc_pod_completion *c, struct kc_clock *clock, 
 /* ------------------------------------------------------------------------ */
 /* Enum strings                                                               */
 
-static const char *const sync_pod_type_table[_KC_SYNC_POD_TYPE_MAX] = {
-        [KC_SYNC_POD_SYNC] = "sync",
-        [KC_SYNC_POD_UPDATE] = "update",
-        [KC_SYNC_POD_CREATE] = "create",
-        [KC_SYNC_POD_KILL] = "kill",
-};
-_Static_assert(KC_ELEMENTSOF(sync_pod_type_table) == _KC_SYNC_POD_TYPE_MAX, "table");
+KC_DEFINE_STRING_TABLE(
+        kc_sync_pod_type, enum kc_sync_pod_type,
+        _KC_SYNC_POD_TYPE_MAX, [KC_SYNC_POD_SYNC] = "sync", [KC_SYNC_POD_UPDATE] = "update",
+        [KC_SYNC_POD_CREATE] = "create", [KC_SYNC_POD_KILL] = "kill", )
 
-const char *kc_sync_pod_type_to_string(enum kc_sync_pod_type t)
-{
-        if ((int)t < 0 || t >= _KC_SYNC_POD_TYPE_MAX)
-                return NULL;
-        return sync_pod_type_table[t];
-}
-
-static const char *const work_type_table[_KC_POD_WORK_TYPE_MAX] = {
-        [KC_POD_WORK_SYNC] = "sync",
-        [KC_POD_WORK_TERMINATING] = "terminating",
-        [KC_POD_WORK_TERMINATED] = "terminated",
-};
-_Static_assert(KC_ELEMENTSOF(work_type_table) == _KC_POD_WORK_TYPE_MAX, "table");
-
-const char *kc_pod_work_type_to_string(enum kc_pod_work_type t)
-{
-        if ((int)t < 0 || t >= _KC_POD_WORK_TYPE_MAX)
-                return NULL;
-        return work_type_table[t];
-}
+KC_DEFINE_STRING_TABLE(
+        kc_pod_work_type, enum kc_pod_work_type, _KC_POD_WORK_TYPE_MAX, [KC_POD_WORK_SYNC] = "sync",
+        [KC_POD_WORK_TERMINATING] = "terminating", [KC_POD_WORK_TERMINATED] = "terminated", )
 
 /* ------------------------------------------------------------------------ */
 /* Data                                                                       */

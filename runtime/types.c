@@ -19,6 +19,7 @@
 
 #include "core/arena.h"
 #include "core/cleanup.h"
+#include "core/enum_table.h"
 #include "internal.h"
 #include "runtime/api_pod.h"
 #include "runtime/container.h"
@@ -42,47 +43,14 @@ int kc_runtime_error_set(struct kc_runtime_error *err, int r, enum kc_runtime_co
 /* ------------------------------------------------------------------------ */
 /* States                                                                     */
 
-static const char *const container_state_table[] = {
-        [KC_CONTAINER_STATE_CREATED] = "created",
-        [KC_CONTAINER_STATE_RUNNING] = "running",
-        [KC_CONTAINER_STATE_EXITED] = "exited",
-        [KC_CONTAINER_STATE_UNKNOWN] = "unknown",
-};
-static_assert(KC_ELEMENTSOF(container_state_table) == _KC_CONTAINER_STATE_MAX,
-              "container_state_table must name every kc_container_state");
+KC_DEFINE_STRING_TABLE_LOOKUP(
+        kc_container_state, enum kc_container_state, _KC_CONTAINER_STATE_MAX,
+        [KC_CONTAINER_STATE_CREATED] = "created", [KC_CONTAINER_STATE_RUNNING] = "running",
+        [KC_CONTAINER_STATE_EXITED] = "exited", [KC_CONTAINER_STATE_UNKNOWN] = "unknown", )
 
-static const char *const sandbox_state_table[] = {
-        [KC_SANDBOX_STATE_READY] = "SANDBOX_READY",
-        [KC_SANDBOX_STATE_NOTREADY] = "SANDBOX_NOTREADY",
-};
-static_assert(KC_ELEMENTSOF(sandbox_state_table) == _KC_SANDBOX_STATE_MAX,
-              "sandbox_state_table must name every kc_sandbox_state");
-
-const char *kc_container_state_to_string(enum kc_container_state s)
-{
-        if ((int)s < 0 || s >= _KC_CONTAINER_STATE_MAX)
-                return NULL;
-        return container_state_table[s];
-}
-
-enum kc_container_state kc_container_state_from_string(const char *s)
-{
-        size_t i;
-
-        if (!s)
-                return _KC_CONTAINER_STATE_INVALID;
-        for (i = 0; i < KC_ELEMENTSOF(container_state_table); i++)
-                if (strcmp(container_state_table[i], s) == 0)
-                        return (enum kc_container_state)i;
-        return _KC_CONTAINER_STATE_INVALID;
-}
-
-const char *kc_sandbox_state_to_string(enum kc_sandbox_state s)
-{
-        if ((int)s < 0 || s >= _KC_SANDBOX_STATE_MAX)
-                return NULL;
-        return sandbox_state_table[s];
-}
+KC_DEFINE_STRING_TABLE(kc_sandbox_state, enum kc_sandbox_state,
+                       _KC_SANDBOX_STATE_MAX, [KC_SANDBOX_STATE_READY] = "SANDBOX_READY",
+                       [KC_SANDBOX_STATE_NOTREADY] = "SANDBOX_NOTREADY", )
 
 uint64_t kc__parse_container_hash(const char *s)
 {
@@ -542,17 +510,10 @@ int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *sr
 /* ------------------------------------------------------------------------ */
 /* kc_api_pod                                                                 */
 
-static const char *const pod_phase_table[] = {
-        [KC_POD_PHASE_PENDING] = "Pending",     [KC_POD_PHASE_RUNNING] = "Running",
-        [KC_POD_PHASE_SUCCEEDED] = "Succeeded", [KC_POD_PHASE_FAILED] = "Failed",
-        [KC_POD_PHASE_UNKNOWN] = "Unknown",
-};
-static_assert(KC_ELEMENTSOF(pod_phase_table) == _KC_POD_PHASE_MAX, "every phase has a name");
-
-const char *kc_pod_phase_to_string(enum kc_pod_phase p)
-{
-        return (unsigned)p < _KC_POD_PHASE_MAX ? pod_phase_table[p] : NULL;
-}
+KC_DEFINE_STRING_TABLE(kc_pod_phase, enum kc_pod_phase,
+                       _KC_POD_PHASE_MAX, [KC_POD_PHASE_PENDING] = "Pending",
+                       [KC_POD_PHASE_RUNNING] = "Running", [KC_POD_PHASE_SUCCEEDED] = "Succeeded",
+                       [KC_POD_PHASE_FAILED] = "Failed", [KC_POD_PHASE_UNKNOWN] = "Unknown", )
 
 char *kc_pod_full_name(const char *name, const char *namespace)
 {
@@ -570,51 +531,14 @@ struct api_pod_box {
 static_assert(offsetof(struct api_pod_box, pod) == sizeof(struct ref_header),
               "API pod after its header");
 
-static const char *const restart_policy_table[] = {
-        [KC_RESTART_POLICY_ALWAYS] = "Always",
-        [KC_RESTART_POLICY_ON_FAILURE] = "OnFailure",
-        [KC_RESTART_POLICY_NEVER] = "Never",
-};
-static_assert(KC_ELEMENTSOF(restart_policy_table) == _KC_RESTART_POLICY_MAX,
-              "every restart policy has a name");
+KC_DEFINE_STRING_TABLE_LOOKUP(
+        kc_restart_policy, enum kc_restart_policy,
+        _KC_RESTART_POLICY_MAX, [KC_RESTART_POLICY_ALWAYS] = "Always",
+        [KC_RESTART_POLICY_ON_FAILURE] = "OnFailure", [KC_RESTART_POLICY_NEVER] = "Never", )
 
-const char *kc_restart_policy_to_string(enum kc_restart_policy p)
-{
-        return (unsigned)p < _KC_RESTART_POLICY_MAX ? restart_policy_table[p] : NULL;
-}
-
-enum kc_restart_policy kc_restart_policy_from_string(const char *s)
-{
-        size_t i;
-
-        for (i = 0; s && i < KC_ELEMENTSOF(restart_policy_table); i++)
-                if (strcmp(restart_policy_table[i], s) == 0)
-                        return (enum kc_restart_policy)i;
-        return _KC_RESTART_POLICY_INVALID;
-}
-
-static const char *const pull_policy_table[] = {
-        [KC_PULL_ALWAYS] = "Always",
-        [KC_PULL_IF_NOT_PRESENT] = "IfNotPresent",
-        [KC_PULL_NEVER] = "Never",
-};
-static_assert(KC_ELEMENTSOF(pull_policy_table) == _KC_PULL_POLICY_MAX,
-              "every pull policy has a name");
-
-const char *kc_pull_policy_to_string(enum kc_pull_policy p)
-{
-        return (unsigned)p < _KC_PULL_POLICY_MAX ? pull_policy_table[p] : NULL;
-}
-
-enum kc_pull_policy kc_pull_policy_from_string(const char *s)
-{
-        size_t i;
-
-        for (i = 0; s && i < KC_ELEMENTSOF(pull_policy_table); i++)
-                if (strcmp(pull_policy_table[i], s) == 0)
-                        return (enum kc_pull_policy)i;
-        return _KC_PULL_POLICY_INVALID;
-}
+KC_DEFINE_STRING_TABLE_LOOKUP(
+        kc_pull_policy, enum kc_pull_policy, _KC_PULL_POLICY_MAX, [KC_PULL_ALWAYS] = "Always",
+        [KC_PULL_IF_NOT_PRESENT] = "IfNotPresent", [KC_PULL_NEVER] = "Never", )
 
 static const struct kc_api_container *
 pack_api_containers(struct kc__packer *pk, const struct kc_api_container *src, size_t n)

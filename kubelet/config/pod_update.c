@@ -6,20 +6,14 @@
 #include <string.h>
 
 #include "core/cleanup.h"
+#include "core/enum_table.h"
 #include "kubelet/config/pod_update.h"
 #include "runtime/api_pod.h"
 
-static const char *const pod_op_table[] = {
-        [KC_POD_OP_SET] = "SET",       [KC_POD_OP_ADD] = "ADD",
-        [KC_POD_OP_DELETE] = "DELETE", [KC_POD_OP_REMOVE] = "REMOVE",
-        [KC_POD_OP_UPDATE] = "UPDATE", [KC_POD_OP_RECONCILE] = "RECONCILE",
-};
-static_assert(KC_ELEMENTSOF(pod_op_table) == _KC_POD_OP_MAX, "every op has a name");
-
-const char *kc_pod_op_to_string(enum kc_pod_op op)
-{
-        return (unsigned)op < _KC_POD_OP_MAX ? pod_op_table[op] : NULL;
-}
+KC_DEFINE_STRING_TABLE(kc_pod_op, enum kc_pod_op,
+                       _KC_POD_OP_MAX, [KC_POD_OP_SET] = "SET", [KC_POD_OP_ADD] = "ADD",
+                       [KC_POD_OP_DELETE] = "DELETE", [KC_POD_OP_REMOVE] = "REMOVE",
+                       [KC_POD_OP_UPDATE] = "UPDATE", [KC_POD_OP_RECONCILE] = "RECONCILE", )
 
 struct kc_pod_update *kc_pod_update_new(enum kc_pod_op op, const char *source,
                                         struct kc_api_pod *const *pods, size_t n_pods)

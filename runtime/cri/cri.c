@@ -23,6 +23,7 @@
 
 #include "core/arena.h"
 #include "core/cleanup.h"
+#include "core/enum_table.h"
 #include "cri/grpc.h"
 #include "cri/internal.h"
 #include "runtime/cri.h"
@@ -398,19 +399,12 @@ struct kc_runtime_service kc_cri_service(struct kc_cri *c)
 /* ------------------------------------------------------------------------ */
 /* GetContainerEvents                                                         */
 
-static const char *const event_type_table[] = {
-        [KC_CONTAINER_EVENT_CREATED] = "CONTAINER_CREATED_EVENT",
+KC_DEFINE_STRING_TABLE(
+        kc_container_event_type, enum kc_container_event_type,
+        _KC_CONTAINER_EVENT_TYPE_MAX, [KC_CONTAINER_EVENT_CREATED] = "CONTAINER_CREATED_EVENT",
         [KC_CONTAINER_EVENT_STARTED] = "CONTAINER_STARTED_EVENT",
         [KC_CONTAINER_EVENT_STOPPED] = "CONTAINER_STOPPED_EVENT",
-        [KC_CONTAINER_EVENT_DELETED] = "CONTAINER_DELETED_EVENT",
-};
-static_assert(KC_ELEMENTSOF(event_type_table) == _KC_CONTAINER_EVENT_TYPE_MAX,
-              "event_type_table must name every kc_container_event_type");
-
-const char *kc_container_event_type_to_string(enum kc_container_event_type t)
-{
-        return (unsigned)t < _KC_CONTAINER_EVENT_TYPE_MAX ? event_type_table[t] : NULL;
-}
+        [KC_CONTAINER_EVENT_DELETED] = "CONTAINER_DELETED_EVENT", )
 
 struct kc_cri_events {
         struct kc_grpc_stream *stream;
