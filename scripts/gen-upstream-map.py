@@ -17,6 +17,13 @@ for line in open('scripts/upstream-map.txt'):
     for i,l in enumerate(src):
         if re.match(r'^[a-z].*[ *]'+re.escape(fn)+r'\(',l):
             ln=i+1;break
+    if ln is None:
+        # <name>_to_string and _from_string come from KC_DEFINE_STRING_TABLE(<name>, ...)
+        base=re.sub(r'_(to|from)_string$','',fn)
+        for i,l in enumerate(src):
+            two=l+' '+(src[i+1].strip() if i+1<len(src) else '')
+            if base!=fn and re.match(r'^KC_DEFINE_STRING_TABLE\w*\(\s*'+re.escape(base)+',',two):
+                ln=i+1;break
     if ln is None: print('NOT FOUND',fn,path,file=sys.stderr); ln=0
     out.append(f'| `{up}` | `{fn}` | `{path}:{ln}` | {notes} |')
 hdr='''# Upstream → cubelet map

@@ -18,8 +18,13 @@ while IFS='|' read -r _ upstream cfn loc _; do
         fi
         text=$(sed -n "${line}p" "$root/$file")
         # The function name must open its definition on that line.
-        if ! grep -qE "(^|[ *])${cfn}\(" <<<"$text"; then
-                actual=$(grep -nE "^[a-z].*[ *]${cfn}\(" "$root/$file" | head -1 | cut -d: -f1)
+        # (<name>_to_string is defined by KC_DEFINE_STRING_TABLE(<name>, ...).)
+        base=${cfn%_to_string}
+        base=${base%_from_string}
+        if ! grep -qE "(^|[ *])${cfn}\(" <<<"$text" &&
+                ! { [ "$base" != "$cfn" ] && sed -n "${line},$((line + 1))p" "$root/$file" | tr -d '\n' |
+                        grep -qE "^KC_DEFINE_STRING_TABLE[A-Z_]*\( *${base},"; }; then
+                actual=$(grep -nE "^[a-z].*[ *]${cfn}\(" "$root/$file" | head -1 | cut -d: -f1 || true)
                 echo "upstream-map: $file:$line is not the definition of $cfn (found at line ${actual:-none})"
                 fail=1
         fi
