@@ -77,7 +77,7 @@ struct daemon {
         char *runtime_name;
         char *runtime_version; /* "<name>://<version>" */
         struct kc_runtime_manager *manager;
-        struct kc_kubelet_parts k;       /* NewMainKubelet's parts (core/kubelet_parts.c) */
+        struct kc_kubelet_parts k;       /* NewMainKubelet's parts (kubelet/kubelet_parts.c) */
         struct kc_evented_pleg *evented; /* --feature-gates=EventedPLEG=true */
         struct kc_file_source *file_source;
         struct kc_runtime_up_poller *runtime_up;
@@ -117,7 +117,7 @@ static int detect_node_ip(const char *flag, char **ret)
  * (found by tests/integration/test_faults_flood.py: a flood while the
  * runtime was unhealthy, then the runtime recovered). So the check passes
  * while syncLoop backs off: kc_sync_loop_evented_pleg_healthy(), tested in
- * tests/unit/core/test_sync_loop.c.
+ * tests/unit/kubelet/test_sync_loop.c.
  */
 static bool evented_healthy(void *ud, char **ret_err)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cubelet: the node agent's entry point. Without a command it runs the
- * daemon (core/daemon.c); `cubelet pleg-replay` drives a PLEG from a script.
- * Flags come first and use kubelet's names (core/flags.c).
+ * daemon (cmd/daemon.c); `cubelet pleg-replay` drives a PLEG from a script.
+ * Flags come first and use kubelet's names (cmd/flags.c).
  */
 #include <stddef.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * NewMainKubelet's parts over a runtime, in upstream's order. The daemon
- * (core/daemon.c) and the chaos test (tests/chaos) both assemble the
+ * (cmd/daemon.c) and the chaos test (tests/chaos) both assemble the
  * kubelet here, so the test runs exactly the wiring the daemon runs.
  */
 #include <errno.h>

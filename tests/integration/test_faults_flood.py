@@ -312,7 +312,7 @@ class FloodTest(E2ETestCase):
         self.assertLessEqual(processed - discarded, PLEG_CHANNEL_CAPACITY, "only 1000 events fit in the channel")
         # The node reports the runtime error that stopped syncLoop; the full
         # channel is that back-off's effect and must not be reported as a
-        # cause, or syncLoop would never read it again (see core/daemon.c).
+        # cause, or syncLoop would never read it again (see cmd/daemon.c).
         ready = self.node_ready(d)
         self.assertIn("container runtime not ready", ready.get("message", ""), ready)
         self.assertNotIn("capacity is full", ready.get("message", ""), ready)

@@ -697,9 +697,6 @@ static void test_update_pod_storm(void **state)
                          n_violations, lost_completions, completions, lost_to_finished, text);
 }
 
-/* Not in kc_core.h (core/internal.h, which podworkers/internal.h shadows here). */
-size_t kc_fake_clock_sleepers(struct kc_clock *c);
-
 struct abnormal_wait {
         struct kc_api_pod *pod;
         atomic_int result;
@@ -718,7 +715,7 @@ static void *abnormal_wait_main(void *arg)
 
 /*
  * What the storm found first, made deterministic: a Kill carrying a
- * completion signal for a pod that already finished. kc_podworkers.h
+ * completion signal for a pod that already finished. podworkers/pod_workers.h
  * promises to complete it "at once if it already had [terminated]"; before
  * the F-PW-13 branch of kc_pod_workers_update_pod completed it
  * (docs/deviations.md D7) the signal was dropped, and
@@ -788,7 +785,7 @@ static void test_kill_completion_after_finished(void **state)
  * before it completes the kill's completion signal, which is then never
  * completed (the workers did not take a reference, so not even
  * kc_pod_workers_free completes it). Upstream's UpdatePod returns there too
- * without closing CompletedCh; kc_podworkers.h (kill_pod_options.completed:
+ * without closing CompletedCh; podworkers/pod_workers.h (kill_pod_options.completed:
  * "complete it once the pod has terminated (or at once if it already had)")
  * and docs/deviations.md D7 ("completion signals always fire") promise more.
  */

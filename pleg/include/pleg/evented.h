@@ -39,7 +39,7 @@ struct kc_pod_cache;
  */
 #define KC_EVENTED_STREAM_SETTLE (1 * KC_NSEC_PER_SEC)
 
-/* The event source (struct kc_container_event_source) is in kc_runtime.h. */
+/* The event source (struct kc_container_event_source) is in runtime/cri.h. */
 
 struct kc_evented_pleg;
 

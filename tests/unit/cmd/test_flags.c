@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The daemon's flags (core/flags.c) and the v1 Node of /node
- * (core/node_status.c).
+ * The daemon's flags (cmd/flags.c) and the v1 Node of /node
+ * (kubelet/node_status.c).
  */
 #include <jansson.h>
 #include <setjmp.h>

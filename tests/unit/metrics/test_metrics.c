@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The metrics registry (health/kc_health.h): values of every metric type,
+ * The metrics registry (metrics/registry.h): values of every metric type,
  * name validation, and the Prometheus text format 0.0.4 byte for byte
  * (number formatting, escaping, histogram layout).
  */

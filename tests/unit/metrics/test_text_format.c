@@ -3,7 +3,7 @@
  * Whole scrapes against the Prometheus text format 0.0.4, line by line.
  *
  * text_format_check() is a small, independent reader of the format (it
- * shares no code with health/metrics.c): it parses every line as a
+ * shares no code with metrics/registry.c): it parses every line as a
  * # HELP / # TYPE / other comment or a sample, and checks what the format
  * asks of a family as a whole: one HELP and one TYPE at most, TYPE before
  * the family's first sample, a family's lines in one group, counters not
