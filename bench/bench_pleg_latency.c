@@ -60,7 +60,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -80,6 +79,7 @@
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "core/work_queue.h"
+#include "cri_server_client.h"
 #include "health/runtime_state.h"
 #include "kubelet/config/pod_update.h"
 #include "kubelet/kubelet.h"
@@ -103,8 +103,6 @@
 #include "runtime/runtime_service.h"
 #include "runtime/sync_pod.h"
 
-extern char **environ;
-
 #define MSEC KC_NSEC_PER_MSEC
 #define SEC KC_NSEC_PER_SEC
 /* A sample whose SyncPod does not come within this is counted as lost. */
@@ -121,12 +119,8 @@ extern char **environ;
 #define NAMESPACE "lat"
 #define HK_RING 8
 
-static struct {
-        char node[PATH_MAX];
-        char dir[PATH_MAX];
-        char proto[PATH_MAX];
-        bool keep_logs;
-} env;
+static struct kc_cri_server_env env;
+static bool keep_logs;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -186,182 +180,56 @@ static uint64_t rng_below(uint64_t n)
 /* ------------------------------------------------------------------------ */
 /* The test CRI server and its JSON-lines control channel                     */
 
-struct server {
-        pid_t pid;
-        int in_fd;  /* its stdin: commands */
-        int out_fd; /* its stdout: replies */
-        char buf[1 << 16];
-        size_t len;
-        char tmp[64];
-        char sock[128];
-        char log[128]; /* its stderr */
-};
-
-/* One line from the server's stdout within @p ms; malloc'd, NULL on timeout or EOF. */
-static char *server_read_line(struct server *s, int64_t ms)
+static void server_start(struct kc_cri_server *s)
 {
-        int64_t deadline = mono_ns() + ms * MSEC;
+        char why[2 * PATH_MAX + 128];
 
-        for (;;) {
-                char *nl = memchr(s->buf, '\n', s->len);
-                struct pollfd p = { .fd = s->out_fd, .events = POLLIN };
-                int64_t left;
-                ssize_t n;
-
-                if (nl) {
-                        size_t l = (size_t)(nl - s->buf);
-                        char *line = strndup(s->buf, l);
-
-                        memmove(s->buf, nl + 1, s->len - l - 1);
-                        s->len -= l + 1;
-                        return line;
-                }
-                if (s->len == sizeof(s->buf))
-                        die("server: a reply line longer than %zu bytes", sizeof(s->buf));
-                left = (deadline - mono_ns()) / MSEC;
-                if (left <= 0)
-                        return NULL;
-                if (poll(&p, 1, (int)left) <= 0)
-                        continue;
-                n = read(s->out_fd, s->buf + s->len, sizeof(s->buf) - s->len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return NULL;
-                s->len += (size_t)n;
-        }
+        if (kc_cri_server_start(s, &env, "/tmp/cubelet-lat.XXXXXX", true, 60000, NULL, why,
+                                sizeof(why)) < 0)
+                die("%s", why);
 }
 
-static void server_start(struct server *s)
+static void server_stop(struct kc_cri_server *s)
 {
-        char script[PATH_MAX + 16];
-        int in[2], out[2];
-        posix_spawn_file_actions_t fa;
-        char *argv[5];
-        char *line;
-        json_t *ready;
-        int r;
-
-        memset(s, 0, sizeof(*s));
-        snprintf(s->tmp, sizeof(s->tmp), "/tmp/cubelet-lat.XXXXXX");
-        if (!mkdtemp(s->tmp))
-                die("mkdtemp: %m");
-        snprintf(s->sock, sizeof(s->sock), "%s/cri.sock", s->tmp);
-        snprintf(s->log, sizeof(s->log), "%s/server.log", s->tmp);
-        snprintf(script, sizeof(script), "%s/server.js", env.dir);
-
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
-                die("pipe2: %m");
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-        posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-        /* One log line per command and event: into a file, not our output. */
-        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, s->log,
-                                         O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        argv[0] = env.node;
-        argv[1] = script;
-        argv[2] = env.proto;
-        argv[3] = s->sock;
-        argv[4] = NULL;
-        r = posix_spawn(&s->pid, env.node, &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        close(in[0]);
-        close(out[1]);
-        if (r != 0)
-                die("spawning %s %s: %s", env.node, script, strerror(r));
-        s->in_fd = in[1];
-        s->out_fd = out[0];
-
-        line = server_read_line(s, 60000);
-        if (!line)
-                die("the CRI server (%s %s) printed no ready line; its log: %s", env.node, script,
-                    s->log);
-        ready = json_loads(line, 0, NULL);
-        if (!ready || !json_is_true(json_object_get(ready, "ready")))
-                die("the CRI server's first line is not its ready line: %s", line);
-        json_decref(ready);
-        free(line);
+        kc_cri_server_stop(s, keep_logs);
 }
 
-static void server_stop(struct server *s)
+static void write_all(struct kc_cri_server *s, const char *text, size_t len)
 {
-        int64_t deadline;
-        int status;
+        int r = kc_cri_server_write(s, text, len);
 
-        if (s->pid <= 0)
-                return;
-        /* EOF on its stdin shuts it down; SIGKILL if it does not go. */
-        close(s->in_fd);
-        deadline = mono_ns() + 10 * SEC;
-        while (waitpid(s->pid, &status, WNOHANG) == 0) {
-                if (mono_ns() > deadline) {
-                        kill(s->pid, SIGKILL);
-                        waitpid(s->pid, &status, 0);
-                        break;
-                }
-                sleep_ns(10 * MSEC);
-        }
-        close(s->out_fd);
-        s->pid = 0;
-        unlink(s->sock);
-        if (env.keep_logs) {
-                fprintf(stderr, "server log kept: %s\n", s->log);
-        } else {
-                unlink(s->log);
-                rmdir(s->tmp);
-        }
-}
-
-static void write_all(struct server *s, const char *text, size_t len)
-{
-        size_t off = 0;
-
-        while (off < len) {
-                ssize_t n = write(s->in_fd, text + off, len - off);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        die("server: writing a command: %m");
-                off += (size_t)n;
-        }
+        if (r < 0)
+                die("server: writing a command: %s", strerror(-r));
 }
 
 /* @p cmd (stolen) as one compact line, newline included; malloc'd. */
 static char *command_line(json_t *cmd)
 {
-        char *text = json_dumps(cmd, JSON_COMPACT);
-        size_t len;
+        char *text = kc_cri_server_command_line(cmd);
 
-        json_decref(cmd);
         if (!text)
                 die("out of memory");
-        len = strlen(text);
-        text[len] = '\n'; /* json_dumps leaves room for the NUL */
-        text = realloc(text, len + 2);
-        if (!text)
-                die("out of memory");
-        text[len + 1] = '\0';
         return text;
 }
 
 /* Reads one reply; dies unless it says ok. Returns it (json_decref). */
-static json_t *server_reply(struct server *s, const char *what)
+static json_t *server_reply(struct kc_cri_server *s, const char *what)
 {
-        char *line = server_read_line(s, 60000);
-        json_t *reply;
+        char why[1024];
+        json_t *reply = NULL;
 
-        if (!line)
-                die("server: no reply to %s (its log: %s)", what, s->log);
-        reply = json_loads(line, 0, NULL);
-        if (!reply || !json_is_true(json_object_get(reply, "ok")))
-                die("server: %s failed: %s", what, line);
-        free(line);
+        if (kc_cri_server_reply(s, what, 60000, &reply, why, sizeof(why)) < 0)
+                die("%s (its log: %s)", why, s->log);
+        if (!json_is_true(json_object_get(reply, "ok"))) {
+                char *text = json_dumps(reply, JSON_COMPACT);
+
+                die("server: %s failed: %s", what, text ? text : "?");
+        }
         return reply;
 }
 
 /* Sends @p cmd (stolen), checks ok, returns the reply (json_decref). */
-static json_t *server_call(struct server *s, json_t *cmd)
+static json_t *server_call(struct kc_cri_server *s, json_t *cmd)
 {
         char *text = command_line(cmd);
         json_t *r;
@@ -372,7 +240,7 @@ static json_t *server_call(struct server *s, json_t *cmd)
         return r;
 }
 
-static void server_do(struct server *s, json_t *cmd)
+static void server_do(struct kc_cri_server *s, json_t *cmd)
 {
         json_decref(server_call(s, cmd));
 }
@@ -972,7 +840,7 @@ static void measure_runtime(struct node *n, const struct pod *p, size_t rounds, 
 }
 
 /* One exit and its restore on pod @p i; false when the exit's SyncPod never came. */
-static bool one_sample(struct server *srv, struct node *n, struct pod *pods, size_t i,
+static bool one_sample(struct kc_cri_server *srv, struct node *n, struct pod *pods, size_t i,
                        struct result *res)
 {
         struct pod *p = &pods[i];
@@ -1060,7 +928,7 @@ static bool one_sample(struct server *srv, struct node *n, struct pod *pods, siz
 
 static void run_config(bool evented, size_t n_pods, size_t n_samples, struct result *res)
 {
-        struct server srv;
+        struct kc_cri_server srv;
         struct node n = { .evented_gate = evented };
         struct pod *pods = calloc(n_pods, sizeof(*pods));
         struct kc_api_pod **api = calloc(n_pods, sizeof(*api));
@@ -1290,26 +1158,6 @@ static void print_detail(const struct result *r)
                        r->ev.fallbacks);
 }
 
-/* KEY=VALUE lines of the set-up's environment file. */
-static bool env_read(const char *file, const char *key, char *out, size_t size)
-{
-        char line[PATH_MAX + 64];
-        size_t kl = strlen(key);
-        bool found = false;
-        FILE *f = fopen(file, "re");
-
-        if (!f)
-                return false;
-        while (!found && fgets(line, sizeof(line), f)) {
-                if (strncmp(line, key, kl) != 0 || line[kl] != '=')
-                        continue;
-                line[strcspn(line, "\n")] = '\0';
-                found = snprintf(out, size, "%s", line + kl + 1) < (int)size;
-        }
-        fclose(f);
-        return found;
-}
-
 static void usage(void)
 {
         fprintf(stderr, "usage: bench_pleg_latency [--env FILE] [--quick] [--samples N] "
@@ -1333,7 +1181,7 @@ int main(int argc, char **argv)
                 if (strcmp(a, "--quick") == 0) {
                         quick = true;
                 } else if (strcmp(a, "--keep-logs") == 0) {
-                        env.keep_logs = true;
+                        keep_logs = true;
                 } else if (!v) {
                         usage();
                 } else if (strcmp(a, "--env") == 0) {
@@ -1368,9 +1216,7 @@ int main(int argc, char **argv)
                 die("no server: pass --env FILE or set KC_CRI_SERVER_ENV (the file "
                     "tests/integration/cri-server/setup.sh writes); bench/bench_pleg_latency.sh "
                     "does both");
-        if (!env_read(file, "KC_CRI_SERVER_NODE", env.node, sizeof(env.node)) ||
-            !env_read(file, "KC_CRI_SERVER_DIR", env.dir, sizeof(env.dir)) ||
-            !env_read(file, "KC_CRI_SERVER_PROTO", env.proto, sizeof(env.proto)))
+        if (kc_cri_server_env_load(file, &env) < 0)
                 die("%s does not describe an installed CRI server", file);
 
         signal(SIGPIPE, SIG_IGN);

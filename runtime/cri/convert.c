@@ -473,16 +473,6 @@ static int unpack(const ProtobufCMessageDescriptor *desc, const char *method, st
         return 0;
 }
 
-/* unpack() into a pointer to the generated type @p out (a message of descriptor @p desc). */
-#define UNPACK(desc, method, a, buf, len, out, err)                                                \
-        ({                                                                                         \
-                ProtobufCMessage *_m = NULL;                                                       \
-                int _r = unpack(&(desc), (method), (a), (buf), (len), &_m, (err));                 \
-                if (_r >= 0)                                                                       \
-                        (out) = (__typeof__(out))_m;                                               \
-                _r;                                                                                \
-        })
-
 /* Strings kubelet reads as-is: "" when absent. */
 static const char *str(const char *s)
 {
@@ -693,42 +683,67 @@ int kc__cri_unpack_empty(const ProtobufCMessageDescriptor *desc, const char *met
         return 0;
 }
 
-int kc__cri_unpack_version(const uint8_t *buf, size_t len, struct kc_version_result *ret,
-                           struct kc_runtime_error *err)
+/*
+ * Each response with a result in an arena has one shape: decode @p buf as a
+ * @p desc message from a new arena, then let @p from_pb check it and fill
+ * @p ret. from_pb returns 0 when the result now owns the arena (it stored
+ * @p a in it), 1 when it succeeded without it (the arena is freed), or an
+ * error with err filled and @p ret untouched.
+ */
+typedef int (*result_from_pb_fn)(struct kc_arena *a, const ProtobufCMessage *m, void *ret,
+                                 struct kc_runtime_error *err);
+
+static int unpack_result(const ProtobufCMessageDescriptor *desc, const char *method,
+                         const uint8_t *buf, size_t len, result_from_pb_fn from_pb, void *ret,
+                         struct kc_runtime_error *err)
 {
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
-        Runtime__V1__VersionResponse *v;
+        ProtobufCMessage *m = NULL;
         int r;
 
         if (kc_arena_new(&a) < 0)
                 return oom(err);
-        r = UNPACK(runtime__v1__version_response__descriptor, "Version", a, buf, len, v, err);
+        r = unpack(desc, method, a, buf, len, &m, err);
         if (r < 0)
                 return r;
-        *ret = (struct kc_version_result){
+        r = from_pb(a, m, ret, err);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                TAKE_PTR(a);
+        return 0;
+}
+
+static int version_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
+                           struct kc_runtime_error *err)
+{
+        const Runtime__V1__VersionResponse *v = (const void *)m;
+
+        (void)err;
+        *(struct kc_version_result *)out = (struct kc_version_result){
                 .version = str(v->version),
                 .runtime_name = str(v->runtime_name),
                 .runtime_version = str(v->runtime_version),
                 .runtime_api_version = str(v->runtime_api_version),
-                .arena = TAKE_PTR(a),
+                .arena = a,
         };
         return 0;
 }
 
-int kc__cri_unpack_status(const uint8_t *buf, size_t len, struct kc_runtime_status_result *ret,
+int kc__cri_unpack_version(const uint8_t *buf, size_t len, struct kc_version_result *ret,
+                           struct kc_runtime_error *err)
+{
+        return unpack_result(&runtime__v1__version_response__descriptor, "Version", buf, len,
+                             version_from_pb, ret, err);
+}
+
+static int status_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
                           struct kc_runtime_error *err)
 {
-        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        const Runtime__V1__StatusResponse *s = (const void *)m;
         struct kc_runtime_condition *c;
-        Runtime__V1__StatusResponse *s;
         size_t i, n;
-        int r;
 
-        if (kc_arena_new(&a) < 0)
-                return oom(err);
-        r = UNPACK(runtime__v1__status_response__descriptor, "Status", a, buf, len, s, err);
-        if (r < 0)
-                return r;
         if (!s->status || s->status->n_conditions < 2)
                 return missing(err, "RuntimeReady or NetworkReady condition are not set");
         n = s->status->n_conditions;
@@ -745,12 +760,19 @@ int kc__cri_unpack_status(const uint8_t *buf, size_t len, struct kc_runtime_stat
                         .message = opt_str(pc->message),
                 };
         }
-        *ret = (struct kc_runtime_status_result){
+        *(struct kc_runtime_status_result *)out = (struct kc_runtime_status_result){
                 .conditions = c,
                 .n_conditions = n,
-                .arena = TAKE_PTR(a),
+                .arena = a,
         };
         return 0;
+}
+
+int kc__cri_unpack_status(const uint8_t *buf, size_t len, struct kc_runtime_status_result *ret,
+                          struct kc_runtime_error *err)
+{
+        return unpack_result(&runtime__v1__status_response__descriptor, "Status", buf, len,
+                             status_from_pb, ret, err);
 }
 
 /*
@@ -805,84 +827,108 @@ int kc__cri_unpack_pull_image(const uint8_t *buf, size_t len, const char *image,
                          "imageRef of image \"%s\" is not set", image, ret_image_ref, err);
 }
 
+static int pod_sandbox_status_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
+                                      struct kc_runtime_error *err)
+{
+        const Runtime__V1__PodSandboxStatusResponse *resp = (const void *)m;
+        struct kc_pod_sandbox_status_result *ret = out;
+        struct kc_pod_sandbox st;
+        int r;
+
+        if (!resp->status)
+                return missing(err, "PodSandboxStatus response has no status");
+        r = sandbox_status_verify(resp->status, err);
+        if (r < 0)
+                return r;
+        if (sandbox_status_from_pb(a, resp->status, &st) < 0)
+                return oom(err);
+        ret->status = st;
+        ret->arena = a;
+        return 0;
+}
+
 int kc__cri_unpack_pod_sandbox_status(const uint8_t *buf, size_t len,
                                       struct kc_pod_sandbox_status_result *ret,
                                       struct kc_runtime_error *err)
 {
-        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
-        Runtime__V1__PodSandboxStatusResponse *m;
-        struct kc_pod_sandbox st;
-        int r;
+        return unpack_result(&runtime__v1__pod_sandbox_status_response__descriptor,
+                             "PodSandboxStatus", buf, len, pod_sandbox_status_from_pb, ret, err);
+}
 
-        if (kc_arena_new(&a) < 0)
+/* An arena array of @p n elements of @p size bytes (NULL for none); -ENOMEM. */
+static int arena_array(struct kc_arena *a, size_t n, size_t size, void **ret)
+{
+        void *p = NULL;
+
+        if (n > 0 && !(p = kc_arena_alloc(a, n * size)))
+                return -ENOMEM;
+        *ret = p;
+        return 0;
+}
+
+static int list_pod_sandbox_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
+                                    struct kc_runtime_error *err)
+{
+        const Runtime__V1__ListPodSandboxResponse *resp = (const void *)m;
+        struct kc_pod_sandbox *items;
+
+        if (arena_array(a, resp->n_items, sizeof(*items), (void **)&items) < 0)
                 return oom(err);
-        r = UNPACK(runtime__v1__pod_sandbox_status_response__descriptor, "PodSandboxStatus", a, buf,
-                   len, m, err);
-        if (r < 0)
-                return r;
-        if (!m->status)
-                return missing(err, "PodSandboxStatus response has no status");
-        r = sandbox_status_verify(m->status, err);
-        if (r < 0)
-                return r;
-        if (sandbox_status_from_pb(a, m->status, &st) < 0)
-                return oom(err);
-        ret->status = st;
-        ret->arena = TAKE_PTR(a);
+        for (size_t i = 0; i < resp->n_items; i++)
+                if (sandbox_from_pb(a, resp->items[i], &items[i]) < 0)
+                        return oom(err);
+        *(struct kc_pod_sandbox_list *)out =
+                (struct kc_pod_sandbox_list){ .items = items, .n = resp->n_items, .arena = a };
         return 0;
 }
 
 int kc__cri_unpack_list_pod_sandbox(const uint8_t *buf, size_t len, struct kc_pod_sandbox_list *ret,
                                     struct kc_runtime_error *err)
 {
-        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
-        Runtime__V1__ListPodSandboxResponse *m;
-        struct kc_pod_sandbox *items = NULL;
-        size_t i, n = 0;
-        int r;
+        return unpack_result(&runtime__v1__list_pod_sandbox_response__descriptor, "ListPodSandbox",
+                             buf, len, list_pod_sandbox_from_pb, ret, err);
+}
 
-        if (kc_arena_new(&a) < 0)
+static int list_containers_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
+                                   struct kc_runtime_error *err)
+{
+        const Runtime__V1__ListContainersResponse *resp = (const void *)m;
+        struct kc_cri_container *items;
+
+        if (arena_array(a, resp->n_containers, sizeof(*items), (void **)&items) < 0)
                 return oom(err);
-        r = UNPACK(runtime__v1__list_pod_sandbox_response__descriptor, "ListPodSandbox", a, buf,
-                   len, m, err);
-        if (r < 0)
-                return r;
-        if (m->n_items > 0) {
-                items = kc_arena_alloc(a, m->n_items * sizeof(*items));
-                if (!items)
+        for (size_t i = 0; i < resp->n_containers; i++)
+                if (container_from_pb(a, resp->containers[i], &items[i]) < 0)
                         return oom(err);
-        }
-        for (i = 0; i < m->n_items; i++)
-                if (sandbox_from_pb(a, m->items[i], &items[n++]) < 0)
-                        return oom(err);
-        *ret = (struct kc_pod_sandbox_list){ .items = items, .n = n, .arena = TAKE_PTR(a) };
+        *(struct kc_container_list *)out =
+                (struct kc_container_list){ .items = items, .n = resp->n_containers, .arena = a };
         return 0;
 }
 
 int kc__cri_unpack_list_containers(const uint8_t *buf, size_t len, struct kc_container_list *ret,
                                    struct kc_runtime_error *err)
 {
-        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
-        Runtime__V1__ListContainersResponse *m;
-        struct kc_cri_container *items = NULL;
-        size_t i, n = 0;
+        return unpack_result(&runtime__v1__list_containers_response__descriptor, "ListContainers",
+                             buf, len, list_containers_from_pb, ret, err);
+}
+
+static int container_status_result_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
+                                           struct kc_runtime_error *err)
+{
+        const Runtime__V1__ContainerStatusResponse *resp = (const void *)m;
+        struct kc_container_status_result *ret = out;
+        struct kc_cri_container st;
         int r;
 
-        if (kc_arena_new(&a) < 0)
-                return oom(err);
-        r = UNPACK(runtime__v1__list_containers_response__descriptor, "ListContainers", a, buf, len,
-                   m, err);
+        if (!resp->status)
+                return missing(err, "ContainerStatus response has no status");
+        r = container_status_verify(resp->status, err);
         if (r < 0)
                 return r;
-        if (m->n_containers > 0) {
-                items = kc_arena_alloc(a, m->n_containers * sizeof(*items));
-                if (!items)
-                        return oom(err);
-        }
-        for (i = 0; i < m->n_containers; i++)
-                if (container_from_pb(a, m->containers[i], &items[n++]) < 0)
-                        return oom(err);
-        *ret = (struct kc_container_list){ .items = items, .n = n, .arena = TAKE_PTR(a) };
+        if (container_status_from_pb(a, resp->status, &st) < 0)
+                return oom(err);
+        ret->status = st;
+        ret->arena = a;
         return 0;
 }
 
@@ -890,53 +936,25 @@ int kc__cri_unpack_container_status(const uint8_t *buf, size_t len,
                                     struct kc_container_status_result *ret,
                                     struct kc_runtime_error *err)
 {
-        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
-        Runtime__V1__ContainerStatusResponse *m;
-        struct kc_cri_container st;
-        int r;
-
-        if (kc_arena_new(&a) < 0)
-                return oom(err);
-        r = UNPACK(runtime__v1__container_status_response__descriptor, "ContainerStatus", a, buf,
-                   len, m, err);
-        if (r < 0)
-                return r;
-        if (!m->status)
-                return missing(err, "ContainerStatus response has no status");
-        r = container_status_verify(m->status, err);
-        if (r < 0)
-                return r;
-        if (container_status_from_pb(a, m->status, &st) < 0)
-                return oom(err);
-        ret->status = st;
-        ret->arena = TAKE_PTR(a);
-        return 0;
+        return unpack_result(&runtime__v1__container_status_response__descriptor, "ContainerStatus",
+                             buf, len, container_status_result_from_pb, ret, err);
 }
 
-int kc__cri_unpack_image_status(const uint8_t *buf, size_t len, struct kc_image_status_result *ret,
+static int image_status_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
                                 struct kc_runtime_error *err)
 {
-        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
-        Runtime__V1__ImageStatusResponse *m;
-        const Runtime__V1__Image *img;
-        int r;
+        const Runtime__V1__Image *img = ((const Runtime__V1__ImageStatusResponse *)m)->image;
 
-        if (kc_arena_new(&a) < 0)
-                return oom(err);
-        r = UNPACK(runtime__v1__image_status_response__descriptor, "ImageStatus", a, buf, len, m,
-                   err);
-        if (r < 0)
-                return r;
-        img = m->image;
         if (!img) {
-                /* CRI: the image is not present; not an error. */
-                *ret = (struct kc_image_status_result){ .found = false };
-                return 0;
+                /* CRI: the image is not present; not an error (and no arena). */
+                *(struct kc_image_status_result *)out =
+                        (struct kc_image_status_result){ .found = false };
+                return 1;
         }
         /* kubelet's remote client rejects these. */
         if (!img->id || !*img->id || img->size == 0)
                 return missing(err, "id or size of image is not set");
-        *ret = (struct kc_image_status_result){
+        *(struct kc_image_status_result *)out = (struct kc_image_status_result){
                 .found = true,
                 .image = {
                         .id = img->id,
@@ -946,9 +964,16 @@ int kc__cri_unpack_image_status(const uint8_t *buf, size_t len, struct kc_image_
                         .n_repo_digests = img->n_repo_digests,
                         .size = img->size,
                 },
-                .arena = TAKE_PTR(a),
+                .arena = a,
         };
         return 0;
+}
+
+int kc__cri_unpack_image_status(const uint8_t *buf, size_t len, struct kc_image_status_result *ret,
+                                struct kc_runtime_error *err)
+{
+        return unpack_result(&runtime__v1__image_status_response__descriptor, "ImageStatus", buf,
+                             len, image_status_from_pb, ret, err);
 }
 
 static int event_type_from_pb(int t, enum kc_container_event_type *ret)
@@ -974,17 +999,18 @@ static int event_type_from_pb(int t, enum kc_container_event_type *ret)
 int kc__cri_unpack_container_event(const uint8_t *buf, size_t len, struct kc_arena *a,
                                    struct kc_container_event *ret, struct kc_runtime_error *err)
 {
-        Runtime__V1__ContainerEventResponse *m;
+        const Runtime__V1__ContainerEventResponse *m;
         enum kc_container_event_type type;
-        struct kc_cri_container *cs = NULL;
+        struct kc_cri_container *cs;
         struct kc_pod_sandbox *sb = NULL;
-        size_t i;
+        ProtobufCMessage *pm = NULL;
         int r;
 
-        r = UNPACK(runtime__v1__container_event_response__descriptor, "GetContainerEvents", a, buf,
-                   len, m, err);
+        r = unpack(&runtime__v1__container_event_response__descriptor, "GetContainerEvents", a, buf,
+                   len, &pm, err);
         if (r < 0)
                 return r;
+        m = (const void *)pm;
         if (event_type_from_pb(m->container_event_type, &type) < 0)
                 return 1;
         if (m->pod_sandbox_status) {
@@ -992,12 +1018,9 @@ int kc__cri_unpack_container_event(const uint8_t *buf, size_t len, struct kc_are
                 if (!sb || sandbox_status_from_pb(a, m->pod_sandbox_status, sb) < 0)
                         return oom(err);
         }
-        if (m->n_containers_statuses > 0) {
-                cs = kc_arena_alloc(a, m->n_containers_statuses * sizeof(*cs));
-                if (!cs)
-                        return oom(err);
-        }
-        for (i = 0; i < m->n_containers_statuses; i++)
+        if (arena_array(a, m->n_containers_statuses, sizeof(*cs), (void **)&cs) < 0)
+                return oom(err);
+        for (size_t i = 0; i < m->n_containers_statuses; i++)
                 if (container_status_from_pb(a, m->containers_statuses[i], &cs[i]) < 0)
                         return oom(err);
         *ret = (struct kc_container_event){

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fuzz_grpc_frames: the server's side of a gRPC connection, fed to the CRI
- * client's real nghttp2 session (runtime/cri/grpc.c, kc__grpc_run_canned()):
+ * client's real nghttp2 session (runtime/cri/grpc*.c, through
+ * kc_test_grpc_run_canned() of tests/harness/grpc_canned.c):
  * length-prefixed message reassembly across DATA frames and chunk
  * boundaries, :status, content-type, grpc-status, the percent-decoded
  * grpc-message, Trailers-Only responses, RST_STREAM, GOAWAY and plain
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "cri/grpc.h"
+#include "grpc_canned.h"
 #include "h2_frames.h"
 #include "runtime/error.h"
 
@@ -134,8 +136,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 free(b.p);
                 return 0;
         }
-        r = kc__grpc_run_canned(b.p, b.len, chunk, streaming ? on_message : NULL, &sum, &resp,
-                                &resp_len, &err);
+        r = kc_test_grpc_run_canned(b.p, b.len, chunk, streaming ? on_message : NULL, &sum, &resp,
+                                    &resp_len, &err);
         if (r < 0) {
                 check_error(r, &err);
         } else if (r > 0 || (!streaming && resp_len > KC_GRPC_MAX_MESSAGE) ||

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builds the server's side of an HTTP/2 connection in memory, for
- * kc__grpc_run_canned(): raw frames, and HEADERS whose header block nghttp2's
- * HPACK encoder writes (one encoder per connection, as a real server has).
+ * kc_test_grpc_run_canned(): raw frames, and HEADERS whose header block
+ * nghttp2's HPACK encoder writes (one encoder per connection, as a real server has).
  * Shared by the fuzz target fuzz_grpc_frames and tests/unit/runtime.
  */
 #pragma once

@@ -37,7 +37,6 @@
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,6 +53,7 @@
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "cri_server_client.h"
 #include "integ.h"
 #include "metrics/kubelet_metrics.h"
 #include "metrics/registry.h"
@@ -68,191 +68,73 @@
 #include "runtime/runtime_service.h"
 #include "runtime/sync_pod.h"
 
-extern char **environ;
-
 #define MS (1000 * 1000LL)
 #define REPROBE_NS (1000 * MS)
 /* Every wait below is a bound, scaled by KC_TEST_TIMEOUT_MULTIPLIER. */
 #define WAIT_EVENT_MS 5000
 #define WAIT_FALLBACK_MS 20000
 
-static struct {
-        char node[PATH_MAX];
-        char dir[PATH_MAX];
-        char proto[PATH_MAX];
-} env;
+static struct kc_cri_server_env env;
 
 /* ------------------------------------------------------------------------ */
-/* The server process and its control channel                                 */
+/* The server process and its control channel (tests/harness)                 */
 
-struct server {
-        pid_t pid;
-        int in_fd;  /* its stdin: commands */
-        int out_fd; /* its stdout: replies */
-        char buf[1 << 16];
-        size_t len;
-        char tmp[64];
-        char sock[128];
-};
-
-/* One line from the server's stdout, within @p ms; malloc'd, NULL on timeout or EOF. */
-static char *server_read_line(struct server *s, long ms)
+/* A bound of the control channel, scaled by KC_TEST_TIMEOUT_MULTIPLIER. */
+static int64_t scaled_ms(long ms)
 {
-        int64_t deadline = kc_test_mono_ms() + (int64_t)(ms * kc_test_timeout_multiplier());
-
-        for (;;) {
-                char *nl = memchr(s->buf, '\n', s->len);
-                struct pollfd p = { .fd = s->out_fd, .events = POLLIN };
-                int64_t left;
-                ssize_t n;
-
-                if (nl) {
-                        size_t l = (size_t)(nl - s->buf);
-                        char *line = strndup(s->buf, l);
-
-                        memmove(s->buf, nl + 1, s->len - l - 1);
-                        s->len -= l + 1;
-                        return line;
-                }
-                if (s->len == sizeof(s->buf))
-                        fail_msg("server: a reply line longer than %zu bytes", sizeof(s->buf));
-                left = deadline - kc_test_mono_ms();
-                if (left <= 0)
-                        return NULL;
-                if (poll(&p, 1, (int)left) <= 0)
-                        continue;
-                n = read(s->out_fd, s->buf + s->len, sizeof(s->buf) - s->len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return NULL;
-                s->len += (size_t)n;
-        }
+        return (int64_t)(ms * kc_test_timeout_multiplier());
 }
 
-static void server_start(struct server *s)
+static void server_start(struct kc_cri_server *s)
 {
-        char script[PATH_MAX + 16];
-        int in[2], out[2];
-        posix_spawn_file_actions_t fa;
-        char *argv[5];
-        char *line;
-        json_t *ready;
-        int r;
-
-        memset(s, 0, sizeof(*s));
-        snprintf(s->tmp, sizeof(s->tmp), "/tmp/cubelet-evt.XXXXXX");
-        assert_non_null(mkdtemp(s->tmp));
-        snprintf(s->sock, sizeof(s->sock), "%s/cri.sock", s->tmp);
-        snprintf(script, sizeof(script), "%s/server.js", env.dir);
-
-        assert_int_equal(pipe2(in, O_CLOEXEC), 0);
-        assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-        posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-        argv[0] = env.node;
-        argv[1] = script;
-        argv[2] = env.proto;
-        argv[3] = s->sock;
-        argv[4] = NULL;
-        r = posix_spawn(&s->pid, env.node, &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        close(in[0]);
-        close(out[1]);
-        if (r != 0)
-                fail_msg("spawning %s %s: %s", env.node, script, strerror(r));
-        s->in_fd = in[1];
-        s->out_fd = out[0];
+        char why[2 * PATH_MAX + 128];
+        char *line = NULL;
 
         /* node starts, loads the proto and binds: generous on a loaded machine. */
-        line = server_read_line(s, 30000);
-        if (!line)
-                fail_msg("the CRI server (%s %s) printed no ready line", env.node, script);
-        ready = json_loads(line, 0, NULL);
-        if (!ready || !json_is_true(json_object_get(ready, "ready")))
-                fail_msg("the CRI server's first line is not its ready line: %s", line);
+        if (kc_cri_server_start(s, &env, "/tmp/cubelet-evt.XXXXXX", false, scaled_ms(30000), &line,
+                                why, sizeof(why)) < 0)
+                fail_msg("%s", why);
         printf("server: %s\n", line);
-        json_decref(ready);
         free(line);
 }
 
-static void server_stop(struct server *s)
+static void server_stop(struct kc_cri_server *s)
 {
-        int64_t deadline;
-        int status;
-
-        if (s->pid <= 0)
-                return;
-        /* EOF on its stdin shuts it down; SIGKILL if it does not go. */
-        close(s->in_fd);
-        deadline = kc_test_mono_ms() + 10000;
-        while (waitpid(s->pid, &status, WNOHANG) == 0) {
-                if (kc_test_mono_ms() > deadline) {
-                        fprintf(stderr, "server %d does not exit: SIGKILL\n", (int)s->pid);
-                        kill(s->pid, SIGKILL);
-                        waitpid(s->pid, &status, 0);
-                        break;
-                }
-                kc_test_sleep_ms(10);
-        }
-        close(s->out_fd);
-        s->pid = 0;
-        unlink(s->sock);
-        rmdir(s->tmp);
+        kc_cri_server_stop(s, false);
 }
 
 /*
  * Sends @p cmd (stolen) and returns the reply (to json_decref). Fails the
  * test unless the reply says ok, when @p must_ok.
  */
-static json_t *server_call_x(struct server *s, json_t *cmd, bool must_ok)
+static json_t *server_call_x(struct kc_cri_server *s, json_t *cmd, bool must_ok)
 {
-        char *text = json_dumps(cmd, JSON_COMPACT);
-        size_t len, off = 0;
-        json_t *reply;
-        char *line;
+        char why[1024];
+        json_t *reply = NULL;
 
-        json_decref(cmd);
-        assert_non_null(text);
-        len = strlen(text);
-        text[len++] = '\n'; /* json_dumps leaves room for the NUL */
-        while (off < len) {
-                ssize_t n = write(s->in_fd, text + off, len - off);
+        if (kc_cri_server_request(s, cmd, scaled_ms(30000), &reply, why, sizeof(why)) < 0)
+                fail_msg("%s", why);
+        if (must_ok && !json_is_true(json_object_get(reply, "ok"))) {
+                char *text = json_dumps(reply, JSON_COMPACT);
 
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        fail_msg("server: writing a command: %s", strerror(errno));
-                off += (size_t)n;
+                fail_msg("server: a command failed: %s", text ? text : "?");
         }
-        text[len - 1] = '\0';
-        line = server_read_line(s, 30000);
-        if (!line)
-                fail_msg("server: no reply to %s", text);
-        reply = json_loads(line, 0, NULL);
-        if (!reply)
-                fail_msg("server: the reply to %s is not JSON: %s", text, line);
-        if (must_ok && !json_is_true(json_object_get(reply, "ok")))
-                fail_msg("server: %s failed: %s", text, line);
-        free(line);
-        free(text);
         return reply;
 }
 
-static json_t *server_call(struct server *s, json_t *cmd)
+static json_t *server_call(struct kc_cri_server *s, json_t *cmd)
 {
         return server_call_x(s, cmd, true);
 }
 
 /* Sends @p cmd (stolen), checks ok and drops the reply. */
-static void server_do(struct server *s, json_t *cmd)
+static void server_do(struct kc_cri_server *s, json_t *cmd)
 {
         json_decref(server_call(s, cmd));
 }
 
 /* The server's count of @p method calls. */
-static int64_t server_calls(struct server *s, const char *method)
+static int64_t server_calls(struct kc_cri_server *s, const char *method)
 {
         json_t *r = server_call(s, json_pack("{s:s}", "cmd", "stats"));
         int64_t n = json_integer_value(json_object_get(json_object_get(r, "calls"), method));
@@ -261,7 +143,7 @@ static int64_t server_calls(struct server *s, const char *method)
         return n;
 }
 
-static int64_t server_stat(struct server *s, const char *key)
+static int64_t server_stat(struct kc_cri_server *s, const char *key)
 {
         json_t *r = server_call(s, json_pack("{s:s}", "cmd", "stats"));
         int64_t n = json_integer_value(json_object_get(r, key));
@@ -307,7 +189,7 @@ static json_t *pod_json(const char *uid, const char *sandbox, const char *sb_sta
                          "created_at", ns_json(created), "ip", ip ? ip : "", "containers", cs);
 }
 
-static void put_pod(struct server *s, json_t *pod)
+static void put_pod(struct kc_cri_server *s, json_t *pod)
 {
         server_do(s, json_pack("{s:s, s:o}", "cmd", "put_pod", "pod", pod));
 }
@@ -317,7 +199,7 @@ static void put_pod(struct server *s, json_t *pod)
  * state (a string) or an inline pod; @p malformed NULL, "no_sandbox" or
  * "no_metadata". Checks that exactly one stream got it.
  */
-static void send_event(struct server *s, const char *type, const char *container, int64_t ts,
+static void send_event(struct kc_cri_server *s, const char *type, const char *container, int64_t ts,
                        json_t *pod, const char *malformed)
 {
         json_t *cmd = json_pack("{s:s, s:s, s:s, s:o, s:o}", "cmd", "event", "type", type,
@@ -335,7 +217,7 @@ static void send_event(struct server *s, const char *type, const char *container
 /* The node side                                                              */
 
 struct fixture {
-        struct server srv;
+        struct kc_cri_server srv;
         struct kc_metrics_registry *registry;
         struct kc_kubelet_metrics metrics;
         struct kc_chan *events;
@@ -1102,9 +984,7 @@ int main(void)
                                 "criserver) or point it at the file cri-server/setup.sh wrote\n");
                 return 1;
         }
-        if (!integ_env_read(file, "KC_CRI_SERVER_NODE", env.node, sizeof(env.node)) ||
-            !integ_env_read(file, "KC_CRI_SERVER_DIR", env.dir, sizeof(env.dir)) ||
-            !integ_env_read(file, "KC_CRI_SERVER_PROTO", env.proto, sizeof(env.proto))) {
+        if (kc_cri_server_env_load(file, &env) < 0) {
                 fprintf(stderr,
                         "%s does not describe an installed CRI server (did "
                         "integration.criserver.setup fail?)\n",

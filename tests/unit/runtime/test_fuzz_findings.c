@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What tests/fuzz found in runtime/, one regression test each, and the
- * fuzz-only gRPC entry point kc__grpc_run_canned() that fuzz_grpc_frames
- * drives: it must judge canned server bytes exactly as a real connection's
- * responses (test_grpc.c covers those over a socket).
+ * test-only gRPC entry point kc_test_grpc_run_canned() (tests/harness/
+ * grpc_canned.c) that fuzz_grpc_frames drives: it must judge canned server
+ * bytes exactly as a real connection's responses (test_grpc.c covers those
+ * over a socket).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,13 +21,14 @@
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "cri/grpc.h"
+#include "grpc_canned.h"
 #include "fixture.h"
 #include "runtime/container.h"
 #include "runtime/error.h"
 #include "runtime/sim.h"
 
 /* ------------------------------------------------------------------------ */
-/* kc__grpc_run_canned()                                                      */
+/* kc_test_grpc_run_canned()                                                      */
 
 struct canned {
         struct h2_buf b;
@@ -70,7 +72,7 @@ static int unary(struct canned *k, size_t chunk, uint8_t **resp, size_t *len,
         *resp = NULL;
         *len = 0;
         memset(err, 0, sizeof(*err));
-        return kc__grpc_run_canned(k->b.p, k->b.len, chunk, NULL, NULL, resp, len, err);
+        return kc_test_grpc_run_canned(k->b.p, k->b.len, chunk, NULL, NULL, resp, len, err);
 }
 
 static void test_canned_unary_ok(void **state)
@@ -210,8 +212,9 @@ static void test_canned_stream(void **state)
                          0);
         assert_int_equal(h2_grpc_data(&k.b, 0, 1, "abc", 3), 0);
         trailers(&k, "14", "shutting%20down");
-        assert_int_equal(kc__grpc_run_canned(k.b.p, k.b.len, 2, on_message, &m, NULL, NULL, &err),
-                         -ECONNREFUSED);
+        assert_int_equal(
+                kc_test_grpc_run_canned(k.b.p, k.b.len, 2, on_message, &m, NULL, NULL, &err),
+                -ECONNREFUSED);
         assert_int_equal(err.code, KC_RUNTIME_UNAVAILABLE);
         assert_string_equal(err.message, "shutting down");
         assert_int_equal(m.n, 3);
