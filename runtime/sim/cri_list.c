@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ListPodSandbox and ListContainers: one walk over the pods serves both.
+ * A filter naming an object id (or, for containers, a sandbox id) or a
+ * selector naming the pod UID narrows the walk to one pod; otherwise every
+ * pod is looked at. Each kind of object brings its own filter match and
+ * copy (struct sim_listing).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "core/arena.h"
+#include "core/cleanup.h"
+#include "core/list.h"
+#include "core/lock.h"
+#include "core/map.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sim.h"
+#include "sim_internal.h"
+
+/*
+ * Listing walks objects that are cold by now; fetch the next one (struct and
+ * blob, a few hundred bytes in one allocation) while copying this one.
+ */
+#define PREFETCH_OBJ_BYTES 512
+
+static inline void prefetch_next(const void *next)
+{
+        size_t k;
+
+        for (k = 0; next && k < PREFETCH_OBJ_BYTES; k += 64)
+                __builtin_prefetch((const char *)next + k);
+}
+
+/* The pods a list call looks at: every pod, or only @p only (none when NULL). */
+struct sim_scope {
+        bool narrowed;
+        struct sim_pod *only;
+};
+
+/* One kind of object a list call hands out. */
+struct sim_listing {
+        enum sim_op op;
+        size_t pod_objects; /* offsetof(struct sim_pod, <the kind's struct sim_objects>) */
+        size_t total;       /* offsetof(struct sim_state, <the kind's count in all pods>) */
+        size_t item_size;   /* of one result item */
+        /* The pods a filter (never NULL) lets the call look at. */
+        struct sim_scope (*scope)(struct kc_sim *s, const void *filter);
+        bool (*matches)(const struct sim_object *o, const void *filter);
+        int (*copy)(struct kc_arena *a, const struct sim_object *o, void *item);
+};
+
+static struct sim_objects *pod_objects(const struct sim_listing *k, struct sim_pod *p)
+{
+        return (struct sim_objects *)((char *)p + k->pod_objects);
+}
+
+/* The object after @p o in the walk (across pods), NULL at the end. */
+static const struct sim_object *walk_next(const struct sim_listing *k, const struct sim_state *st,
+                                          const struct sim_object *o)
+{
+        struct sim_pod *p = o->pod;
+        struct kc_list *next_pod;
+
+        if (o->link.next != &pod_objects(k, p)->list)
+                return kc_list_entry(o->link.next, struct sim_object, link);
+        next_pod = p->link.next;
+        if (next_pod == &st->pod_list)
+                return NULL;
+        p = kc_list_entry(next_pod, struct sim_pod, link);
+        return kc_list_empty(&pod_objects(k, p)->list)
+                       ? NULL
+                       : kc_list_entry(pod_objects(k, p)->list.next, struct sim_object, link);
+}
+
+/* Appends the objects of kind @p k in @p p that match @p filter to @p items (room for @p cap). */
+static int list_pod_locked(const struct sim_listing *k, const struct sim_state *st,
+                           struct sim_pod *p, const void *filter, struct kc_arena *a, char *items,
+                           size_t cap, size_t *n, struct kc_runtime_error *err)
+{
+        struct sim_object *o;
+
+        kc_list_for_each_entry(o, &pod_objects(k, p)->list, struct sim_object, link)
+        {
+                prefetch_next(walk_next(k, st, o));
+                if (!k->matches(o, filter))
+                        continue;
+                if (*n == cap) /* the counts are maintained with the lists */
+                        return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
+                                                    "sim: object count out of sync");
+                if (k->copy(a, o, items + *n * k->item_size) < 0)
+                        return kc__sim_oom(err);
+                (*n)++;
+        }
+        return 0;
+}
+
+/*
+ * A list call for objects of kind @p k: enters the call (@p key names the
+ * object for faults and latency), then copies the objects in the filter's
+ * scope that match it into a new arena: *ret_items (NULL when none),
+ * *ret_n and *ret_arena, which the caller owns.
+ */
+static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *filter,
+                     const char *key, void **ret_items, size_t *ret_n, struct kc_arena **ret_arena,
+                     struct kc_runtime_error *err)
+{
+        KC_LOCK_GUARD(&s->lock);
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct sim_scope scope;
+        struct sim_pod *p;
+        char *items = NULL;
+        size_t n = 0, cap;
+        int r;
+
+        r = kc__sim_enter_locked(s, k->op, key, err);
+        if (r < 0)
+                return r;
+        if (kc_arena_new(&a) < 0)
+                return kc__sim_oom(err);
+        scope = filter ? k->scope(s, filter) : (struct sim_scope){ .narrowed = false };
+        /* One pass: room for every candidate, then copy the matches. */
+        cap = scope.narrowed ? (scope.only ? pod_objects(k, scope.only)->n : 0)
+                             : *(const size_t *)((const char *)&s->st + k->total);
+        if (cap > 0) {
+                items = kc_arena_alloc(a, cap * k->item_size);
+                if (!items)
+                        return kc__sim_oom(err);
+        }
+        if (scope.narrowed && scope.only) {
+                r = list_pod_locked(k, &s->st, scope.only, filter, a, items, cap, &n, err);
+        } else if (!scope.narrowed) {
+                sim_for_each_pod(p, &s->st)
+                {
+                        r = list_pod_locked(k, &s->st, p, filter, a, items, cap, &n, err);
+                        if (r < 0)
+                                break;
+                }
+        }
+        if (r < 0)
+                return r;
+        *ret_items = n > 0 ? items : NULL;
+        *ret_n = n;
+        *ret_arena = TAKE_PTR(a);
+        return 0;
+}
+
+/* The scope of a filter naming the object @p o (NULL: no such object). */
+static struct sim_scope scope_of(const struct sim_object *o)
+{
+        return (struct sim_scope){ .narrowed = true, .only = o ? o->pod : NULL };
+}
+
+/* Pods whose objects may match a selector: one pod when it names the pod UID. */
+static struct sim_scope selector_scope(struct kc_sim *s, const struct kc_label *sel, size_t n)
+{
+        const char *uid = kc__label_get(sel, n, KC_LABEL_POD_UID);
+
+        if (!uid)
+                return (struct sim_scope){ .narrowed = false };
+        return (struct sim_scope){ .narrowed = true, .only = kc_map_get(s->st.pods, uid) };
+}
+
+/* ------------------------------------------------------------------------ */
+/* ListPodSandbox                                                             */
+
+static const struct sim_sandbox *as_sandbox(const struct sim_object *o)
+{
+        return kc_container_of(o, struct sim_sandbox, o);
+}
+
+static bool sandbox_matches(const struct sim_object *o, const void *filter)
+{
+        const struct kc_pod_sandbox_filter *f = filter;
+        const struct sim_sandbox *sb = as_sandbox(o);
+
+        if (!f)
+                return true;
+        if (f->id && strcmp(f->id, sb->v.id) != 0)
+                return false;
+        if (f->state >= 0 && (int)sb->v.state != f->state)
+                return false;
+        return kc__labels_match(sb->v.labels, sb->v.n_labels, f->label_selector,
+                                f->n_label_selector);
+}
+
+static int sandbox_copy(struct kc_arena *a, const struct sim_object *o, void *item)
+{
+        return kc__sim_sandbox_copy_listed(a, as_sandbox(o), item);
+}
+
+static struct sim_scope sandbox_scope(struct kc_sim *s, const void *filter)
+{
+        const struct kc_pod_sandbox_filter *f = filter;
+        struct sim_sandbox *sb;
+
+        if (f->id) {
+                sb = kc_map_get(s->st.sandboxes, f->id);
+                return scope_of(sb ? &sb->o : NULL);
+        }
+        return selector_scope(s, f->label_selector, f->n_label_selector);
+}
+
+static const struct sim_listing sandbox_listing = {
+        .op = SIM_OP_LIST_POD_SANDBOX,
+        .pod_objects = offsetof(struct sim_pod, sandboxes),
+        .total = offsetof(struct sim_state, n_sandboxes),
+        .item_size = sizeof(struct kc_pod_sandbox),
+        .scope = sandbox_scope,
+        .matches = sandbox_matches,
+        .copy = sandbox_copy,
+};
+
+int kc__sim_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
+                             struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
+{
+        struct kc_arena *a;
+        void *items;
+        size_t n;
+        int r;
+
+        r = list_call(self, &sandbox_listing, filter, filter ? filter->id : NULL, &items, &n, &a,
+                      err);
+        if (r < 0)
+                return r;
+        *ret = (struct kc_pod_sandbox_list){ .items = items, .n = n, .arena = a };
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* ListContainers                                                             */
+
+static const struct sim_container *as_container(const struct sim_object *o)
+{
+        return kc_container_of(o, struct sim_container, o);
+}
+
+static bool container_matches(const struct sim_object *o, const void *filter)
+{
+        const struct kc_container_filter *f = filter;
+        const struct sim_container *c = as_container(o);
+
+        if (!f)
+                return true;
+        if (f->id && strcmp(f->id, c->v.id) != 0)
+                return false;
+        if (f->pod_sandbox_id && !kc__streq(f->pod_sandbox_id, c->v.pod_sandbox_id))
+                return false;
+        if (f->state >= 0 && (int)c->v.state != f->state)
+                return false;
+        return kc__labels_match(c->v.labels, c->v.n_labels, f->label_selector, f->n_label_selector);
+}
+
+static int container_copy(struct kc_arena *a, const struct sim_object *o, void *item)
+{
+        return kc__sim_container_copy_listed(a, as_container(o), item);
+}
+
+static struct sim_scope container_scope(struct kc_sim *s, const void *filter)
+{
+        const struct kc_container_filter *f = filter;
+        struct sim_container *c;
+        struct sim_sandbox *sb;
+
+        if (f->id) {
+                c = kc_map_get(s->st.containers, f->id);
+                return scope_of(c ? &c->o : NULL);
+        }
+        if (f->pod_sandbox_id) {
+                sb = kc_map_get(s->st.sandboxes, f->pod_sandbox_id);
+                return scope_of(sb ? &sb->o : NULL);
+        }
+        return selector_scope(s, f->label_selector, f->n_label_selector);
+}
+
+static const struct sim_listing container_listing = {
+        .op = SIM_OP_LIST_CONTAINERS,
+        .pod_objects = offsetof(struct sim_pod, containers),
+        .total = offsetof(struct sim_state, n_containers),
+        .item_size = sizeof(struct kc_cri_container),
+        .scope = container_scope,
+        .matches = container_matches,
+        .copy = container_copy,
+};
+
+int kc__sim_list_containers(void *self, const struct kc_container_filter *filter,
+                            struct kc_container_list *ret, struct kc_runtime_error *err)
+{
+        struct kc_arena *a;
+        void *items;
+        size_t n;
+        int r;
+
+        r = list_call(self, &container_listing, filter, filter ? filter->id : NULL, &items, &n, &a,
+                      err);
+        if (r < 0)
+                return r;
+        *ret = (struct kc_container_list){ .items = items, .n = n, .arena = a };
+        return 0;
+}

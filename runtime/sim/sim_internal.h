@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file sim_internal.h
+ * @brief The simulated runtime's private state, shared by the files of runtime/sim/.
+ *
+ * The sim is one object, struct kc_sim, guarded by one mutex. Its files:
+ * - sim.c: the object's lifecycle, ids, IPs and creation times;
+ * - state.c: pods, sandboxes and containers, their one-allocation layout
+ *   and the copies the CRI face hands out;
+ * - commands.c: what a container's command does (busybox-like) and the
+ *   lazy clock that lets processes exit, plus crashes;
+ * - faults.c: call accounting, injected faults and latency, statistics;
+ * - set_pods.c: loading a snapshot (kc_sim_set_pods);
+ * - kubecontainer.c: the kubecontainer face (GetPods, GetPodStatus);
+ * - images.c: the image store, ImageStatus and PullImage;
+ * - cri_face.c: the CRI face's other calls and its ops table;
+ * - cri_list.c: ListPodSandbox and ListContainers over one walk.
+ *
+ * Functions named *_locked run with the sim's lock held; the others take it
+ * themselves or touch no shared state.
+ */
+#pragma once
+
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/list.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sim.h"
+
+struct kc_arena;
+struct kc_clock;
+struct kc_map;
+struct kc__image_ref;
+
+/* ------------------------------------------------------------------------ */
+/* Operations (names are upstream's)                                          */
+
+enum sim_op {
+        SIM_OP_GET_PODS,
+        SIM_OP_GET_POD_STATUS,
+        SIM_OP_VERSION,
+        SIM_OP_STATUS,
+        SIM_OP_RUN_POD_SANDBOX,
+        SIM_OP_STOP_POD_SANDBOX,
+        SIM_OP_REMOVE_POD_SANDBOX,
+        SIM_OP_POD_SANDBOX_STATUS,
+        SIM_OP_LIST_POD_SANDBOX,
+        SIM_OP_CREATE_CONTAINER,
+        SIM_OP_START_CONTAINER,
+        SIM_OP_STOP_CONTAINER,
+        SIM_OP_REMOVE_CONTAINER,
+        SIM_OP_LIST_CONTAINERS,
+        SIM_OP_CONTAINER_STATUS,
+        SIM_OP_IMAGE_STATUS,
+        SIM_OP_PULL_IMAGE,
+        _SIM_OP_MAX,
+        _SIM_OP_INVALID = -EINVAL,
+};
+
+/* The upstream name of @p op, NULL when out of range. */
+const char *kc__sim_op_to_string(enum sim_op op);
+/* The operation named @p s, or _SIM_OP_INVALID. */
+enum sim_op kc__sim_op_from_string(const char *s);
+
+/* ------------------------------------------------------------------------ */
+/* State                                                                      */
+
+struct sim_pod;
+
+/*
+ * What sandboxes and containers share, the first member of both (so a
+ * prefetch of an object starts at its allocation): the place in their pod
+ * and the region holding the CRI view's strings and arrays ("blob").
+ */
+struct sim_object {
+        struct kc_list link; /* on the pod's list of this kind, in insertion order */
+        struct sim_pod *pod;
+        const char *blob;
+        size_t blob_size;
+};
+
+/* A pod's sandboxes or containers. */
+struct sim_objects {
+        struct kc_list list; /* of struct sim_object, in insertion order */
+        size_t n;
+};
+
+struct sim_sandbox {
+        struct sim_object o;
+        /* CRI view; strings live in this allocation. state mirrors cstate. */
+        struct kc_pod_sandbox v;
+        /* What the kubecontainer face lists; READY iff RUNNING. */
+        enum kc_container_state cstate;
+};
+
+/* What a busybox-like reading of the command says the process does. */
+struct sim_program {
+        bool exits;        /* false: runs until stopped */
+        int64_t run_ns;    /* time from start to exit */
+        int32_t exit_code; /* when it exits by itself */
+};
+
+struct sim_container {
+        struct sim_object o;
+        struct kc_cri_container v; /* strings live in this allocation */
+        uint64_t hash;             /* parsed io.kubernetes.container.hash */
+        const char *const *argv;   /* command + args */
+        size_t argc;
+        struct sim_program prog;
+        int64_t deadline;            /* exit time while running with prog.exits */
+        struct sim_sandbox *sandbox; /* NULL for a kc_sim_set_pods pod without sandboxes */
+};
+
+static_assert(offsetof(struct sim_sandbox, o) == 0 && offsetof(struct sim_container, o) == 0,
+              "an object's struct sim_object opens it");
+
+struct sim_pod {
+        struct kc_list link; /* on the state's list of pods, in insertion order */
+        const char *uid;
+        const char *name;
+        const char *namespace;
+        const char *const *ips; /* pod-level IPs (kc_sim_set_pods pods) */
+        size_t n_ips;
+        bool from_spec; /* loaded by kc_sim_set_pods: listed even when empty */
+        struct sim_objects sandboxes;
+        struct sim_objects containers;
+
+        /* The kubecontainer face's last results; dropped whenever the pod changes. */
+        struct kc_pod *cache_all;
+        struct kc_pod *cache_running;
+        bool cache_running_valid; /* cache_running may be validly NULL: nothing running */
+        struct kc_pod_status *cache_status;
+};
+
+struct sim_state {
+        struct kc_list pod_list; /* of struct sim_pod */
+        size_t n_pods;
+        size_t n_sandboxes, n_containers; /* in all pods: bound a listing's size */
+        struct kc_map *pods;              /* uid -> sim_pod */
+        struct kc_map *sandboxes;         /* id -> sim_sandbox */
+        struct kc_map *containers;        /* id -> sim_container */
+        int64_t next_deadline;            /* earliest running deadline, INT64_MAX if none */
+};
+
+#define sim_for_each_pod(p, st) kc_list_for_each_entry(p, &(st)->pod_list, struct sim_pod, link)
+#define sim_for_each_sandbox(sb, p)                                                                \
+        kc_list_for_each_entry(sb, &(p)->sandboxes.list, struct sim_sandbox, o.link)
+#define sim_for_each_container(c, p)                                                               \
+        kc_list_for_each_entry(c, &(p)->containers.list, struct sim_container, o.link)
+
+/* An injected fault or latency spike: one allocation with its strings. */
+struct sim_fault {
+        struct kc_list link; /* on the sim's faults or delays, oldest first */
+        enum sim_op op;
+        const char *key; /* NULL: any */
+        const char *message;
+        unsigned remaining;
+        int64_t delay_ns; /* > 0: a latency spike (no failure), see kc_sim_inject_latency */
+};
+
+/* A pulled image: one allocation with its strings. */
+struct sim_image {
+        const char *name;   /* the reference with the default tag applied: the store key */
+        const char *id;     /* "sha256:" + 64 hex: the id map key */
+        const char *digest; /* "<repository>@<id>" (RepoDigests) */
+        bool tagged;        /* name carries a tag (RepoTags), not only a digest */
+        uint64_t size;
+};
+
+struct kc_sim {
+        pthread_mutex_t lock;
+        struct kc_clock *clock;
+        struct sim_state st;
+        uint64_t next_id;
+        uint32_t next_ip;
+        int64_t last_created_at; /* CRI-created objects: strictly increasing */
+
+        struct kc_list faults; /* of struct sim_fault, FIFO */
+        size_t n_faults;
+        struct kc_list delays; /* of struct sim_fault (latency spikes), FIFO */
+        size_t n_delays;
+        unsigned n_delayed;    /* calls sleeping on the clock right now */
+        uint64_t calls;        /* every call, all ops */
+        uint64_t faults_taken; /* calls failed by an injected fault */
+        uint64_t delays_taken; /* calls delayed by an injected latency */
+        uint64_t crashes;      /* containers made to exit by kc_sim_crash_container */
+
+        struct kc_map *images;    /* name -> sim_image (owned) */
+        struct kc_map *image_ids; /* id -> sim_image (borrowed from images) */
+
+        uint64_t op_counts[_SIM_OP_MAX];
+        struct kc_map *status_counts; /* uid -> struct status_count (GetPodStatus), owned */
+
+        struct kc_container *kscratch; /* kubecontainer-face build buffer */
+        size_t kscratch_cap;
+
+        /* The conditions Status reports; "" reason/message when unset. */
+        bool network_ready;
+        char network_reason[64];
+        char network_message[256];
+};
+
+/* ------------------------------------------------------------------------ */
+/* sim.c: ids, IPs, creation times                                            */
+
+/* A creation timestamp: the clock, but strictly after the previous one. */
+int64_t kc__sim_creation_time_locked(struct kc_sim *s);
+/* "sim-" + 16 hex digits from a counter; skips ids a snapshot already uses. */
+void kc__sim_new_id_locked(struct kc_sim *s, char buf[static 24]);
+/* 10.88.x.y, deterministic; skips .0 and .255 host bytes. */
+void kc__sim_new_ip_locked(struct kc_sim *s, char buf[static 16]);
+/* Frees every value of @p m (NULL: nothing), then the map. */
+void kc__sim_map_free_values(struct kc_map *m);
+
+/* ------------------------------------------------------------------------ */
+/* state.c: the object store                                                  */
+
+int kc__sim_state_init(struct sim_state *st);
+/* Frees every pod and object; leaves @p st empty but unusable until kc__sim_state_init(). */
+void kc__sim_state_done(struct sim_state *st);
+/* Frees what @p dst holds and moves @p src into it; @p src is left done. */
+void kc__sim_state_replace(struct sim_state *dst, struct sim_state *src);
+
+/* Drops the kubecontainer face's cached results of @p p: it changed. */
+void kc__sim_pod_touch(struct sim_pod *p);
+/* A pod group: one allocation with its strings. Not linked yet. */
+struct sim_pod *kc__sim_pod_alloc(const char *uid, const char *name, const char *ns,
+                                  const char *const *ips, size_t n_ips);
+void kc__sim_pod_free(struct sim_pod *p);
+int kc__sim_state_add_pod(struct sim_state *st, struct sim_pod *p);
+void kc__sim_state_remove_pod(struct sim_state *st, struct sim_pod *p);
+
+/* An unlinked sandbox holding a copy of @p tmpl; NULL on ENOMEM. */
+struct sim_sandbox *kc__sim_sandbox_alloc(const struct kc_pod_sandbox *tmpl);
+/* An unlinked container holding a copy of @p tmpl and of its command line; NULL on ENOMEM. */
+struct sim_container *kc__sim_container_alloc(const struct kc_cri_container *tmpl,
+                                              const char *const *cmd, size_t n_cmd,
+                                              const char *const *args, size_t n_args);
+/* Link an object into its pod and the id map; the caller frees it on failure. */
+int kc__sim_state_add_sandbox(struct sim_state *st, struct sim_pod *p, struct sim_sandbox *sb);
+int kc__sim_state_add_container(struct sim_state *st, struct sim_pod *p, struct sim_sandbox *sb,
+                                struct sim_container *c);
+void kc__sim_state_remove_container(struct sim_state *st, struct sim_container *c);
+/* Removes @p sb with its containers, and its pod when that was created through the CRI. */
+void kc__sim_state_remove_sandbox(struct sim_state *st, struct sim_sandbox *sb);
+
+/* The sandbox's IPs as PodSandboxStatus reports them. */
+void kc__sim_sandbox_ips(const struct sim_sandbox *sb, const char **ip, const char *const **more,
+                         size_t *n_more);
+/* A ListPodSandbox item (no network status) in @p a. @return 0 or -ENOMEM. */
+int kc__sim_sandbox_copy_listed(struct kc_arena *a, const struct sim_sandbox *sb,
+                                struct kc_pod_sandbox *out);
+/* A ListContainers item (no status-only fields) in @p a. @return 0 or -ENOMEM. */
+int kc__sim_container_copy_listed(struct kc_arena *a, const struct sim_container *c,
+                                  struct kc_cri_container *out);
+
+/* ------------------------------------------------------------------------ */
+/* commands.c: processes and the lazy clock                                   */
+
+#define SIM_EXIT_KILLED 137
+
+/* Reads command + args like busybox would run them (see commands.c). */
+struct sim_program kc__sim_program_parse(const char *const *argv, size_t argc);
+/* @p c exits with @p code at @p at; NULL @p reason: "Completed" for 0, else "Error". */
+void kc__sim_container_exit(struct sim_container *c, int32_t code, int64_t at, const char *reason);
+/* A created container starts now: it runs its program's course from here. */
+void kc__sim_container_start_locked(struct kc_sim *s, struct sim_container *c);
+/* A running (or unknown) container is killed; others keep their state. */
+void kc__sim_container_stop_locked(struct kc_sim *s, struct sim_container *c);
+/* Lets every running container whose deadline has passed exit. */
+void kc__sim_advance_locked(struct kc_sim *s);
+
+/* ------------------------------------------------------------------------ */
+/* faults.c: call accounting and fault injection                              */
+
+/*
+ * Every call starts here, under the lock: count, sleep an injected latency
+ * (the lock is dropped meanwhile), fail if injected, advance time.
+ */
+int kc__sim_enter_locked(struct kc_sim *s, enum sim_op op, const char *key,
+                         struct kc_runtime_error *err);
+/* Frees the injected entries and the call counts. */
+void kc__sim_faults_done(struct kc_sim *s);
+
+/* ------------------------------------------------------------------------ */
+/* images.c                                                                   */
+
+/*
+ * The stored image for @p image (an id, or a reference: the default tag is
+ * applied), NULL when absent. -EINVAL for a malformed reference, -ENOMEM.
+ */
+int kc__sim_image_lookup_locked(struct kc_sim *s, const char *image, struct sim_image **ret);
+int kc__sim_image_status(void *self, const char *image, struct kc_image_status_result *ret,
+                         struct kc_runtime_error *err);
+int kc__sim_pull_image(void *self, const char *image,
+                       const struct kc_pod_sandbox_config *sandbox_config, char **ret_image_ref,
+                       struct kc_runtime_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* The CRI face (cri_face.c, cri_list.c)                                      */
+
+int kc__sim_not_found(struct kc_runtime_error *err, const char *what, const char *id);
+int kc__sim_oom(struct kc_runtime_error *err);
+int kc__sim_remove_pod_sandbox(void *self, const char *id, struct kc_runtime_error *err);
+int kc__sim_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
+                             struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err);
+int kc__sim_list_containers(void *self, const struct kc_container_filter *filter,
+                            struct kc_container_list *ret, struct kc_runtime_error *err);
