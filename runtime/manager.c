@@ -654,27 +654,32 @@ static struct kc_sandbox_status sandbox_status_of(const struct kc_pod_sandbox *s
         };
 }
 
-/* The pod's sandboxes (selected by @sf), newest first, and the pod IPs. */
-static int pod_sandbox_statuses(struct kc_runtime_manager *m,
-                                const struct kc_pod_sandbox_filter *sf, struct status_parts *p,
+/* As getSandboxIDByPodUID orders them: the listed sandboxes, newest first. NULL on ENOMEM. */
+static struct sort_key *sandboxes_newest_first(const struct kc_pod_sandbox_list *sbl)
+{
+        struct sort_key *order = calloc(sbl->n + 1, sizeof(*order));
+        size_t i;
+
+        if (!order)
+                return NULL;
+        for (i = 0; i < sbl->n; i++)
+                order[i] = (struct sort_key){ sbl->items[i].created_at, i };
+        qsort(order, sbl->n, sizeof(*order), sort_key_cmp);
+        return order;
+}
+
+/* The status of each listed sandbox, newest first, and the pod IPs. */
+static int pod_sandbox_statuses(struct kc_runtime_manager *m, struct status_parts *p,
                                 struct kc_runtime_error *err)
 {
-        _cleanup_free_ struct sort_key *order = NULL;
+        _cleanup_free_ struct sort_key *order = sandboxes_newest_first(&p->sbl);
         size_t i;
         int r;
 
-        r = m->svc.ops->list_pod_sandbox(m->svc.self, sf, &p->sbl, err);
-        if (r < 0)
-                return r;
-        order = calloc(p->sbl.n + 1, sizeof(*order));
         p->sb_res = calloc(p->sbl.n + 1, sizeof(*p->sb_res));
         p->sbs = calloc(p->sbl.n + 1, sizeof(*p->sbs));
         if (!order || !p->sb_res || !p->sbs)
                 return out_of_memory(err);
-        for (i = 0; i < p->sbl.n; i++)
-                order[i] = (struct sort_key){ p->sbl.items[i].created_at, i };
-        qsort(order, p->sbl.n, sizeof(*order), sort_key_cmp);
-
         for (i = 0; i < p->sbl.n; i++) {
                 const struct kc_pod_sandbox *st;
 
@@ -762,13 +767,16 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
         if (!m || !uid || !ret)
                 return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
                                             "invalid argument");
-        r = pod_sandbox_statuses(m,
-                                 &(struct kc_pod_sandbox_filter){
-                                         .state = -1,
-                                         .label_selector = &sel,
-                                         .n_label_selector = 1,
-                                 },
-                                 &p, err);
+        r = m->svc.ops->list_pod_sandbox(m->svc.self,
+                                         &(struct kc_pod_sandbox_filter){
+                                                 .state = -1,
+                                                 .label_selector = &sel,
+                                                 .n_label_selector = 1,
+                                         },
+                                         &p.sbl, err);
+        if (r < 0)
+                return r;
+        r = pod_sandbox_statuses(m, &p, err);
         if (r < 0)
                 return r;
         r = pod_container_statuses(m,
