@@ -89,18 +89,6 @@ uint64_t kc_container_spec_hash(const struct kc_api_container *c)
 /* ------------------------------------------------------------------------ */
 /* Helpers over PodStatus (kubecontainer helpers.go)                          */
 
-/* PodStatus.FindContainerStatusByName: statuses are newest first. */
-static const struct kc_container_status *find_status(const struct kc_pod_status *s,
-                                                     const char *name)
-{
-        size_t i;
-
-        for (i = 0; i < s->n_containers; i++)
-                if (kc__streq(s->containers[i].name, name))
-                        return &s->containers[i];
-        return NULL;
-}
-
 /* shouldRestartOnFailure */
 static bool restart_on_failure(const struct kc_api_pod *pod)
 {
@@ -110,7 +98,7 @@ static bool restart_on_failure(const struct kc_api_pod *pod)
 /* containerSucceeded */
 static bool container_succeeded(const struct kc_api_container *c, const struct kc_pod_status *s)
 {
-        const struct kc_container_status *cs = find_status(s, c->name);
+        const struct kc_container_status *cs = kc__find_container_status(s, c->name);
 
         if (!cs || cs->state == KC_CONTAINER_STATE_RUNNING)
                 return false;
@@ -126,7 +114,7 @@ static bool should_container_be_restarted(const struct kc_api_container *c,
 
         if (pod->deletion_ts != 0) /* marked deleted: never restarted */
                 return false;
-        cs = find_status(s, c->name);
+        cs = kc__find_container_status(s, c->name);
         if (!cs) /* never started (or every instance was GC'd) */
                 return true;
         if (cs->state == KC_CONTAINER_STATE_RUNNING)
@@ -166,14 +154,16 @@ static bool next_init_container(const struct kc_api_pod *pod, const struct kc_po
                 return true;
         /* A running app container means initialization happened at some point. */
         for (i = 0; i < pod->n_containers; i++) {
-                const struct kc_container_status *cs = find_status(s, pod->containers[i].name);
+                const struct kc_container_status *cs =
+                        kc__find_container_status(s, pod->containers[i].name);
 
                 if (cs && cs->state == KC_CONTAINER_STATE_RUNNING)
                         return true;
         }
         /* The last failed one, if any. */
         for (i = pod->n_init_containers; i-- > 0;) {
-                const struct kc_container_status *cs = find_status(s, pod->init_containers[i].name);
+                const struct kc_container_status *cs =
+                        kc__find_container_status(s, pod->init_containers[i].name);
 
                 if (cs && init_container_failed(cs)) {
                         *ret_last = cs;
@@ -182,7 +172,8 @@ static bool next_init_container(const struct kc_api_pod *pod, const struct kc_po
                 }
         }
         for (i = pod->n_init_containers; i-- > 0;) {
-                const struct kc_container_status *cs = find_status(s, pod->init_containers[i].name);
+                const struct kc_container_status *cs =
+                        kc__find_container_status(s, pod->init_containers[i].name);
 
                 if (!cs)
                         continue;
@@ -336,7 +327,8 @@ static int plan_new_sandbox(struct plan *p, const struct kc_api_pod *pod,
                         continue;
                 if (pod->restart_policy == KC_RESTART_POLICY_NEVER) {
                         /* Deviation: upstream would run an exited container again here. */
-                        const struct kc_container_status *cs = find_status(s, c->name);
+                        const struct kc_container_status *cs =
+                                kc__find_container_status(s, c->name);
 
                         if (cs && cs->state == KC_CONTAINER_STATE_EXITED)
                                 continue;
@@ -398,7 +390,7 @@ static int plan_container(struct plan *p, const struct kc_api_pod *pod,
                           const struct kc_pod_status *s, size_t i, size_t *keep)
 {
         const struct kc_api_container *c = &pod->containers[i];
-        const struct kc_container_status *cs = find_status(s, c->name);
+        const struct kc_container_status *cs = kc__find_container_status(s, c->name);
         int r;
 
         if (!cs || cs->state != KC_CONTAINER_STATE_RUNNING) {

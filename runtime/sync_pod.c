@@ -202,18 +202,6 @@ out:
         return result_finish(&res, ret_err);
 }
 
-/* FindContainerStatusByName: the newest status named @name (statuses are newest first). */
-static const struct kc_container_status *find_status(const struct kc_pod_status *st,
-                                                     const char *name)
-{
-        size_t i;
-
-        for (i = 0; i < st->n_containers; i++)
-                if (kc__streq(st->containers[i].name, name))
-                        return &st->containers[i];
-        return NULL;
-}
-
 /* What every start of one SyncPod shares. */
 struct start_ctx {
         struct kc_runtime_service *svc;
@@ -389,7 +377,7 @@ static bool start_container(struct start_ctx *sc, const struct kc_api_container 
         const struct kc_api_pod *pod = sc->pod;
         struct kc_runtime_service *svc = sc->svc;
         _cleanup_(container_spec_done) struct container_spec spec = { 0 };
-        const struct kc_container_status *cs = find_status(sc->status, c->name);
+        const struct kc_container_status *cs = kc__find_container_status(sc->status, c->name);
         uint32_t attempt = cs ? (uint32_t)cs->restart_count + 1 : 0;
         struct kc_runtime_error e = { 0 };
         _cleanup_free_ char *id = NULL;
