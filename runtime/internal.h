@@ -141,6 +141,18 @@ static inline bool kc__labels_match(const struct kc_label *l, size_t n, const st
         return true;
 }
 
+/* FindContainerStatusByName: the newest status named @p name (newest come first), or NULL. */
+static inline const struct kc_container_status *
+kc__find_container_status(const struct kc_pod_status *s, const char *name)
+{
+        size_t i;
+
+        for (i = 0; i < s->n_containers; i++)
+                if (kc__streq(s->containers[i].name, name))
+                        return &s->containers[i];
+        return NULL;
+}
+
 /* io.kubernetes.container.hash is hex (upstream strconv.ParseUint(s, 16, 64)); 0 if absent/bad. */
 uint64_t kc__parse_container_hash(const char *s);
 

@@ -51,9 +51,10 @@ struct group {
         bool has_sandbox;
 };
 
+/* Sorts items newest first; idx is the order of appearance, which breaks CreatedAt ties. */
 struct sort_key {
         int64_t created_at;
-        uint32_t idx; /* group index = order of appearance; breaks CreatedAt ties */
+        size_t idx;
 };
 
 struct kc_runtime_manager {
@@ -163,6 +164,11 @@ static void pod_sandbox_list_done(struct kc_pod_sandbox_list *l)
 static void container_list_done(struct kc_container_list *l)
 {
         kc_runtime_result_done(l);
+}
+
+static int out_of_memory(struct kc_runtime_error *err)
+{
+        return kc_runtime_error_set(err, -ENOMEM, KC_RUNTIME_INTERNAL, "out of memory");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -324,33 +330,23 @@ static int sort_key_cmp(const void *a, const void *b)
         return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Groups, sorts and builds (or reuses) the pods; called with m->lock held. */
-static int get_pods_locked(struct kc_runtime_manager *m, bool all,
-                           const struct kc_pod_sandbox_list *sbl,
-                           const struct kc_container_list *cl, struct kc_pod_list *ret)
+/*
+ * Pass 1: groups the items by pod UID (sandboxes first, as upstream) and
+ * counts each group's entries; *ret_n_groups is the number of groups made
+ * (untouched on failure).
+ * Runtimes list a pod's objects together, so an item with the same UID as
+ * the one before skips the lookup.
+ */
+static int group_items(struct kc_runtime_manager *m, const struct kc_pod_sandbox_list *sbl,
+                       const struct kc_container_list *cl, uint32_t *ret_n_groups)
 {
-        _cleanup_(kc_pod_list_done) struct kc_pod_list out = { 0 };
         const char *uid, *prev_uid = NULL;
-        uint32_t n_groups = 0, gi = 0, off;
-        struct kc_map *swap;
-        bool sorted = true;
+        uint32_t n_groups = 0, gi = 0;
         struct group *g;
-        size_t i, n_items;
+        size_t i;
         int r;
 
-        if (sbl->n > UINT32_MAX / 2 || cl->n > UINT32_MAX / 2)
-                return -ENOMEM;
-        n_items = sbl->n + cl->n;
-        if (SCRATCH(m, groups, n_items) < 0 || SCRATCH(m, item_group, n_items) < 0 ||
-            SCRATCH(m, sb_perm, sbl->n) < 0 || SCRATCH(m, c_perm, cl->n) < 0)
-                return -ENOMEM;
-
-        /*
-         * Pass 1: group by pod UID (sandboxes first, as upstream) and count.
-         * Runtimes list a pod's objects together, so an item with the same
-         * UID as the one before skips the lookup.
-         */
-        for (i = 0; i < n_items; i++) {
+        for (i = 0; i < sbl->n + cl->n; i++) {
                 const struct kc_label *labels;
                 size_t n_labels;
 
@@ -368,7 +364,7 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
                 if (!prev_uid || strcmp(uid, prev_uid) != 0) {
                         r = group_get(m, &n_groups, uid, labels, n_labels, &gi);
                         if (r < 0)
-                                goto fail;
+                                return r;
                         prev_uid = uid;
                 }
                 m->item_group[i] = gi;
@@ -384,8 +380,18 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
                         g->n_containers++;
                 }
         }
+        *ret_n_groups = n_groups;
+        return 0;
+}
 
-        /* Pass 2: lay each pod's entries out contiguously, in listing order. */
+/* Pass 2: lays each pod's entries out contiguously in sb_perm / c_perm, in listing order. */
+static void lay_out_groups(struct kc_runtime_manager *m, size_t n_sandboxes, size_t n_containers,
+                           uint32_t n_groups)
+{
+        struct group *g;
+        uint32_t gi, off;
+        size_t i;
+
         for (gi = 0, off = 0; gi < n_groups; gi++) {
                 m->groups[gi].sb_off = off;
                 off += m->groups[gi].n_sandboxes;
@@ -396,19 +402,22 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
                 off += m->groups[gi].n_containers;
                 m->groups[gi].n_containers = 0;
         }
-        for (i = 0; i < sbl->n; i++) {
+        for (i = 0; i < n_sandboxes; i++) {
                 g = &m->groups[m->item_group[i]];
                 m->sb_perm[g->sb_off + g->n_sandboxes++] = (uint32_t)i;
         }
-        for (i = 0; i < cl->n; i++) {
-                g = &m->groups[m->item_group[sbl->n + i]];
+        for (i = 0; i < n_containers; i++) {
+                g = &m->groups[m->item_group[n_sandboxes + i]];
                 m->c_perm[g->c_off + g->n_containers++] = (uint32_t)i;
         }
+}
 
-        /* The grouping keys point into this listing: forget them now. */
-        kc_map_clear(m->group_index);
+/* Orders the groups in m->order: CreatedAt descending, ties in order of appearance. */
+static int sort_groups(struct kc_runtime_manager *m, uint32_t n_groups)
+{
+        bool sorted = true;
+        uint32_t gi;
 
-        /* CreatedAt descending, ties in order of appearance. Often already so. */
         if (SCRATCH(m, order, n_groups) < 0)
                 return -ENOMEM;
         for (gi = 0; gi < n_groups; gi++) {
@@ -416,36 +425,79 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
                 if (gi > 0 && m->order[gi].created_at > m->order[gi - 1].created_at)
                         sorted = false;
         }
+        /* Listings are often in this order already. */
         if (!sorted)
                 qsort(m->order, n_groups, sizeof(*m->order), sort_key_cmp);
+        return 0;
+}
 
-        /* Pass 3: reuse or build each pod; the next cache holds one reference each. */
+/*
+ * Pass 3: reuses or builds each pod, in m->order, into @out; the next cache
+ * takes one reference to each.
+ */
+static int build_pods(struct kc_runtime_manager *m, bool all, const struct kc_pod_sandbox_list *sbl,
+                      const struct kc_container_list *cl, uint32_t n_groups,
+                      struct kc_pod_list *out)
+{
+        size_t i;
+        int r;
+
         if (n_groups > 0) {
-                out.pods = malloc(n_groups * sizeof(*out.pods));
-                if (!out.pods) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
+                out->pods = malloc(n_groups * sizeof(*out->pods));
+                if (!out->pods)
+                        return -ENOMEM;
         }
         r = kc_map_reserve(m->next_cache, n_groups);
         if (r < 0)
-                goto fail;
+                return r;
         for (i = 0; i < n_groups; i++) {
-                struct kc_pod *p;
+                const struct group *g = &m->groups[m->order[i].idx];
+                struct kc_pod *p = kc_map_get(m->cache[all], g->uid);
 
-                g = &m->groups[m->order[i].idx];
-                p = kc_map_get(m->cache[all], g->uid);
                 if (p && pod_unchanged(p, g, sbl, m->sb_perm, cl, m->c_perm)) {
                         kc_pod_ref(p);
                 } else {
                         r = pod_build(m, g, sbl, cl, &p);
                         if (r < 0)
-                                goto fail;
+                                return r;
                 }
                 /* Keyed by the pod's own copy of the UID; cannot fail after the reserve. */
                 (void)kc_map_put(m->next_cache, p->id, p);
-                out.pods[out.n++] = kc_pod_ref(p);
+                out->pods[out->n++] = kc_pod_ref(p);
         }
+        return 0;
+}
+
+/* Groups, sorts and builds (or reuses) the pods; called with m->lock held. */
+static int get_pods_locked(struct kc_runtime_manager *m, bool all,
+                           const struct kc_pod_sandbox_list *sbl,
+                           const struct kc_container_list *cl, struct kc_pod_list *ret)
+{
+        _cleanup_(kc_pod_list_done) struct kc_pod_list out = { 0 };
+        uint32_t n_groups = 0;
+        struct kc_map *swap;
+        size_t n_items;
+        int r;
+
+        if (sbl->n > UINT32_MAX / 2 || cl->n > UINT32_MAX / 2)
+                return -ENOMEM;
+        n_items = sbl->n + cl->n;
+        if (SCRATCH(m, groups, n_items) < 0 || SCRATCH(m, item_group, n_items) < 0 ||
+            SCRATCH(m, sb_perm, sbl->n) < 0 || SCRATCH(m, c_perm, cl->n) < 0)
+                return -ENOMEM;
+
+        r = group_items(m, sbl, cl, &n_groups);
+        if (r < 0)
+                goto fail;
+        lay_out_groups(m, sbl->n, cl->n, n_groups);
+        /* The grouping keys point into this listing: forget them now. */
+        kc_map_clear(m->group_index);
+        r = sort_groups(m, n_groups);
+        if (r < 0)
+                return r;
+        r = build_pods(m, all, sbl, cl, n_groups, &out);
+        if (r < 0)
+                goto fail;
 
         /* The old cache's references go; pods this listing lacks go with them. */
         pod_map_clear(m->cache[all]);
@@ -496,193 +548,262 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct k
         r = get_pods_locked(m, all, &sbl, &cl, ret);
         pthread_mutex_unlock(&m->lock);
         if (r < 0)
-                return kc_runtime_error_set(err, -ENOMEM, KC_RUNTIME_INTERNAL, "out of memory");
+                return out_of_memory(err);
         return 0;
 }
 
 /* ------------------------------------------------------------------------ */
 /* GetPodStatus                                                               */
 
-struct sorted {
-        size_t idx;
-        int64_t created_at;
+/* What GetPodStatus gathers before building the status; released together. */
+struct status_parts {
+        struct kc_pod_sandbox_list sbl;
+        struct kc_container_list cl;
+        struct kc_pod_sandbox_status_result *sb_res;
+        size_t n_sb_res;
+        struct kc_container_status_result *c_res;
+        size_t n_c_res;
+        struct kc_sandbox_status *sbs; /* newest first; strings in sb_res */
+        size_t n_sbs;
+        struct kc_container_status *cs; /* newest first once sorted; strings in c_res */
+        size_t n_cs;
+        const char **ips; /* strings in sb_res */
+        size_t n_ips;
 };
 
-static int sorted_cmp(const void *a, const void *b)
-{
-        const struct sorted *x = a, *y = b;
-
-        if (x->created_at != y->created_at)
-                return x->created_at > y->created_at ? -1 : 1;
-        return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-struct status_results {
-        struct kc_pod_sandbox_status_result *sb;
-        size_t n_sb;
-        struct kc_container_status_result *c;
-        size_t n_c;
-};
-
-static void status_results_done(struct status_results *r)
+static void status_parts_done(struct status_parts *p)
 {
         size_t i;
 
-        for (i = 0; i < r->n_sb; i++)
-                kc_runtime_result_done(&r->sb[i]);
-        for (i = 0; i < r->n_c; i++)
-                kc_runtime_result_done(&r->c[i]);
-        free(r->sb);
-        free(r->c);
+        for (i = 0; i < p->n_sb_res; i++)
+                kc_runtime_result_done(&p->sb_res[i]);
+        for (i = 0; i < p->n_c_res; i++)
+                kc_runtime_result_done(&p->c_res[i]);
+        free(p->sb_res);
+        free(p->c_res);
+        free(p->sbs);
+        free(p->cs);
+        free(p->ips);
+        pod_sandbox_list_done(&p->sbl);
+        container_list_done(&p->cl);
+}
+
+/*
+ * The outcome of a status call that returned @r with error @e: 0 to use the
+ * result, 1 to skip an object removed since the listing (as upstream does),
+ * or the failure (then @e is copied to @err).
+ */
+static int status_outcome(int r, const struct kc_runtime_error *e, struct kc_runtime_error *err)
+{
+        if (r >= 0)
+                return 0;
+        if (e->code == KC_RUNTIME_NOT_FOUND)
+                return 1;
+        if (err)
+                *err = *e;
+        return r;
+}
+
+/* PodSandboxStatus(@id) into the next free result slot; returns as status_outcome(). */
+static int sandbox_status_call(struct kc_runtime_manager *m, const char *id, struct status_parts *p,
+                               struct kc_runtime_error *err)
+{
+        /* The code is preset in case the service leaves it unset. */
+        struct kc_runtime_error e = { .code = KC_RUNTIME_UNKNOWN };
+        int r = m->svc.ops->pod_sandbox_status(m->svc.self, id, &p->sb_res[p->n_sb_res], &e);
+
+        return status_outcome(r, &e, err);
+}
+
+/* ContainerStatus(@id) into the next free result slot; returns as status_outcome(). */
+static int container_status_call(struct kc_runtime_manager *m, const char *id,
+                                 struct status_parts *p, struct kc_runtime_error *err)
+{
+        struct kc_runtime_error e = { .code = KC_RUNTIME_UNKNOWN };
+        int r = m->svc.ops->container_status(m->svc.self, id, &p->c_res[p->n_c_res], &e);
+
+        return status_outcome(r, &e, err);
+}
+
+/* determinePodSandboxIPs: the sandbox's IP (when set), then its additional ones. */
+static int determine_pod_sandbox_ips(struct status_parts *p, const struct kc_pod_sandbox *st)
+{
+        size_t k;
+
+        p->ips = calloc(st->n_additional_ips + 2, sizeof(*p->ips));
+        if (!p->ips)
+                return -ENOMEM;
+        if (st->ip && st->ip[0])
+                p->ips[p->n_ips++] = st->ip;
+        for (k = 0; k < st->n_additional_ips; k++)
+                p->ips[p->n_ips++] = st->additional_ips[k];
+        return 0;
+}
+
+static struct kc_sandbox_status sandbox_status_of(const struct kc_pod_sandbox *st)
+{
+        return (struct kc_sandbox_status){
+                .id = st->id,
+                .name = st->metadata.name,
+                .namespace = st->metadata.namespace,
+                .uid = st->metadata.uid,
+                .attempt = st->metadata.attempt,
+                .state = st->state,
+                .created_at = st->created_at,
+                .ip = st->ip,
+        };
+}
+
+/* As getSandboxIDByPodUID orders them: the listed sandboxes, newest first. NULL on ENOMEM. */
+static struct sort_key *sandboxes_newest_first(const struct kc_pod_sandbox_list *sbl)
+{
+        struct sort_key *order = calloc(sbl->n + 1, sizeof(*order));
+        size_t i;
+
+        if (!order)
+                return NULL;
+        for (i = 0; i < sbl->n; i++)
+                order[i] = (struct sort_key){ sbl->items[i].created_at, i };
+        qsort(order, sbl->n, sizeof(*order), sort_key_cmp);
+        return order;
+}
+
+/* The status of each listed sandbox, newest first, and the pod IPs. */
+static int pod_sandbox_statuses(struct kc_runtime_manager *m, struct status_parts *p,
+                                struct kc_runtime_error *err)
+{
+        _cleanup_free_ struct sort_key *order = sandboxes_newest_first(&p->sbl);
+        size_t i;
+        int r;
+
+        p->sb_res = calloc(p->sbl.n + 1, sizeof(*p->sb_res));
+        p->sbs = calloc(p->sbl.n + 1, sizeof(*p->sbs));
+        if (!order || !p->sb_res || !p->sbs)
+                return out_of_memory(err);
+        for (i = 0; i < p->sbl.n; i++) {
+                const struct kc_pod_sandbox *st;
+
+                r = sandbox_status_call(m, p->sbl.items[order[i].idx].id, p, err);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                st = &p->sb_res[p->n_sb_res++].status;
+                p->sbs[p->n_sbs++] = sandbox_status_of(st);
+                /* Pod IPs come only from the newest sandbox, and only when it is ready. */
+                if (i == 0 && st->state == KC_SANDBOX_STATE_READY &&
+                    determine_pod_sandbox_ips(p, st) < 0)
+                        return out_of_memory(err);
+        }
+        return 0;
+}
+
+static struct kc_container_status container_status_of(const struct kc_cri_container *st)
+{
+        return (struct kc_container_status){
+                .id = st->id,
+                .name = st->metadata.name,
+                .state = st->state,
+                .exit_code = st->exit_code,
+                .created_at = st->created_at,
+                .started_at = st->started_at,
+                .finished_at = st->finished_at,
+                .restart_count = (int32_t)st->metadata.attempt,
+                .hash = container_hash(st),
+                .image = st->image,
+                .image_ref = st->image_ref,
+                .reason = st->reason,
+                .message = st->message,
+        };
+}
+
+/* getPodContainerStatuses: every container of the pod (selected by @cf), newest first. */
+static int pod_container_statuses(struct kc_runtime_manager *m,
+                                  const struct kc_container_filter *cf, struct status_parts *p,
+                                  struct kc_runtime_error *err)
+{
+        _cleanup_free_ struct sort_key *order = NULL;
+        _cleanup_free_ struct kc_container_status *unsorted = NULL;
+        size_t i;
+        int r;
+
+        r = m->svc.ops->list_containers(m->svc.self, cf, &p->cl, err);
+        if (r < 0)
+                return r;
+        order = calloc(p->cl.n + 1, sizeof(*order));
+        p->c_res = calloc(p->cl.n + 1, sizeof(*p->c_res));
+        unsorted = calloc(p->cl.n + 1, sizeof(*unsorted));
+        if (!order || !p->c_res || !unsorted)
+                return out_of_memory(err);
+        for (i = 0; i < p->cl.n; i++) {
+                const struct kc_cri_container *st;
+
+                r = container_status_call(m, p->cl.items[i].id, p, err);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                st = &p->c_res[p->n_c_res++].status;
+                order[p->n_cs] = (struct sort_key){ st->created_at, p->n_cs };
+                unsorted[p->n_cs++] = container_status_of(st);
+        }
+        qsort(order, p->n_cs, sizeof(*order), sort_key_cmp);
+        p->cs = calloc(p->n_cs + 1, sizeof(*p->cs));
+        if (!p->cs)
+                return out_of_memory(err);
+        for (i = 0; i < p->n_cs; i++)
+                p->cs[i] = unsorted[order[i].idx];
+        return 0;
 }
 
 int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *uid,
                                       const char *name, const char *namespace,
                                       struct kc_pod_status **ret, struct kc_runtime_error *err)
 {
-        _cleanup_(pod_sandbox_list_done) struct kc_pod_sandbox_list sbl = { 0 };
-        _cleanup_(container_list_done) struct kc_container_list cl = { 0 };
-        _cleanup_(status_results_done) struct status_results res = { 0 };
-        _cleanup_free_ struct sorted *order = NULL;
-        _cleanup_free_ struct kc_sandbox_status *sbs = NULL;
-        _cleanup_free_ struct kc_container_status *cs = NULL;
-        _cleanup_free_ const char **ips = NULL;
+        _cleanup_(status_parts_done) struct status_parts p = { 0 };
         struct kc_label sel = { KC_LABEL_POD_UID, uid };
-        struct kc_pod_sandbox_filter sf = { .state = -1,
-                                            .label_selector = &sel,
-                                            .n_label_selector = 1 };
-        struct kc_container_filter cf = { .state = -1,
-                                          .label_selector = &sel,
-                                          .n_label_selector = 1 };
-        struct kc_runtime_error e2;
-        size_t i, n_ips = 0, n_sbs = 0, n_cs = 0;
         int r;
 
         if (!m || !uid || !ret)
                 return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
                                             "invalid argument");
-
-        /* Sandboxes, newest first. */
-        r = m->svc.ops->list_pod_sandbox(m->svc.self, &sf, &sbl, err);
+        r = m->svc.ops->list_pod_sandbox(m->svc.self,
+                                         &(struct kc_pod_sandbox_filter){
+                                                 .state = -1,
+                                                 .label_selector = &sel,
+                                                 .n_label_selector = 1,
+                                         },
+                                         &p.sbl, err);
         if (r < 0)
                 return r;
-        order = calloc(sbl.n + 1, sizeof(*order));
-        res.sb = calloc(sbl.n + 1, sizeof(*res.sb));
-        sbs = calloc(sbl.n + 1, sizeof(*sbs));
-        if (!order || !res.sb || !sbs)
-                goto oom;
-        for (i = 0; i < sbl.n; i++)
-                order[i] = (struct sorted){ i, sbl.items[i].created_at };
-        qsort(order, sbl.n, sizeof(*order), sorted_cmp);
-
-        for (i = 0; i < sbl.n; i++) {
-                const struct kc_pod_sandbox *st;
-
-                e2.code = KC_RUNTIME_UNKNOWN; /* in case the service leaves it unset */
-                e2.message[0] = 0;
-                r = m->svc.ops->pod_sandbox_status(m->svc.self, sbl.items[order[i].idx].id,
-                                                   &res.sb[res.n_sb], &e2);
-                if (r < 0) {
-                        /* Removed since the listing: skip it, as upstream does. */
-                        if (e2.code == KC_RUNTIME_NOT_FOUND)
-                                continue;
-                        if (err)
-                                *err = e2;
-                        return r;
-                }
-                st = &res.sb[res.n_sb++].status;
-                sbs[n_sbs++] = (struct kc_sandbox_status){
-                        .id = st->id,
-                        .name = st->metadata.name,
-                        .namespace = st->metadata.namespace,
-                        .uid = st->metadata.uid,
-                        .attempt = st->metadata.attempt,
-                        .state = st->state,
-                        .created_at = st->created_at,
-                        .ip = st->ip,
-                };
-                /* Pod IPs come only from the newest sandbox, and only when it is ready. */
-                if (i == 0 && st->state == KC_SANDBOX_STATE_READY) {
-                        ips = calloc(st->n_additional_ips + 2, sizeof(*ips));
-                        if (!ips)
-                                goto oom;
-                        if (st->ip && st->ip[0])
-                                ips[n_ips++] = st->ip;
-                        for (size_t k = 0; k < st->n_additional_ips; k++)
-                                ips[n_ips++] = st->additional_ips[k];
-                }
-        }
-
-        /* Every container of the pod, newest first. */
-        r = m->svc.ops->list_containers(m->svc.self, &cf, &cl, err);
+        r = pod_sandbox_statuses(m, &p, err);
         if (r < 0)
                 return r;
-        free(order);
-        order = calloc(cl.n + 1, sizeof(*order));
-        res.c = calloc(cl.n + 1, sizeof(*res.c));
-        cs = calloc(cl.n + 1, sizeof(*cs));
-        if (!order || !res.c || !cs)
-                goto oom;
-        for (i = 0; i < cl.n; i++) {
-                const struct kc_cri_container *st;
-
-                e2.code = KC_RUNTIME_UNKNOWN;
-                e2.message[0] = 0;
-                r = m->svc.ops->container_status(m->svc.self, cl.items[i].id, &res.c[res.n_c], &e2);
-                if (r < 0) {
-                        if (e2.code == KC_RUNTIME_NOT_FOUND)
-                                continue;
-                        if (err)
-                                *err = e2;
-                        return r;
-                }
-                st = &res.c[res.n_c++].status;
-                order[n_cs] = (struct sorted){ n_cs, st->created_at };
-                cs[n_cs++] = (struct kc_container_status){
-                        .id = st->id,
-                        .name = st->metadata.name,
-                        .state = st->state,
-                        .exit_code = st->exit_code,
-                        .created_at = st->created_at,
-                        .started_at = st->started_at,
-                        .finished_at = st->finished_at,
-                        .restart_count = (int32_t)st->metadata.attempt,
-                        .hash = kc__parse_container_hash(kc__label_get(
-                                st->annotations, st->n_annotations, KC_ANNOTATION_CONTAINER_HASH)),
-                        .image = st->image,
-                        .image_ref = st->image_ref,
-                        .reason = st->reason,
-                        .message = st->message,
-                };
-        }
-        qsort(order, n_cs, sizeof(*order), sorted_cmp);
-        {
-                _cleanup_free_ struct kc_container_status *sorted =
-                        calloc(n_cs + 1, sizeof(*sorted));
-
-                if (!sorted)
-                        goto oom;
-                for (i = 0; i < n_cs; i++)
-                        sorted[i] = cs[order[i].idx];
-                r = kc_pod_status_new(
-                        &(struct kc_pod_status){
-                                .id = uid,
-                                .name = name,
-                                .namespace = namespace,
-                                .ips = ips,
-                                .n_ips = n_ips,
-                                .sandboxes = sbs,
-                                .n_sandboxes = n_sbs,
-                                .containers = sorted,
-                                .n_containers = n_cs,
-                        },
-                        ret);
-        }
+        r = pod_container_statuses(m,
+                                   &(struct kc_container_filter){
+                                           .state = -1,
+                                           .label_selector = &sel,
+                                           .n_label_selector = 1,
+                                   },
+                                   &p, err);
         if (r < 0)
-                goto oom;
+                return r;
+        r = kc_pod_status_new(
+                &(struct kc_pod_status){
+                        .id = uid,
+                        .name = name,
+                        .namespace = namespace,
+                        .ips = p.ips,
+                        .n_ips = p.n_ips,
+                        .sandboxes = p.sbs,
+                        .n_sandboxes = p.n_sbs,
+                        .containers = p.cs,
+                        .n_containers = p.n_cs,
+                },
+                ret);
+        if (r < 0)
+                return out_of_memory(err);
         return 0;
-oom:
-        return kc_runtime_error_set(err, -ENOMEM, KC_RUNTIME_INTERNAL, "out of memory");
 }
 
 /* ------------------------------------------------------------------------ */

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/backoff.h"
 #include "core/cleanup.h"
 #include "core/duration.h"
@@ -89,18 +89,6 @@ uint64_t kc_container_spec_hash(const struct kc_api_container *c)
 /* ------------------------------------------------------------------------ */
 /* Helpers over PodStatus (kubecontainer helpers.go)                          */
 
-/* PodStatus.FindContainerStatusByName: statuses are newest first. */
-static const struct kc_container_status *find_status(const struct kc_pod_status *s,
-                                                     const char *name)
-{
-        size_t i;
-
-        for (i = 0; i < s->n_containers; i++)
-                if (kc__streq(s->containers[i].name, name))
-                        return &s->containers[i];
-        return NULL;
-}
-
 /* shouldRestartOnFailure */
 static bool restart_on_failure(const struct kc_api_pod *pod)
 {
@@ -110,7 +98,7 @@ static bool restart_on_failure(const struct kc_api_pod *pod)
 /* containerSucceeded */
 static bool container_succeeded(const struct kc_api_container *c, const struct kc_pod_status *s)
 {
-        const struct kc_container_status *cs = find_status(s, c->name);
+        const struct kc_container_status *cs = kc__find_container_status(s, c->name);
 
         if (!cs || cs->state == KC_CONTAINER_STATE_RUNNING)
                 return false;
@@ -126,7 +114,7 @@ static bool should_container_be_restarted(const struct kc_api_container *c,
 
         if (pod->deletion_ts != 0) /* marked deleted: never restarted */
                 return false;
-        cs = find_status(s, c->name);
+        cs = kc__find_container_status(s, c->name);
         if (!cs) /* never started (or every instance was GC'd) */
                 return true;
         if (cs->state == KC_CONTAINER_STATE_RUNNING)
@@ -166,14 +154,16 @@ static bool next_init_container(const struct kc_api_pod *pod, const struct kc_po
                 return true;
         /* A running app container means initialization happened at some point. */
         for (i = 0; i < pod->n_containers; i++) {
-                const struct kc_container_status *cs = find_status(s, pod->containers[i].name);
+                const struct kc_container_status *cs =
+                        kc__find_container_status(s, pod->containers[i].name);
 
                 if (cs && cs->state == KC_CONTAINER_STATE_RUNNING)
                         return true;
         }
         /* The last failed one, if any. */
         for (i = pod->n_init_containers; i-- > 0;) {
-                const struct kc_container_status *cs = find_status(s, pod->init_containers[i].name);
+                const struct kc_container_status *cs =
+                        kc__find_container_status(s, pod->init_containers[i].name);
 
                 if (cs && init_container_failed(cs)) {
                         *ret_last = cs;
@@ -182,7 +172,8 @@ static bool next_init_container(const struct kc_api_pod *pod, const struct kc_po
                 }
         }
         for (i = pod->n_init_containers; i-- > 0;) {
-                const struct kc_container_status *cs = find_status(s, pod->init_containers[i].name);
+                const struct kc_container_status *cs =
+                        kc__find_container_status(s, pod->init_containers[i].name);
 
                 if (!cs)
                         continue;
@@ -220,31 +211,34 @@ void kc_pod_actions_done(struct kc_pod_actions *a)
         *a = (struct kc_pod_actions){ .next_init_container_to_start = -1 };
 }
 
-static int add_start(struct kc_pod_actions *a, size_t idx)
-{
-        size_t *n = realloc(a->containers_to_start, (a->n_containers_to_start + 1) * sizeof(*n));
+/* The actions being computed, with the capacities of their growing arrays. */
+struct plan {
+        struct kc_pod_actions a;
+        size_t cap_start, cap_kill;
+};
 
-        if (!n)
+static int add_start(struct plan *p, size_t idx)
+{
+        if (KC_ARRAY_GROW(p->a.containers_to_start, p->cap_start, p->a.n_containers_to_start + 1,
+                          4) < 0)
                 return -ENOMEM;
-        a->containers_to_start = n;
-        a->containers_to_start[a->n_containers_to_start++] = idx;
+        p->a.containers_to_start[p->a.n_containers_to_start++] = idx;
         return 0;
 }
 
-static int add_kill(struct kc_pod_actions *a, const struct kc_container_status *cs,
-                    bool init_container, size_t idx, char *message /* takes */)
+static int add_kill(struct plan *p, const struct kc_container_status *cs, bool init_container,
+                    size_t idx, char *message /* takes */)
 {
-        struct kc_container_to_kill *n, *k;
+        struct kc_container_to_kill *k;
 
         if (!message)
                 return -ENOMEM;
-        n = realloc(a->containers_to_kill, (a->n_containers_to_kill + 1) * sizeof(*n));
-        if (!n) {
+        if (KC_ARRAY_GROW(p->a.containers_to_kill, p->cap_kill, p->a.n_containers_to_kill + 1, 4) <
+            0) {
                 free(message);
                 return -ENOMEM;
         }
-        a->containers_to_kill = n;
-        k = &n[a->n_containers_to_kill];
+        k = &p->a.containers_to_kill[p->a.n_containers_to_kill++];
         *k = (struct kc_container_to_kill){
                 .id = strdup(cs->id ? cs->id : ""),
                 .name = strdup(cs->name ? cs->name : ""),
@@ -252,26 +246,28 @@ static int add_kill(struct kc_pod_actions *a, const struct kc_container_status *
                 .init_container = init_container,
                 .container_index = idx,
         };
-        a->n_containers_to_kill++;
         if (!k->id || !k->name)
                 return -ENOMEM;
         return 0;
 }
 
-static int set_message(struct kc_pod_actions *a, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
-static int set_message(struct kc_pod_actions *a, const char *fmt, ...)
+/* Kills a container in an unknown state (it may still run) before its restart. */
+static int add_kill_unknown(struct plan *p, const struct kc_container_status *cs,
+                            bool init_container, size_t idx)
 {
-        va_list ap;
-        char *s;
+        return add_kill(p, cs, init_container, idx,
+                        kc_strdup_printf("%s is in \"%s\" state, try killing it before restart",
+                                         init_container ? "Init container" : "Container",
+                                         kc_container_state_to_string(cs->state)));
+}
 
-        va_start(ap, fmt);
-        s = kc_strdup_vprintf(fmt, ap);
-        va_end(ap);
+/* Sets the decision's message to @s, which it takes; -ENOMEM when @s is NULL. */
+static int set_message(struct plan *p, char *s /* takes */)
+{
         if (!s)
                 return -ENOMEM;
-        free(a->message);
-        a->message = s;
+        free(p->a.message);
+        p->a.message = s;
         return 0;
 }
 
@@ -303,143 +299,160 @@ static const char *sandbox_changed(const struct kc_pod_status *s, uint32_t *ret_
         return NULL;
 }
 
-static int compute(const struct kc_api_pod *pod, const struct kc_pod_status *s,
-                   struct kc_pod_actions *a)
+/*
+ * The sandbox must be (re-)created for reason @why: kill the pod, then start
+ * what the restart policy allows in the new sandbox, from the first init
+ * container when there are any.
+ */
+static int plan_new_sandbox(struct plan *p, const struct kc_api_pod *pod,
+                            const struct kc_pod_status *s, const char *why)
+{
+        const struct kc_container_status *init_last;
+        size_t i;
+        int r, next;
+
+        p->a.kill_pod = p->a.create_sandbox = true;
+        if (!restart_on_failure(pod) && p->a.attempt != 0 && s->n_containers != 0) {
+                /* The pod already ran and must not restart: just kill it. */
+                p->a.create_sandbox = false;
+                return set_message(p, kc_strdup_printf("%s; restartPolicy Never and the pod "
+                                                       "already ran: kill only",
+                                                       why));
+        }
+        for (i = 0; i < pod->n_containers; i++) {
+                const struct kc_api_container *c = &pod->containers[i];
+
+                if (pod->restart_policy == KC_RESTART_POLICY_ON_FAILURE &&
+                    container_succeeded(c, s))
+                        continue;
+                if (pod->restart_policy == KC_RESTART_POLICY_NEVER) {
+                        /* Deviation: upstream would run an exited container again here. */
+                        const struct kc_container_status *cs =
+                                kc__find_container_status(s, c->name);
+
+                        if (cs && cs->state == KC_CONTAINER_STATE_EXITED)
+                                continue;
+                }
+                r = add_start(p, i);
+                if (r < 0)
+                        return r;
+        }
+        if (p->a.n_containers_to_start == 0 && next_init_container(pod, s, &init_last, &next)) {
+                p->a.create_sandbox = false;
+                return set_message(p, kc_strdup_printf("%s; nothing to start: kill only", why));
+        }
+        if (pod->n_init_containers > 0) {
+                /* Restart from the initial state: first init container. */
+                free(p->a.containers_to_start);
+                p->a.containers_to_start = NULL;
+                p->a.n_containers_to_start = p->cap_start = 0;
+                p->a.next_init_container_to_start = 0;
+        }
+        return set_message(p, kc_strdup_printf("%s; re-create the sandbox (attempt %" PRIu32 ")",
+                                               why, p->a.attempt));
+}
+
+/*
+ * Initialization is not done (non-sidecar path): start init container @next
+ * (-1: one is still running), after killing the failed one (@last) when its
+ * state is unknown.
+ */
+static int plan_init_containers(struct plan *p, const struct kc_api_pod *pod,
+                                const struct kc_container_status *last, int next)
+{
+        const struct kc_api_container *ic;
+        int r;
+
+        if (next < 0)
+                return set_message(p, strdup("initialization in progress"));
+        ic = &pod->init_containers[next];
+        if (last && !restart_on_failure(pod)) {
+                p->a.kill_pod = true;
+                return set_message(p, kc_strdup_printf("init container %s failed and "
+                                                       "restartPolicy is Never",
+                                                       ic->name));
+        }
+        if (last && last->state == KC_CONTAINER_STATE_UNKNOWN) {
+                r = add_kill_unknown(p, last, true, (size_t)next);
+                if (r < 0)
+                        return r;
+        }
+        p->a.next_init_container_to_start = next;
+        return set_message(p, kc_strdup_printf("start init container %s", ic->name));
+}
+
+/*
+ * App container @i of a running pod: keep it (*keep counts it), start it when
+ * it is not running and should be restarted, or restart it when its spec
+ * changed.
+ */
+static int plan_container(struct plan *p, const struct kc_api_pod *pod,
+                          const struct kc_pod_status *s, size_t i, size_t *keep)
+{
+        const struct kc_api_container *c = &pod->containers[i];
+        const struct kc_container_status *cs = kc__find_container_status(s, c->name);
+        int r;
+
+        if (!cs || cs->state != KC_CONTAINER_STATE_RUNNING) {
+                if (!should_container_be_restarted(c, pod, s))
+                        return 0;
+                r = add_start(p, i);
+                if (r < 0)
+                        return r;
+                /* Unknown may still be running: kill before restarting. */
+                if (cs && cs->state == KC_CONTAINER_STATE_UNKNOWN)
+                        return add_kill_unknown(p, cs, false, i);
+                return 0;
+        }
+        if (cs->hash == kc_container_spec_hash(c)) {
+                (*keep)++;
+                return 0;
+        }
+        /* Spec changed: restart regardless of the restart policy. */
+        r = add_start(p, i);
+        if (r < 0)
+                return r;
+        return add_kill(
+                p, cs, false, i,
+                kc_strdup_printf("Container %s definition changed, will be restarted", c->name));
+}
+
+/* computePodActions: the sandbox, then initialization, then each app container. */
+static int compute(struct plan *p, const struct kc_api_pod *pod, const struct kc_pod_status *s)
 {
         const struct kc_container_status *init_last;
         const char *why, *sandbox_id;
         size_t i, keep = 0;
         int r, next;
-        bool done;
 
-        why = sandbox_changed(s, &a->attempt, &sandbox_id);
+        why = sandbox_changed(s, &p->a.attempt, &sandbox_id);
         if (sandbox_id) {
-                a->sandbox_id = strdup(sandbox_id);
-                if (!a->sandbox_id)
+                p->a.sandbox_id = strdup(sandbox_id);
+                if (!p->a.sandbox_id)
                         return -ENOMEM;
         }
-
-        if (why) {
-                a->kill_pod = a->create_sandbox = true;
-                if (!restart_on_failure(pod) && a->attempt != 0 && s->n_containers != 0) {
-                        /* The pod already ran and must not restart: just kill it. */
-                        a->create_sandbox = false;
-                        return set_message(a,
-                                           "%s; restartPolicy Never and the pod already ran: "
-                                           "kill only",
-                                           why);
-                }
-                for (i = 0; i < pod->n_containers; i++) {
-                        const struct kc_api_container *c = &pod->containers[i];
-
-                        if (pod->restart_policy == KC_RESTART_POLICY_ON_FAILURE &&
-                            container_succeeded(c, s))
-                                continue;
-                        if (pod->restart_policy == KC_RESTART_POLICY_NEVER) {
-                                /* Deviation: upstream would run an exited container again here. */
-                                const struct kc_container_status *cs = find_status(s, c->name);
-
-                                if (cs && cs->state == KC_CONTAINER_STATE_EXITED)
-                                        continue;
-                        }
-                        r = add_start(a, i);
-                        if (r < 0)
-                                return r;
-                }
-                if (a->n_containers_to_start == 0 &&
-                    next_init_container(pod, s, &init_last, &next)) {
-                        a->create_sandbox = false;
-                        return set_message(a, "%s; nothing to start: kill only", why);
-                }
-                if (pod->n_init_containers > 0) {
-                        /* Restart from the initial state: first init container. */
-                        free(a->containers_to_start);
-                        a->containers_to_start = NULL;
-                        a->n_containers_to_start = 0;
-                        a->next_init_container_to_start = 0;
-                }
-                return set_message(a, "%s; re-create the sandbox (attempt %" PRIu32 ")", why,
-                                   a->attempt);
-        }
-
-        /* Initialization progress (non-sidecar path). */
-        done = next_init_container(pod, s, &init_last, &next);
-        if (!done) {
-                if (next >= 0) {
-                        const struct kc_api_container *ic = &pod->init_containers[next];
-
-                        if (init_last && !restart_on_failure(pod)) {
-                                a->kill_pod = true;
-                                return set_message(a,
-                                                   "init container %s failed and restartPolicy "
-                                                   "is Never",
-                                                   ic->name);
-                        }
-                        if (init_last && init_last->state == KC_CONTAINER_STATE_UNKNOWN) {
-                                r = add_kill(
-                                        a, init_last, true, (size_t)next,
-                                        kc_strdup_printf(
-                                                "Init container is in \"%s\" state, try "
-                                                "killing it before restart",
-                                                kc_container_state_to_string(init_last->state)));
-                                if (r < 0)
-                                        return r;
-                        }
-                        a->next_init_container_to_start = next;
-                        return set_message(a, "start init container %s", ic->name);
-                }
-                return set_message(a, "initialization in progress");
-        }
-
+        if (why)
+                return plan_new_sandbox(p, pod, s, why);
+        if (!next_init_container(pod, s, &init_last, &next))
+                return plan_init_containers(p, pod, init_last, next);
         for (i = 0; i < pod->n_containers; i++) {
-                const struct kc_api_container *c = &pod->containers[i];
-                const struct kc_container_status *cs = find_status(s, c->name);
-
-                if (!cs || cs->state != KC_CONTAINER_STATE_RUNNING) {
-                        if (!should_container_be_restarted(c, pod, s))
-                                continue;
-                        r = add_start(a, i);
-                        if (r < 0)
-                                return r;
-                        /* Unknown may still be running: kill before restarting. */
-                        if (cs && cs->state == KC_CONTAINER_STATE_UNKNOWN) {
-                                r = add_kill(
-                                        a, cs, false, i,
-                                        kc_strdup_printf("Container is in \"%s\" state, try "
-                                                         "killing it before restart",
-                                                         kc_container_state_to_string(cs->state)));
-                                if (r < 0)
-                                        return r;
-                        }
-                        continue;
-                }
-                if (cs->hash == kc_container_spec_hash(c)) {
-                        keep++;
-                        continue;
-                }
-                /* Spec changed: restart regardless of the restart policy. */
-                r = add_start(a, i);
-                if (r < 0)
-                        return r;
-                r = add_kill(a, cs, false, i,
-                             kc_strdup_printf("Container %s definition changed, will be restarted",
-                                              c->name));
+                r = plan_container(p, pod, s, i, &keep);
                 if (r < 0)
                         return r;
         }
-
-        if (keep == 0 && a->n_containers_to_start == 0) {
-                a->kill_pod = true;
-                return set_message(a, "no container to keep or start: kill the pod");
+        if (keep == 0 && p->a.n_containers_to_start == 0) {
+                p->a.kill_pod = true;
+                return set_message(p, strdup("no container to keep or start: kill the pod"));
         }
-        return set_message(a, "keep %zu, start %zu, kill %zu container(s)", keep,
-                           a->n_containers_to_start, a->n_containers_to_kill);
+        return set_message(p,
+                           kc_strdup_printf("keep %zu, start %zu, kill %zu container(s)", keep,
+                                            p->a.n_containers_to_start, p->a.n_containers_to_kill));
 }
 
 int kc_compute_pod_actions(const struct kc_api_pod *pod, const struct kc_pod_status *status,
                            struct kc_pod_actions *ret)
 {
-        struct kc_pod_actions a = { .next_init_container_to_start = -1 };
+        struct plan p = { .a = { .next_init_container_to_start = -1 } };
         int r;
 
         if (!ret)
@@ -447,12 +460,12 @@ int kc_compute_pod_actions(const struct kc_api_pod *pod, const struct kc_pod_sta
         *ret = (struct kc_pod_actions){ .next_init_container_to_start = -1 };
         if (!pod || !status)
                 return -EINVAL;
-        r = compute(pod, status, &a);
+        r = compute(&p, pod, status);
         if (r < 0) {
-                kc_pod_actions_done(&a);
+                kc_pod_actions_done(&p.a);
                 return r;
         }
-        *ret = a;
+        *ret = p.a;
         return 0;
 }
 

@@ -202,18 +202,6 @@ out:
         return result_finish(&res, ret_err);
 }
 
-/* FindContainerStatusByName: the newest status named @name (statuses are newest first). */
-static const struct kc_container_status *find_status(const struct kc_pod_status *st,
-                                                     const char *name)
-{
-        size_t i;
-
-        for (i = 0; i < st->n_containers; i++)
-                if (kc__streq(st->containers[i].name, name))
-                        return &st->containers[i];
-        return NULL;
-}
-
 /* What every start of one SyncPod shares. */
 struct start_ctx {
         struct kc_runtime_service *svc;
@@ -321,85 +309,38 @@ static int64_t crash_loop_remaining(struct kc_backoff *b, const struct kc_api_po
         return end > now ? end - now : 0;
 }
 
-/*
- * The start closure of SyncPod: doBackOff, then startContainer
- * (EnsureImageExists, CreateContainer, StartContainer). Returns false when
- * cancelled; every outcome, success included, is reported.
- */
-static bool start_one(struct start_ctx *sc, const struct kc_api_container *c, bool init)
-{
-        const struct kc_api_pod *pod = sc->pod;
-        struct kc_runtime_service *svc = sc->svc;
-        const struct kc_container_status *cs;
-        _cleanup_free_ char *bo_msg = NULL, *log_path = NULL, *id = NULL, *image_ref = NULL,
-                            *image_msg = NULL;
-        struct kc_runtime_error e = { 0 };
-        const char *image_reason = NULL;
-        int64_t retry_after = -1;
+/* generateContainerConfig's result and the memory it points to; fixed in place once filled. */
+struct container_spec {
+        char *log_path;
         char hash[17], restart[16];
-        uint32_t attempt = 0;
-        int r;
+        struct kc_label labels[4];
+        struct kc_label annotations[2];
+        struct kc_container_config config;
+};
 
-        if (cancelled(sc->opts->ctx, sc->res))
-                return false; /* not attempted: nothing to report */
+static void container_spec_done(struct container_spec *spec)
+{
+        free(spec->log_path);
+}
 
-        if (sc->opts->backoff) {
-                r = kc_do_back_off(sc->opts->backoff, pod, c, sc->status, 0, &bo_msg);
-                if (r == -EAGAIN) {
-                        start_fail(sc, c, init, r, KC_CRASH_LOOP_BACK_OFF_REASON, bo_msg,
-                                   crash_loop_remaining(sc->opts->backoff, pod, c, sc->status));
-                        return true;
-                }
-                if (r < 0) {
-                        start_fail(sc, c, init, r, KC_CREATE_CONTAINER_CONFIG_ERROR_REASON,
-                                   strerror(-r), -1);
-                        return true;
-                }
-        }
-
-        r = kc_ensure_image_exists(*svc, sc->opts->image_backoff, pod, c, sc->sb_config, &image_ref,
-                                   &image_reason, &image_msg, &retry_after);
-        if (r < 0) {
-                start_fail(sc, c, init, r,
-                           image_reason ? image_reason : KC_ERR_IMAGE_INSPECT_REASON,
-                           image_msg ? image_msg : strerror(-r), retry_after);
-                return true;
-        }
-
-        cs = find_status(sc->status, c->name);
-        if (cs)
-                attempt = (uint32_t)cs->restart_count + 1;
-        log_path = kc_strdup_printf("%s/%" PRIu32 ".log", str_or_empty(c->name), attempt);
-        if (!log_path) {
-                start_fail(sc, c, init, -ENOMEM, KC_CREATE_CONTAINER_CONFIG_ERROR_REASON,
-                           strerror(ENOMEM), -1);
-                return true;
-        }
-        if (sc->make_log_dirs) {
-                /* BuildContainerLogsDirectory: the runtime writes <dir>/<name>/<attempt>.log. */
-                _cleanup_free_ char *dir = kc_strdup_printf("%s/%s", sc->sb_config->log_directory,
-                                                            str_or_empty(c->name));
-
-                r = dir ? make_dirs(dir) : -ENOMEM;
-                if (r < 0) {
-                        start_fail(sc, c, init, r, KC_CREATE_CONTAINER_CONFIG_ERROR_REASON,
-                                   "create container log directory failed", -1);
-                        return true;
-                }
-        }
-        snprintf(hash, sizeof(hash), "%" PRIx64, kc_container_spec_hash(c));
-        snprintf(restart, sizeof(restart), "%" PRIu32, attempt);
-        struct kc_label labels[] = {
-                { KC_LABEL_POD_NAME, str_or_empty(pod->name) },
-                { KC_LABEL_POD_NAMESPACE, str_or_empty(pod->namespace) },
-                { KC_LABEL_POD_UID, str_or_empty(pod->uid) },
-                { KC_LABEL_CONTAINER_NAME, str_or_empty(c->name) },
-        };
-        struct kc_label annotations[] = {
-                { KC_ANNOTATION_CONTAINER_HASH, hash },
-                { KC_ANNOTATION_CONTAINER_RESTART_COUNT, restart },
-        };
-        struct kc_container_config config = {
+/* generateContainerConfig for attempt @attempt of @c with image @image_ref. -ENOMEM or 0. */
+static int generate_container_config(const struct kc_api_pod *pod, const struct kc_api_container *c,
+                                     uint32_t attempt, const char *image_ref,
+                                     struct container_spec *spec)
+{
+        spec->log_path = kc_strdup_printf("%s/%" PRIu32 ".log", str_or_empty(c->name), attempt);
+        if (!spec->log_path)
+                return -ENOMEM;
+        snprintf(spec->hash, sizeof(spec->hash), "%" PRIx64, kc_container_spec_hash(c));
+        snprintf(spec->restart, sizeof(spec->restart), "%" PRIu32, attempt);
+        spec->labels[0] = (struct kc_label){ KC_LABEL_POD_NAME, str_or_empty(pod->name) };
+        spec->labels[1] = (struct kc_label){ KC_LABEL_POD_NAMESPACE, str_or_empty(pod->namespace) };
+        spec->labels[2] = (struct kc_label){ KC_LABEL_POD_UID, str_or_empty(pod->uid) };
+        spec->labels[3] = (struct kc_label){ KC_LABEL_CONTAINER_NAME, str_or_empty(c->name) };
+        spec->annotations[0] = (struct kc_label){ KC_ANNOTATION_CONTAINER_HASH, spec->hash };
+        spec->annotations[1] =
+                (struct kc_label){ KC_ANNOTATION_CONTAINER_RESTART_COUNT, spec->restart };
+        spec->config = (struct kc_container_config){
                 .metadata = { .name = c->name, .attempt = attempt },
                 .image = image_ref,
                 .user_specified_image = c->image,
@@ -407,16 +348,56 @@ static bool start_one(struct start_ctx *sc, const struct kc_api_container *c, bo
                 .n_command = c->n_command,
                 .args = c->args,
                 .n_args = c->n_args,
-                .log_path = log_path,
-                .labels = labels,
-                .n_labels = sizeof(labels) / sizeof(labels[0]),
-                .annotations = annotations,
-                .n_annotations = sizeof(annotations) / sizeof(annotations[0]),
+                .log_path = spec->log_path,
+                .labels = spec->labels,
+                .n_labels = KC_ELEMENTSOF(spec->labels),
+                .annotations = spec->annotations,
+                .n_annotations = KC_ELEMENTSOF(spec->annotations),
         };
+        return 0;
+}
 
+/* BuildContainerLogsDirectory: the runtime writes <dir>/<name>/<attempt>.log. */
+static int make_container_log_dir(const struct start_ctx *sc, const struct kc_api_container *c)
+{
+        _cleanup_free_ char *dir =
+                kc_strdup_printf("%s/%s", sc->sb_config->log_directory, str_or_empty(c->name));
+
+        return dir ? make_dirs(dir) : -ENOMEM;
+}
+
+/*
+ * startContainer after the image is there: CreateContainer, then
+ * StartContainer. Returns false when cancelled; every outcome, success
+ * included, is reported.
+ */
+static bool start_container(struct start_ctx *sc, const struct kc_api_container *c, bool init,
+                            const char *image_ref)
+{
+        const struct kc_api_pod *pod = sc->pod;
+        struct kc_runtime_service *svc = sc->svc;
+        _cleanup_(container_spec_done) struct container_spec spec = { 0 };
+        const struct kc_container_status *cs = kc__find_container_status(sc->status, c->name);
+        uint32_t attempt = cs ? (uint32_t)cs->restart_count + 1 : 0;
+        struct kc_runtime_error e = { 0 };
+        _cleanup_free_ char *id = NULL;
+        int r;
+
+        if (generate_container_config(pod, c, attempt, image_ref, &spec) < 0) {
+                start_fail(sc, c, init, -ENOMEM, KC_CREATE_CONTAINER_CONFIG_ERROR_REASON,
+                           strerror(ENOMEM), -1);
+                return true;
+        }
+        r = sc->make_log_dirs ? make_container_log_dir(sc, c) : 0;
+        if (r < 0) {
+                start_fail(sc, c, init, r, KC_CREATE_CONTAINER_CONFIG_ERROR_REASON,
+                           "create container log directory failed", -1);
+                return true;
+        }
         if (start_cancelled(sc, c, init, KC_CREATE_CONTAINER_ERROR_REASON))
                 return false;
-        r = svc->ops->create_container(svc->self, sc->sandbox_id, &config, sc->sb_config, &id, &e);
+        r = svc->ops->create_container(svc->self, sc->sandbox_id, &spec.config, sc->sb_config, &id,
+                                       &e);
         if (r < 0) {
                 start_fail(sc, c, init, r, KC_CREATE_CONTAINER_ERROR_REASON, e.message, -1);
                 return true;
@@ -438,19 +419,185 @@ static bool start_one(struct start_ctx *sc, const struct kc_api_container *c, bo
         return true;
 }
 
+/*
+ * The start closure of SyncPod: doBackOff, then startContainer
+ * (EnsureImageExists, CreateContainer, StartContainer). Returns false when
+ * cancelled; every outcome, success included, is reported.
+ */
+static bool start_one(struct start_ctx *sc, const struct kc_api_container *c, bool init)
+{
+        const struct kc_api_pod *pod = sc->pod;
+        _cleanup_free_ char *bo_msg = NULL, *image_ref = NULL, *image_msg = NULL;
+        const char *image_reason = NULL;
+        int64_t retry_after = -1;
+        int r;
+
+        if (cancelled(sc->opts->ctx, sc->res))
+                return false; /* not attempted: nothing to report */
+
+        if (sc->opts->backoff) {
+                r = kc_do_back_off(sc->opts->backoff, pod, c, sc->status, 0, &bo_msg);
+                if (r == -EAGAIN) {
+                        start_fail(sc, c, init, r, KC_CRASH_LOOP_BACK_OFF_REASON, bo_msg,
+                                   crash_loop_remaining(sc->opts->backoff, pod, c, sc->status));
+                        return true;
+                }
+                if (r < 0) {
+                        start_fail(sc, c, init, r, KC_CREATE_CONTAINER_CONFIG_ERROR_REASON,
+                                   strerror(-r), -1);
+                        return true;
+                }
+        }
+
+        r = kc_ensure_image_exists(*sc->svc, sc->opts->image_backoff, pod, c, sc->sb_config,
+                                   &image_ref, &image_reason, &image_msg, &retry_after);
+        if (r < 0) {
+                start_fail(sc, c, init, r,
+                           image_reason ? image_reason : KC_ERR_IMAGE_INSPECT_REASON,
+                           image_msg ? image_msg : strerror(-r), retry_after);
+                return true;
+        }
+        return start_container(sc, c, init, image_ref);
+}
+
+/* Step 2, killPodWithSyncResult: the pod's running containers, then every sandbox. */
+static int kill_pod_step(struct kc_runtime_service *svc, const struct kc_api_pod *pod,
+                         const struct kc_pod_status *status, struct kc_cancel *ctx,
+                         struct sp_result *res)
+{
+        _cleanup_free_ const char **cids = NULL, **sbids = NULL;
+        size_t i, n;
+
+        /* ConvertPodStatusToRunningPod: running containers, every sandbox. */
+        cids = calloc(status->n_containers + 1, sizeof(*cids));
+        sbids = calloc(status->n_sandboxes + 1, sizeof(*sbids));
+        if (!cids || !sbids) {
+                result_fail(res, -ENOMEM, "out of memory");
+                return res->r;
+        }
+        for (i = 0, n = 0; i < status->n_containers; i++)
+                if (status->containers[i].state == KC_CONTAINER_STATE_RUNNING)
+                        cids[n++] = status->containers[i].id;
+        for (i = 0; i < status->n_sandboxes; i++)
+                sbids[i] = status->sandboxes[i].id;
+        kill_ids(svc, cids, n, sbids, status->n_sandboxes, pod_grace(pod), ctx, res);
+        return res->r; /* upstream: killPod failed → return */
+}
+
+/* Step 3: the containers not to keep; a failure does not stop the others. */
+static int kill_containers_step(struct kc_runtime_service *svc, const struct kc_api_pod *pod,
+                                const struct kc_pod_actions *a, struct kc_cancel *ctx,
+                                struct sp_result *res)
+{
+        size_t i;
+
+        for (i = 0; i < a->n_containers_to_kill; i++) {
+                const char *id = a->containers_to_kill[i].id;
+
+                if (!kill_ids(svc, &id, 1, NULL, 0, pod_grace(pod), ctx, res))
+                        break;
+        }
+        return res->r;
+}
+
+/* generatePodSandboxConfig's result and the memory it points to. */
+struct sandbox_spec {
+        char *log_dir;
+        struct kc_label *labels;
+        struct kc_pod_sandbox_config config;
+};
+
+static void sandbox_spec_done(struct sandbox_spec *spec)
+{
+        free(spec->log_dir);
+        free(spec->labels);
+}
+
+/* newPodLabels: the pod's labels, then kubelet's (which win on lookups by key). */
+static struct kc_label *new_pod_labels(const struct kc_api_pod *pod, size_t *ret_n)
+{
+        struct kc_label *l = calloc(pod->n_labels + 3, sizeof(*l));
+        size_t i, n = 0;
+
+        if (!l)
+                return NULL;
+        l[n++] = (struct kc_label){ KC_LABEL_POD_NAME, str_or_empty(pod->name) };
+        l[n++] = (struct kc_label){ KC_LABEL_POD_NAMESPACE, str_or_empty(pod->namespace) };
+        l[n++] = (struct kc_label){ KC_LABEL_POD_UID, str_or_empty(pod->uid) };
+        for (i = 0; i < pod->n_labels; i++)
+                if (!kc__streq(pod->labels[i].key, KC_LABEL_POD_NAME) &&
+                    !kc__streq(pod->labels[i].key, KC_LABEL_POD_NAMESPACE) &&
+                    !kc__streq(pod->labels[i].key, KC_LABEL_POD_UID))
+                        l[n++] = pod->labels[i];
+        *ret_n = n;
+        return l;
+}
+
+/* generatePodSandboxConfig for sandbox attempt @attempt. -ENOMEM or 0. */
+static int generate_pod_sandbox_config(const char *logs_root, const struct kc_api_pod *pod,
+                                       uint32_t attempt, struct sandbox_spec *spec)
+{
+        size_t n_labels = 0;
+
+        spec->log_dir = kc_strdup_printf("%s/%s_%s_%s", logs_root ? logs_root : KC_POD_LOGS_ROOT,
+                                         str_or_empty(pod->namespace), str_or_empty(pod->name),
+                                         str_or_empty(pod->uid));
+        spec->labels = new_pod_labels(pod, &n_labels);
+        if (!spec->log_dir || !spec->labels)
+                return -ENOMEM;
+        spec->config = (struct kc_pod_sandbox_config){
+                .metadata = { .name = pod->name,
+                              .uid = pod->uid,
+                              .namespace = pod->namespace,
+                              .attempt = attempt },
+                /* As kubelet: a host-network pod keeps the node's host name. */
+                .hostname = pod->host_network ? NULL : pod->name,
+                .log_directory = spec->log_dir,
+                .host_network = pod->host_network,
+                .labels = spec->labels,
+                .n_labels = n_labels,
+                .annotations = pod->annotations,
+                .n_annotations = pod->n_annotations,
+        };
+        return 0;
+}
+
+/* Step 4, createPodSandbox: the pod log directory, then RunPodSandbox; *ret_id its ID. */
+static int create_sandbox_step(struct kc_runtime_service *svc, const char *logs_root,
+                               const struct kc_api_pod *pod, const struct sandbox_spec *spec,
+                               struct kc_cancel *ctx, struct sp_result *res, char **ret_id)
+{
+        struct kc_runtime_error e = { 0 };
+        int r;
+
+        if (cancelled(ctx, res))
+                return res->r;
+        r = logs_root ? make_dirs(spec->log_dir) : 0;
+        if (r < 0) {
+                result_fail(res, r, "create pod log directory %s: %s", spec->log_dir, strerror(-r));
+                return res->r;
+        }
+        r = svc->ops->run_pod_sandbox(svc->self, &spec->config, ret_id, &e);
+        if (r < 0)
+                result_fail(res, r,
+                            "failed to \"CreatePodSandbox\" for \"%s_%s(%s)\" with "
+                            "CreatePodSandboxError: %s",
+                            str_or_empty(pod->name), str_or_empty(pod->namespace),
+                            str_or_empty(pod->uid), e.message);
+        return res->r;
+}
+
+/* SyncPod's steps; the first failure is recorded in @res and its code returned. */
 static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
                     const struct kc_api_pod *pod, const struct kc_pod_status *status,
                     const struct kc_sync_pod_options *opts, struct sp_result *res)
 {
-        struct kc_cancel *ctx = opts->ctx;
         _cleanup_(kc_pod_actions_done) struct kc_pod_actions a = { 0 };
-        _cleanup_free_ const char **cids = NULL, **sbids = NULL;
-        _cleanup_free_ struct kc_label *sb_labels = NULL;
-        _cleanup_free_ char *log_dir = NULL, *new_sb_id = NULL;
-        struct kc_runtime_error e = { 0 };
-        struct start_ctx sc;
+        _cleanup_(sandbox_spec_done) struct sandbox_spec sb = { 0 };
+        _cleanup_free_ char *new_sb_id = NULL;
         const char *sandbox_id;
-        size_t i, n;
+        struct start_ctx sc;
+        size_t i;
         int r;
 
         /* Step 1: compute the actions. */
@@ -460,87 +607,22 @@ static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
                 return r;
         }
 
-        /* Step 2: kill the pod, or the unwanted containers. */
-        if (a.kill_pod) {
-                /* ConvertPodStatusToRunningPod: running containers, every sandbox. */
-                cids = calloc(status->n_containers + 1, sizeof(*cids));
-                sbids = calloc(status->n_sandboxes + 1, sizeof(*sbids));
-                if (!cids || !sbids) {
-                        result_fail(res, -ENOMEM, "out of memory");
-                        return res->r;
-                }
-                for (i = 0, n = 0; i < status->n_containers; i++)
-                        if (status->containers[i].state == KC_CONTAINER_STATE_RUNNING)
-                                cids[n++] = status->containers[i].id;
-                for (i = 0; i < status->n_sandboxes; i++)
-                        sbids[i] = status->sandboxes[i].id;
-                if (!kill_ids(svc, cids, n, sbids, status->n_sandboxes, pod_grace(pod), ctx, res))
-                        return res->r;
-                if (res->r < 0)
-                        return res->r; /* upstream: killPod failed → return */
-        } else {
-                for (i = 0; i < a.n_containers_to_kill; i++) {
-                        const char *id = a.containers_to_kill[i].id;
-
-                        if (!kill_ids(svc, &id, 1, NULL, 0, pod_grace(pod), ctx, res))
-                                return res->r;
-                }
-                if (res->r < 0)
-                        return res->r;
-        }
+        /* Steps 2 and 3: kill the pod, or the unwanted containers. */
+        r = a.kill_pod ? kill_pod_step(svc, pod, status, opts->ctx, res)
+                       : kill_containers_step(svc, pod, &a, opts->ctx, res);
+        if (r < 0)
+                return r;
 
         /* Step 4: create the sandbox. */
-        log_dir = kc_strdup_printf("%s/%s_%s_%s", logs_root ? logs_root : KC_POD_LOGS_ROOT,
-                                   str_or_empty(pod->namespace), str_or_empty(pod->name),
-                                   str_or_empty(pod->uid));
-        sb_labels = calloc(pod->n_labels + 3, sizeof(*sb_labels));
-        if (!log_dir || !sb_labels) {
+        if (generate_pod_sandbox_config(logs_root, pod, a.attempt, &sb) < 0) {
                 result_fail(res, -ENOMEM, "out of memory");
                 return res->r;
         }
-        /* newPodLabels: the pod's labels, then kubelet's (which win on lookups by key). */
-        n = 0;
-        sb_labels[n++] = (struct kc_label){ KC_LABEL_POD_NAME, str_or_empty(pod->name) };
-        sb_labels[n++] = (struct kc_label){ KC_LABEL_POD_NAMESPACE, str_or_empty(pod->namespace) };
-        sb_labels[n++] = (struct kc_label){ KC_LABEL_POD_UID, str_or_empty(pod->uid) };
-        for (i = 0; i < pod->n_labels; i++)
-                if (!kc__streq(pod->labels[i].key, KC_LABEL_POD_NAME) &&
-                    !kc__streq(pod->labels[i].key, KC_LABEL_POD_NAMESPACE) &&
-                    !kc__streq(pod->labels[i].key, KC_LABEL_POD_UID))
-                        sb_labels[n++] = pod->labels[i];
-        struct kc_pod_sandbox_config sb_config = {
-                .metadata = { .name = pod->name,
-                              .uid = pod->uid,
-                              .namespace = pod->namespace,
-                              .attempt = a.attempt },
-                /* As kubelet: a host-network pod keeps the node's host name. */
-                .hostname = pod->host_network ? NULL : pod->name,
-                .log_directory = log_dir,
-                .host_network = pod->host_network,
-                .labels = sb_labels,
-                .n_labels = n,
-                .annotations = pod->annotations,
-                .n_annotations = pod->n_annotations,
-        };
         sandbox_id = a.sandbox_id;
         if (a.create_sandbox) {
-                if (cancelled(ctx, res))
-                        return res->r;
-                r = logs_root ? make_dirs(log_dir) : 0;
-                if (r < 0) {
-                        result_fail(res, r, "create pod log directory %s: %s", log_dir,
-                                    strerror(-r));
-                        return res->r;
-                }
-                r = svc->ops->run_pod_sandbox(svc->self, &sb_config, &new_sb_id, &e);
-                if (r < 0) {
-                        result_fail(res, r,
-                                    "failed to \"CreatePodSandbox\" for \"%s_%s(%s)\" with "
-                                    "CreatePodSandboxError: %s",
-                                    str_or_empty(pod->name), str_or_empty(pod->namespace),
-                                    str_or_empty(pod->uid), e.message);
-                        return res->r;
-                }
+                r = create_sandbox_step(svc, logs_root, pod, &sb, opts->ctx, res, &new_sb_id);
+                if (r < 0)
+                        return r;
                 sandbox_id = new_sb_id;
         }
         if (!sandbox_id)
@@ -553,7 +635,7 @@ static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
                 .status = status,
                 .opts = opts,
                 .sandbox_id = sandbox_id,
-                .sb_config = &sb_config,
+                .sb_config = &sb.config,
                 .make_log_dirs = logs_root != NULL,
                 .res = res,
         };

@@ -142,6 +142,37 @@ static void *obj_init(struct ref_header *h, void *obj)
         return obj;
 }
 
+/*
+ * Copies the struct @s of @size bytes to @d (when copying) and packs the
+ * strings at the @n offsets @strs into @pk, pointing @d's fields at them.
+ */
+static void pack_struct_strs(struct kc__packer *pk, const void *s, void *d, size_t size,
+                             const size_t *strs, size_t n)
+{
+        size_t i;
+
+        if (d)
+                memcpy(d, s, size);
+        for (i = 0; i < n; i++) {
+                const char *v = kc__pack_str(pk, *(const char *const *)((const char *)s + strs[i]));
+
+                if (d)
+                        *(const char **)((char *)d + strs[i]) = v;
+        }
+}
+
+/* Defines kc_<name>_ref() and kc_<name>_unref() for an object built by obj_new(). */
+#define DEFINE_OBJ_REF_UNREF(name, type)                                                           \
+        type *kc_##name##_ref(type *p)                                                             \
+        {                                                                                          \
+                return obj_ref(p);                                                                 \
+        }                                                                                          \
+        type *kc_##name##_unref(type *p)                                                           \
+        {                                                                                          \
+                obj_unref(p);                                                                      \
+                return NULL;                                                                       \
+        }
+
 /* ------------------------------------------------------------------------ */
 /* kc_pod                                                                     */
 
@@ -234,16 +265,7 @@ int kc_pod_new(const struct kc_pod *tmpl, struct kc_pod **ret)
         return obj_new(pack_pod_obj, tmpl, (void **)ret);
 }
 
-struct kc_pod *kc_pod_ref(struct kc_pod *p)
-{
-        return obj_ref(p);
-}
-
-struct kc_pod *kc_pod_unref(struct kc_pod *p)
-{
-        obj_unref(p);
-        return NULL;
-}
+DEFINE_OBJ_REF_UNREF(pod, struct kc_pod)
 
 void kc_pod_list_done(struct kc_pod_list *l)
 {
@@ -271,41 +293,30 @@ static_assert(offsetof(struct status_box, status) == sizeof(struct ref_header),
 static void pack_container_status(struct kc__packer *pk, const struct kc_container_status *s,
                                   struct kc_container_status *d)
 {
-        const char *id = kc__pack_str(pk, s->id);
-        const char *name = kc__pack_str(pk, s->name);
-        const char *image = kc__pack_str(pk, s->image);
-        const char *image_ref = kc__pack_str(pk, s->image_ref);
-        const char *reason = kc__pack_str(pk, s->reason);
-        const char *message = kc__pack_str(pk, s->message);
+        static const size_t strs[] = {
+                offsetof(struct kc_container_status, id),
+                offsetof(struct kc_container_status, name),
+                offsetof(struct kc_container_status, image),
+                offsetof(struct kc_container_status, image_ref),
+                offsetof(struct kc_container_status, reason),
+                offsetof(struct kc_container_status, message),
+        };
 
-        if (d) {
-                *d = *s;
-                d->id = id;
-                d->name = name;
-                d->image = image;
-                d->image_ref = image_ref;
-                d->reason = reason;
-                d->message = message;
-        }
+        pack_struct_strs(pk, s, d, sizeof(*s), strs, KC_ELEMENTSOF(strs));
 }
 
 static void pack_sandbox_status(struct kc__packer *pk, const struct kc_sandbox_status *s,
                                 struct kc_sandbox_status *d)
 {
-        const char *id = kc__pack_str(pk, s->id);
-        const char *name = kc__pack_str(pk, s->name);
-        const char *ns = kc__pack_str(pk, s->namespace);
-        const char *uid = kc__pack_str(pk, s->uid);
-        const char *ip = kc__pack_str(pk, s->ip);
+        static const size_t strs[] = {
+                offsetof(struct kc_sandbox_status, id),
+                offsetof(struct kc_sandbox_status, name),
+                offsetof(struct kc_sandbox_status, namespace),
+                offsetof(struct kc_sandbox_status, uid),
+                offsetof(struct kc_sandbox_status, ip),
+        };
 
-        if (d) {
-                *d = *s;
-                d->id = id;
-                d->name = name;
-                d->namespace = ns;
-                d->uid = uid;
-                d->ip = ip;
-        }
+        pack_struct_strs(pk, s, d, sizeof(*s), strs, KC_ELEMENTSOF(strs));
 }
 
 static struct status_box *pack_status(struct kc__packer *pk, const struct kc_pod_status *t)
@@ -360,16 +371,7 @@ int kc_pod_status_new_default(const char *uid, struct kc_pod_status **ret)
         return kc_pod_status_new(&(struct kc_pod_status){ .id = uid }, ret);
 }
 
-struct kc_pod_status *kc_pod_status_ref(struct kc_pod_status *s)
-{
-        return obj_ref(s);
-}
-
-struct kc_pod_status *kc_pod_status_unref(struct kc_pod_status *s)
-{
-        obj_unref(s);
-        return NULL;
-}
+DEFINE_OBJ_REF_UNREF(pod_status, struct kc_pod_status)
 
 static bool container_status_equal(const struct kc_container_status *a,
                                    const struct kc_container_status *b)
@@ -422,34 +424,70 @@ bool kc_pod_status_equal(const struct kc_pod_status *a, const struct kc_pod_stat
 void kc__pack_pod_sandbox(struct kc__packer *pk, const struct kc_pod_sandbox *s,
                           struct kc_pod_sandbox *d)
 {
-        const char *id = kc__pack_str(pk, s->id);
-        const char *name = kc__pack_str(pk, s->metadata.name);
-        const char *uid = kc__pack_str(pk, s->metadata.uid);
-        const char *ns = kc__pack_str(pk, s->metadata.namespace);
-        const char *ip = kc__pack_str(pk, s->ip);
-        const char *const *aips = kc__pack_strv(pk, s->additional_ips, s->n_additional_ips);
-        const struct kc_label *labels = kc__pack_labels(pk, s->labels, s->n_labels);
-        const struct kc_label *ann = kc__pack_labels(pk, s->annotations, s->n_annotations);
+        static const size_t strs[] = {
+                offsetof(struct kc_pod_sandbox, id),
+                offsetof(struct kc_pod_sandbox, metadata.name),
+                offsetof(struct kc_pod_sandbox, metadata.uid),
+                offsetof(struct kc_pod_sandbox, metadata.namespace),
+                offsetof(struct kc_pod_sandbox, ip),
+        };
+        const char *const *aips;
+        const struct kc_label *labels, *ann;
 
+        pack_struct_strs(pk, s, d, sizeof(*s), strs, KC_ELEMENTSOF(strs));
+        aips = kc__pack_strv(pk, s->additional_ips, s->n_additional_ips);
+        labels = kc__pack_labels(pk, s->labels, s->n_labels);
+        ann = kc__pack_labels(pk, s->annotations, s->n_annotations);
         if (d) {
-                *d = *s;
-                d->id = id;
-                d->metadata.name = name;
-                d->metadata.uid = uid;
-                d->metadata.namespace = ns;
-                d->ip = ip;
                 d->additional_ips = aips;
                 d->labels = labels;
                 d->annotations = ann;
         }
 }
 
-int kc__pod_sandbox_copy(struct kc_arena *a, const struct kc_pod_sandbox *src,
-                         struct kc_pod_sandbox *ret)
+static void pack_pod_sandbox(struct kc__packer *pk, const void *s, void *d)
+{
+        kc__pack_pod_sandbox(pk, s, d);
+}
+
+void kc__pack_cri_container(struct kc__packer *pk, const struct kc_cri_container *s,
+                            struct kc_cri_container *d)
+{
+        static const size_t strs[] = {
+                offsetof(struct kc_cri_container, id),
+                offsetof(struct kc_cri_container, pod_sandbox_id),
+                offsetof(struct kc_cri_container, metadata.name),
+                offsetof(struct kc_cri_container, image),
+                offsetof(struct kc_cri_container, image_ref),
+                offsetof(struct kc_cri_container, reason),
+                offsetof(struct kc_cri_container, message),
+        };
+        const struct kc_label *labels, *ann;
+
+        pack_struct_strs(pk, s, d, sizeof(*s), strs, KC_ELEMENTSOF(strs));
+        labels = kc__pack_labels(pk, s->labels, s->n_labels);
+        ann = kc__pack_labels(pk, s->annotations, s->n_annotations);
+        if (d) {
+                d->labels = labels;
+                d->annotations = ann;
+        }
+}
+
+static void pack_cri_container(struct kc__packer *pk, const void *s, void *d)
+{
+        kc__pack_cri_container(pk, s, d);
+}
+
+/*
+ * Packs @src (strings and arrays) into one block of arena @a with @layout,
+ * which runs once to measure and once to copy into *@ret.
+ */
+static int arena_pack(struct kc_arena *a, void (*layout)(struct kc__packer *, const void *, void *),
+                      const void *src, void *ret)
 {
         struct kc__packer pk = { 0 };
 
-        kc__pack_pod_sandbox(&pk, src, NULL);
+        layout(&pk, src, NULL);
         if (pk.off > 0) {
                 pk.base = kc_arena_alloc(a, pk.off);
                 if (!pk.base)
@@ -458,53 +496,20 @@ int kc__pod_sandbox_copy(struct kc_arena *a, const struct kc_pod_sandbox *src,
                 pk.base = (char *)ret; /* nothing to copy; any non-NULL base */
         }
         pk.off = 0;
-        kc__pack_pod_sandbox(&pk, src, ret);
+        layout(&pk, src, ret);
         return 0;
 }
 
-void kc__pack_cri_container(struct kc__packer *pk, const struct kc_cri_container *s,
-                            struct kc_cri_container *d)
+int kc__pod_sandbox_copy(struct kc_arena *a, const struct kc_pod_sandbox *src,
+                         struct kc_pod_sandbox *ret)
 {
-        const char *id = kc__pack_str(pk, s->id);
-        const char *sbid = kc__pack_str(pk, s->pod_sandbox_id);
-        const char *name = kc__pack_str(pk, s->metadata.name);
-        const char *image = kc__pack_str(pk, s->image);
-        const char *image_ref = kc__pack_str(pk, s->image_ref);
-        const char *reason = kc__pack_str(pk, s->reason);
-        const char *message = kc__pack_str(pk, s->message);
-        const struct kc_label *labels = kc__pack_labels(pk, s->labels, s->n_labels);
-        const struct kc_label *ann = kc__pack_labels(pk, s->annotations, s->n_annotations);
-
-        if (d) {
-                *d = *s;
-                d->id = id;
-                d->pod_sandbox_id = sbid;
-                d->metadata.name = name;
-                d->image = image;
-                d->image_ref = image_ref;
-                d->reason = reason;
-                d->message = message;
-                d->labels = labels;
-                d->annotations = ann;
-        }
+        return arena_pack(a, pack_pod_sandbox, src, ret);
 }
 
 int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *src,
                            struct kc_cri_container *ret)
 {
-        struct kc__packer pk = { 0 };
-
-        kc__pack_cri_container(&pk, src, NULL);
-        if (pk.off > 0) {
-                pk.base = kc_arena_alloc(a, pk.off);
-                if (!pk.base)
-                        return -ENOMEM;
-        } else {
-                pk.base = (char *)ret;
-        }
-        pk.off = 0;
-        kc__pack_cri_container(&pk, src, ret);
-        return 0;
+        return arena_pack(a, pack_cri_container, src, ret);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -598,13 +603,4 @@ int kc_api_pod_new(const struct kc_api_pod *tmpl, struct kc_api_pod **ret)
         return obj_new(pack_api_pod_obj, tmpl, (void **)ret);
 }
 
-struct kc_api_pod *kc_api_pod_ref(struct kc_api_pod *p)
-{
-        return obj_ref(p);
-}
-
-struct kc_api_pod *kc_api_pod_unref(struct kc_api_pod *p)
-{
-        obj_unref(p);
-        return NULL;
-}
+DEFINE_OBJ_REF_UNREF(api_pod, struct kc_api_pod)
