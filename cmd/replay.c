@@ -23,6 +23,7 @@
 #include "core/chan.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
+#include "kubelet/status/pod_status.h"
 #include "metrics/kubelet_metrics.h"
 #include "metrics/registry.h"
 #include "pleg/event.h"
@@ -474,34 +475,46 @@ static json_t *json_number_of(double v)
         return json_real(v);
 }
 
+/* A kc_json_item_fn: the IP string @p i of a struct kc_pod_status. */
+static int status_ip_item(const void *status, size_t i, json_t **ret)
+{
+        const struct kc_pod_status *s = status;
+
+        *ret = json_string(s->ips[i]);
+        return 0;
+}
+
+/* A kc_json_item_fn: container @p i of a struct kc_pod_status. */
+static int status_container_item(const void *status, size_t i, json_t **ret)
+{
+        const struct kc_container_status *c =
+                &((const struct kc_pod_status *)status)->containers[i];
+
+        *ret = json_pack("{s:s, s:s, s:s, s:i}", "id", c->id ? c->id : "", "name",
+                         c->name ? c->name : "", "state", kc_container_state_to_string(c->state),
+                         "exit_code", (int)c->exit_code);
+        return 0;
+}
+
+/* A kc_json_item_fn: sandbox @p i of a struct kc_pod_status. */
+static int status_sandbox_item(const void *status, size_t i, json_t **ret)
+{
+        const struct kc_sandbox_status *sb = &((const struct kc_pod_status *)status)->sandboxes[i];
+
+        *ret = json_pack("{s:s, s:s}", "id", sb->id ? sb->id : "", "state",
+                         sb->state == KC_SANDBOX_STATE_READY ? "READY" : "NOTREADY");
+        return 0;
+}
+
 static json_t *status_to_json(const struct kc_pod_status *s)
 {
-        json_t *o, *ips, *ctrs, *sbs;
-        size_t i;
+        json_t *o, *ips = NULL, *ctrs = NULL, *sbs = NULL;
 
         if (!s)
                 return json_null();
-        ips = json_array();
-        for (i = 0; i < s->n_ips; i++)
-                json_array_append_new(ips, json_string(s->ips[i]));
-        ctrs = json_array();
-        for (i = 0; i < s->n_containers; i++) {
-                const struct kc_container_status *c = &s->containers[i];
-
-                json_array_append_new(ctrs,
-                                      json_pack("{s:s, s:s, s:s, s:i}", "id", c->id ? c->id : "",
-                                                "name", c->name ? c->name : "", "state",
-                                                kc_container_state_to_string(c->state), "exit_code",
-                                                (int)c->exit_code));
-        }
-        sbs = json_array();
-        for (i = 0; i < s->n_sandboxes; i++)
-                json_array_append_new(sbs, json_pack("{s:s, s:s}", "id",
-                                                     s->sandboxes[i].id ? s->sandboxes[i].id : "",
-                                                     "state",
-                                                     s->sandboxes[i].state == KC_SANDBOX_STATE_READY
-                                                             ? "READY"
-                                                             : "NOTREADY"));
+        (void)kc_json_array_build(s->n_ips, status_ip_item, s, &ips);
+        (void)kc_json_array_build(s->n_containers, status_container_item, s, &ctrs);
+        (void)kc_json_array_build(s->n_sandboxes, status_sandbox_item, s, &sbs);
         o = json_object();
         json_object_set_new(o, "id", json_string(s->id ? s->id : ""));
         json_object_set_new(o, "ips", ips);

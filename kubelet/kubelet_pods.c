@@ -47,13 +47,35 @@ static int cmp_pod(const void *a, const void *b)
         return r;
 }
 
+/* The pods of the list and where their statuses and node name come from, for pod_item(). */
+struct pod_items {
+        struct kc_api_pod *const *pods;
+        struct kc_status_manager *sm;
+        const char *node_name;
+};
+
+/* A kc_json_item_fn: the v1 Pod of pod @p i, with its status (Pending when it has none yet). */
+static int pod_item(const void *userdata, size_t i, json_t **ret)
+{
+        const struct pod_items *pi = userdata;
+        _cleanup_json_ json_t *status = NULL;
+        int r;
+
+        r = kc_status_manager_get_pod_status(pi->sm, pi->pods[i]->uid, &status);
+        if (r == -ENOENT)
+                status = json_pack("{s:s}", "phase", "Pending");
+        else if (r < 0)
+                return r;
+        if (!status)
+                return -ENOMEM;
+        return kc_api_pod_to_json(pi->pods[i], pi->node_name, status, ret);
+}
+
 int kc_render_pod_list(struct kc_pod_manager *pm, struct kc_status_manager *sm,
                        const char *node_name, char **ret_json)
 {
         _cleanup_(pods_done) struct pods pods = { 0 };
         _cleanup_json_ json_t *list = NULL, *items = NULL;
-        json_t *status, *item;
-        size_t i;
         char *s;
         int r;
 
@@ -64,26 +86,10 @@ int kc_render_pod_list(struct kc_pod_manager *pm, struct kc_status_manager *sm,
                 return -ENOMEM;
         qsort(pods.v, pods.n, sizeof(*pods.v), cmp_pod);
 
-        items = json_array();
-        if (!items)
-                return -ENOMEM;
-        for (i = 0; i < pods.n; i++) {
-                status = NULL;
-                r = kc_status_manager_get_pod_status(sm, pods.v[i]->uid, &status);
-                if (r == -ENOENT)
-                        status = json_pack("{s:s}", "phase", "Pending");
-                else if (r < 0)
-                        return r;
-                if (!status)
-                        return -ENOMEM;
-                item = NULL;
-                r = kc_api_pod_to_json(pods.v[i], node_name, status, &item);
-                json_decref(status);
-                if (r < 0)
-                        return r;
-                if (json_array_append_new(items, item) < 0)
-                        return -ENOMEM;
-        }
+        r = kc_json_array_build(pods.n, pod_item, &(struct pod_items){ pods.v, sm, node_name },
+                                &items);
+        if (r < 0)
+                return r;
 
         list = json_pack("{s:s, s:s, s:{}, s:O}", "kind", "PodList", "apiVersion", "v1", "metadata",
                          "items", items);

@@ -72,7 +72,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/cleanup.h"
+#include "core/lock.h"
 #include "metrics/registry.h"
 
 const double kc_metrics_default_buckets[11] = {
@@ -160,10 +162,15 @@ struct series_set {
         _Atomic(struct series_index *) index;
 };
 
-struct kc_gauge_vec {
+/* Common head of the vector metrics; always the first member. */
+struct vec {
         struct metric m;
         char *label_name;
-        struct series_set set; /* of struct gauge_series */
+        struct series_set set;
+};
+
+struct kc_gauge_vec {
+        struct vec v; /* its set holds struct gauge_series */
 };
 
 struct kc_histogram {
@@ -173,10 +180,8 @@ struct kc_histogram {
 };
 
 struct kc_histogram_vec {
-        struct metric m;
-        char *label_name;
+        struct vec v; /* its set holds struct hist_series */
         struct hist_bounds bounds;
-        struct series_set set; /* of struct hist_series */
 };
 
 struct kc_metrics_registry {
@@ -331,24 +336,23 @@ static int series_create(struct series_set *set, const char *label_value, size_t
         struct series_index *old, *idx = NULL;
         struct series *s = NULL;
         size_t pos = 0;
-        int k = 0;
 
         assert(size >= sizeof(struct series));
-        pthread_mutex_lock(&set->create_lock);
+        KC_LOCK_GUARD(&set->create_lock);
         /* Writers are serialised here, so relaxed would do; acquire is harmless. */
         old = series_index_load(set);
         s = series_find(old, label_value, &pos);
-        if (s) /* another thread created it first */
-                goto out;
+        if (s) { /* another thread created it first */
+                *ret = s;
+                return 0;
+        }
 
         s = calloc(1, size);
         idx = malloc(sizeof(*idx) + ((old ? old->n : 0) + 1) * sizeof(idx->items[0]));
         if (!s || !idx || !(s->label_value = strdup(label_value))) {
                 free(s);
                 free(idx);
-                s = NULL;
-                k = -ENOMEM;
-                goto out;
+                return -ENOMEM;
         }
         init(s, userdata);
         idx->older = old;
@@ -361,11 +365,8 @@ static int series_create(struct series_set *set, const char *label_value, size_t
                        (old->n - pos) * sizeof(idx->items[0]));
         /* Release pairs with the acquire in series_index_load(). */
         atomic_store_explicit(&set->index, idx, memory_order_release);
-out:
-        pthread_mutex_unlock(&set->create_lock);
-        if (k == 0)
-                *ret = s;
-        return k;
+        *ret = s;
+        return 0;
 }
 
 /* The lock-free path first; creation (under the mutex) only on a miss. */
@@ -499,6 +500,13 @@ int kc_metrics_registry_new(struct kc_metrics_registry **ret)
         return 0;
 }
 
+/* Frees what a vector head owns (its series and label name). */
+static void vec_done(struct vec *v)
+{
+        series_set_done(&v->set);
+        free(v->label_name);
+}
+
 static void metric_free(struct metric *m)
 {
         if (!m)
@@ -507,13 +515,9 @@ static void metric_free(struct metric *m)
         case METRIC_COUNTER:
         case METRIC_GAUGE:
                 break;
-        case METRIC_GAUGE_VEC: {
-                struct kc_gauge_vec *g = (struct kc_gauge_vec *)m;
-
-                series_set_done(&g->set);
-                free(g->label_name);
+        case METRIC_GAUGE_VEC:
+                vec_done((struct vec *)m);
                 break;
-        }
         case METRIC_HISTOGRAM: {
                 struct kc_histogram *h = (struct kc_histogram *)m;
 
@@ -521,14 +525,10 @@ static void metric_free(struct metric *m)
                 free((void *)h->cells.bucket_count);
                 break;
         }
-        case METRIC_HISTOGRAM_VEC: {
-                struct kc_histogram_vec *hv = (struct kc_histogram_vec *)m;
-
-                series_set_done(&hv->set);
-                free(hv->label_name);
-                free(hv->bounds.v);
+        case METRIC_HISTOGRAM_VEC:
+                vec_done((struct vec *)m);
+                free(((struct kc_histogram_vec *)m)->bounds.v);
                 break;
-        }
         case _METRIC_TYPE_MAX:
                 assert(false);
                 break;
@@ -581,29 +581,14 @@ static int metric_alloc(enum metric_type type, const char *name, const char *hel
 /* Takes @p m on success only. */
 static int registry_add(struct kc_metrics_registry *r, struct metric *m)
 {
-        int ret = 0;
-
-        pthread_mutex_lock(&r->lock);
+        KC_LOCK_GUARD(&r->lock);
         for (size_t i = 0; i < r->n_metrics; i++)
-                if (strcmp(r->metrics[i]->name, m->name) == 0) {
-                        ret = -EEXIST;
-                        goto out;
-                }
-        if (r->n_metrics == r->cap_metrics) {
-                size_t cap = r->cap_metrics ? r->cap_metrics * 2 : 16;
-                struct metric **a = realloc(r->metrics, cap * sizeof(*a));
-
-                if (!a) {
-                        ret = -ENOMEM;
-                        goto out;
-                }
-                r->metrics = a;
-                r->cap_metrics = cap;
-        }
+                if (strcmp(r->metrics[i]->name, m->name) == 0)
+                        return -EEXIST;
+        if (KC_ARRAY_GROW(r->metrics, r->cap_metrics, r->n_metrics + 1, 16) < 0)
+                return -ENOMEM;
         r->metrics[r->n_metrics++] = m;
-out:
-        pthread_mutex_unlock(&r->lock);
-        return ret;
+        return 0;
 }
 
 /* Registers @p m or frees it. */
@@ -656,26 +641,44 @@ int kc_metrics_gauge_new(struct kc_metrics_registry *r, const char *name, const 
         return k;
 }
 
+/*
+ * Allocates a vector metric of @p size (a struct vec first) with its label
+ * name and an empty series set. Does not register it.
+ */
+static int vec_alloc(enum metric_type type, const char *name, const char *help,
+                     const char *label_name, size_t size, struct metric **ret)
+{
+        struct metric *m;
+        struct vec *v;
+        int k;
+
+        assert(size >= sizeof(struct vec));
+        if (!label_name_is_valid(label_name))
+                return -EINVAL;
+        k = metric_alloc(type, name, help, size, &m);
+        if (k < 0)
+                return k;
+        v = (struct vec *)m;
+        series_set_init(&v->set);
+        v->label_name = strdup(label_name);
+        if (!v->label_name) {
+                metric_free(m);
+                return -ENOMEM;
+        }
+        *ret = m;
+        return 0;
+}
+
 int kc_metrics_gauge_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
                              const char *label_name, struct kc_gauge_vec **ret)
 {
-        struct kc_gauge_vec *g;
         struct metric *m;
         int k;
 
         assert(r && ret);
-        if (!label_name_is_valid(label_name))
-                return -EINVAL;
-        k = metric_alloc(METRIC_GAUGE_VEC, name, help, sizeof(struct kc_gauge_vec), &m);
+        k = vec_alloc(METRIC_GAUGE_VEC, name, help, label_name, sizeof(struct kc_gauge_vec), &m);
         if (k < 0)
                 return k;
-        g = (struct kc_gauge_vec *)m;
-        series_set_init(&g->set);
-        g->label_name = strdup(label_name);
-        if (!g->label_name) {
-                metric_free(m);
-                return -ENOMEM;
-        }
         k = register_or_free(r, m);
         if (k < 0)
                 return k;
@@ -727,24 +730,17 @@ int kc_metrics_histogram_vec_new(struct kc_metrics_registry *r, const char *name
         int k;
 
         assert(r && ret);
-        if (!label_name_is_valid(label_name))
-                return -EINVAL;
         /* le is the bucket label; a vector label of that name would be ambiguous. */
-        if (strcmp(label_name, "le") == 0)
+        if (label_name && strcmp(label_name, "le") == 0)
                 return -EINVAL;
         k = hist_bounds_check(&buckets, &n_buckets);
         if (k < 0)
                 return k;
-        k = metric_alloc(METRIC_HISTOGRAM_VEC, name, help, sizeof(struct kc_histogram_vec), &m);
+        k = vec_alloc(METRIC_HISTOGRAM_VEC, name, help, label_name, sizeof(struct kc_histogram_vec),
+                      &m);
         if (k < 0)
                 return k;
         hv = (struct kc_histogram_vec *)m;
-        series_set_init(&hv->set);
-        hv->label_name = strdup(label_name);
-        if (!hv->label_name) {
-                metric_free(m);
-                return -ENOMEM;
-        }
         k = hist_bounds_copy(&hv->bounds, buckets, n_buckets);
         if (k < 0) {
                 metric_free(m);
@@ -829,42 +825,34 @@ static void gauge_series_init(struct series *s, const void *userdata)
         atomic_init(&((struct gauge_series *)s)->bits, double_to_bits(0.0));
 }
 
-static int gauge_series_get(struct kc_gauge_vec *g, const char *label_value,
-                            struct gauge_series **ret)
+/* Sets the series of @p label_value to @p v, or with @p add adds @p v; creates it first. */
+static int gauge_vec_update(struct kc_gauge_vec *g, const char *label_value, double v, bool add)
 {
+        _Atomic uint64_t *bits;
         struct series *s;
         int k;
 
-        k = series_get(&g->set, label_value, sizeof(struct gauge_series), gauge_series_init, NULL,
+        k = series_get(&g->v.set, label_value, sizeof(struct gauge_series), gauge_series_init, NULL,
                        &s);
         if (k < 0)
                 return k;
-        *ret = (struct gauge_series *)s; /* the series head comes first */
+        bits = &((struct gauge_series *)s)->bits; /* the series head comes first */
+        /* Relaxed: a standalone value, as for kc_gauge. */
+        if (add)
+                atomic_double_add(bits, v, memory_order_relaxed);
+        else
+                atomic_store_explicit(bits, double_to_bits(v), memory_order_relaxed);
         return 0;
 }
 
 int kc_gauge_vec_set_mp(struct kc_gauge_vec *g, const char *label_value, double v)
 {
-        struct gauge_series *s;
-        int k;
-
-        k = gauge_series_get(g, label_value, &s);
-        if (k < 0)
-                return k;
-        atomic_store_explicit(&s->bits, double_to_bits(v), memory_order_relaxed); /* standalone */
-        return 0;
+        return gauge_vec_update(g, label_value, v, false);
 }
 
 int kc_gauge_vec_add_mp(struct kc_gauge_vec *g, const char *label_value, double v)
 {
-        struct gauge_series *s;
-        int k;
-
-        k = gauge_series_get(g, label_value, &s);
-        if (k < 0)
-                return k;
-        atomic_double_add(&s->bits, v, memory_order_relaxed); /* standalone value */
-        return 0;
+        return gauge_vec_update(g, label_value, v, true);
 }
 
 int kc_gauge_vec_value(const struct kc_gauge_vec *g, const char *label_value, double *ret)
@@ -872,7 +860,7 @@ int kc_gauge_vec_value(const struct kc_gauge_vec *g, const char *label_value, do
         const struct series *s;
         int k;
 
-        k = series_lookup(&g->set, label_value, &s);
+        k = series_lookup(&g->v.set, label_value, &s);
         if (k < 0)
                 return k;
         *ret = atomic_double_load(&((const struct gauge_series *)s)->bits,
@@ -884,7 +872,7 @@ void kc_gauge_vec_foreach(const struct kc_gauge_vec *g,
                           void (*cb)(const char *label_value, double v, void *userdata),
                           void *userdata)
 {
-        const struct series_index *idx = series_index_load(&g->set);
+        const struct series_index *idx = series_index_load(&g->v.set);
 
         for (size_t i = 0; idx && i < idx->n; i++) {
                 const struct gauge_series *s = (const struct gauge_series *)idx->items[i];
@@ -924,7 +912,7 @@ int kc_histogram_vec_observe_mp(struct kc_histogram_vec *hv, const char *label_v
         struct series *s;
         int k;
 
-        k = series_get(&hv->set, label_value,
+        k = series_get(&hv->v.set, label_value,
                        sizeof(struct hist_series) + hv->bounds.n * sizeof(_Atomic uint64_t),
                        hist_series_init, hv, &s);
         if (k < 0)
@@ -933,29 +921,39 @@ int kc_histogram_vec_observe_mp(struct kc_histogram_vec *hv, const char *label_v
         return 0;
 }
 
-int kc_histogram_vec_count(const struct kc_histogram_vec *hv, const char *label_value,
-                           uint64_t *ret)
+/* The cells of @p label_value's series: -EINVAL for a NULL label value, -ENOENT if missing. */
+static int hist_vec_lookup(const struct kc_histogram_vec *hv, const char *label_value,
+                           const struct hist_cells **ret)
 {
         const struct series *s;
         int k;
 
-        k = series_lookup(&hv->set, label_value, &s);
+        k = series_lookup(&hv->v.set, label_value, &s);
         if (k < 0)
                 return k;
-        *ret = hist_count(&((const struct hist_series *)s)->cells);
+        *ret = &((const struct hist_series *)s)->cells;
         return 0;
+}
+
+int kc_histogram_vec_count(const struct kc_histogram_vec *hv, const char *label_value,
+                           uint64_t *ret)
+{
+        const struct hist_cells *c;
+        int k = hist_vec_lookup(hv, label_value, &c);
+
+        if (k == 0)
+                *ret = hist_count(c);
+        return k;
 }
 
 int kc_histogram_vec_sum(const struct kc_histogram_vec *hv, const char *label_value, double *ret)
 {
-        const struct series *s;
-        int k;
+        const struct hist_cells *c;
+        int k = hist_vec_lookup(hv, label_value, &c);
 
-        k = series_lookup(&hv->set, label_value, &s);
-        if (k < 0)
-                return k;
-        *ret = hist_sum(&((const struct hist_series *)s)->cells);
-        return 0;
+        if (k == 0)
+                *ret = hist_sum(c);
+        return k;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1001,19 +999,9 @@ static void strbuf_putn(struct strbuf *b, const char *s, size_t n)
 {
         if (b->oom)
                 return;
-        if (b->len + n + 1 > b->cap) {
-                size_t cap = b->cap ? b->cap : 1024;
-                char *p;
-
-                while (b->len + n + 1 > cap)
-                        cap *= 2;
-                p = realloc(b->s, cap);
-                if (!p) {
-                        b->oom = true;
-                        return;
-                }
-                b->s = p;
-                b->cap = cap;
+        if (KC_ARRAY_GROW(b->s, b->cap, b->len + n + 1, 1024) < 0) {
+                b->oom = true;
+                return;
         }
         memcpy(b->s + b->len, s, n);
         b->len += n;
@@ -1134,11 +1122,11 @@ static void render_metric(struct strbuf *b, const struct metric *m)
                 break;
         case METRIC_GAUGE_VEC: {
                 const struct kc_gauge_vec *g = (const struct kc_gauge_vec *)m;
-                const struct series_index *idx = series_index_load(&g->set);
+                const struct series_index *idx = series_index_load(&g->v.set);
 
                 for (size_t i = 0; idx && i < idx->n; i++) {
                         const struct gauge_series *s = (const struct gauge_series *)idx->items[i];
-                        const struct label l = { g->label_name, s->s.label_value };
+                        const struct label l = { g->v.label_name, s->s.label_value };
 
                         render_sample(b, m->name, NULL, &l, 1,
                                       atomic_double_load(&s->bits, memory_order_relaxed));
@@ -1153,11 +1141,11 @@ static void render_metric(struct strbuf *b, const struct metric *m)
         }
         case METRIC_HISTOGRAM_VEC: {
                 const struct kc_histogram_vec *hv = (const struct kc_histogram_vec *)m;
-                const struct series_index *idx = series_index_load(&hv->set);
+                const struct series_index *idx = series_index_load(&hv->v.set);
 
                 for (size_t i = 0; idx && i < idx->n; i++) {
                         const struct hist_series *s = (const struct hist_series *)idx->items[i];
-                        const struct label l = { hv->label_name, s->s.label_value };
+                        const struct label l = { hv->v.label_name, s->s.label_value };
 
                         render_histogram(b, m->name, &l, &hv->bounds, &s->cells);
                 }

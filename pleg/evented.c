@@ -79,6 +79,7 @@
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "core/format.h"
+#include "core/lock.h"
 #include "core/log.h"
 #include "internal.h"
 #include "metrics/kubelet_metrics.h"
@@ -551,14 +552,46 @@ static int emit(struct kc_evented_pleg *e, const struct kc_container_event *ev)
         return n;
 }
 
+/*
+ * Writes the status @p to_cache that @p ev brings into the cache (a deleted
+ * sandbox drops the pod's entry). Returns false when the cache holds a newer
+ * status, which the event must not override.
+ */
+static bool cache_event(struct kc_evented_pleg *e, const struct kc_container_event *ev,
+                        struct kc_pod_status *to_cache)
+{
+        const char *uid = ev->pod_uid;
+        bool accepted;
+        size_t i;
+
+        if (ev->type == KC_CONTAINER_EVENT_DELETED) {
+                /* The runtime removed the sandbox: so does the cache. Wakes nobody. */
+                for (i = 0; i < to_cache->n_sandboxes; i++)
+                        if (ev->container_id && to_cache->sandboxes[i].id &&
+                            strcmp(to_cache->sandboxes[i].id, ev->container_id) == 0) {
+                                kc_pod_cache_delete(e->cache, uid);
+                                break;
+                        }
+                return true;
+        }
+        /* created_at is in nanoseconds; an older event than the entry is refused. */
+        accepted = kc_pod_cache_set(e->cache, uid, to_cache, NULL, ev->created_at);
+        if (!accepted)
+                kc_log_v(4,
+                         "Evented PLEG: the cache holds a newer status, ignoring the "
+                         "event podUID=\"%s\" containerID=\"%s\" type=\"%s\"",
+                         uid, ev->container_id ? ev->container_id : "",
+                         kc_container_event_type_to_string(ev->type));
+        return accepted;
+}
+
 int kc_evented_pleg_process_event(struct kc_evented_pleg *e, const struct kc_container_event *ev)
 {
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *status = NULL, *to_cache = NULL;
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *cached = NULL;
         _cleanup_free_ char *cached_err = NULL;
         const char *uid;
-        bool accepted = false;
-        size_t i;
+        bool accepted;
         int r;
 
         if (!e || !ev)
@@ -582,45 +615,23 @@ int kc_evented_pleg_process_event(struct kc_evented_pleg *e, const struct kc_con
                 return kc_log_errno(r, "Evented PLEG: cannot build the pod status podUID=\"%s\"",
                                     uid);
 
-        pthread_mutex_lock(&e->process_lock);
+        KC_LOCK_GUARD(&e->process_lock);
         r = kc_pod_cache_get(e->cache, uid, &cached, &cached_err);
         if (r >= 0)
                 r = preserve_pod_ips(status, cached, cached_err, &to_cache);
-        if (r < 0) {
-                pthread_mutex_unlock(&e->process_lock);
+        if (r < 0)
                 return kc_log_errno(r, "Evented PLEG: cannot read the cached status podUID=\"%s\"",
                                     uid);
-        }
 
         update_running_metrics(e, cached, to_cache);
         if (e->metrics)
                 kc_histogram_observe_mp(e->metrics->evented_pleg_connection_latency,
                                         ns_to_seconds(kc_clock_now(e->clock) - ev->created_at));
 
-        if (ev->type == KC_CONTAINER_EVENT_DELETED) {
-                /* The runtime removed the sandbox: so does the cache. Wakes nobody. */
-                for (i = 0; i < to_cache->n_sandboxes; i++)
-                        if (ev->container_id && to_cache->sandboxes[i].id &&
-                            strcmp(to_cache->sandboxes[i].id, ev->container_id) == 0) {
-                                kc_pod_cache_delete(e->cache, uid);
-                                break;
-                        }
-                accepted = true;
-        } else {
-                /* created_at is in nanoseconds; an older event than the entry is refused. */
-                accepted = kc_pod_cache_set(e->cache, uid, to_cache, NULL, ev->created_at);
-                if (!accepted)
-                        kc_log_v(4,
-                                 "Evented PLEG: the cache holds a newer status, ignoring the "
-                                 "event podUID=\"%s\" containerID=\"%s\" type=\"%s\"",
-                                 uid, ev->container_id ? ev->container_id : "",
-                                 kc_container_event_type_to_string(ev->type));
-        }
+        accepted = cache_event(e, ev, to_cache);
         /* Pods owed a PodSync for earlier drops go first, once there is room (D1). */
         (void)kc_generic_pleg_flush_owed_mp(e->generic);
-        r = accepted ? emit(e, ev) : 0;
-        pthread_mutex_unlock(&e->process_lock);
-        return r;
+        return accepted ? emit(e, ev) : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -673,15 +684,10 @@ static void on_stream_close(void *ud, int r, const struct kc_runtime_error *err)
 /* ------------------------------------------------------------------------ */
 /* The stream thread                                                          */
 
-static void cancel_freep(struct kc_cancel **c)
-{
-        kc_cancel_free(*c);
-}
-
 /* One stream: open, wait until it connects (or not), then until it ends. */
 static enum attempt_result stream_attempt(struct kc_evented_pleg *e)
 {
-        _cleanup_(cancel_freep) struct kc_cancel *attempt = NULL;
+        _cleanup_(kc_cancel_freep) struct kc_cancel *attempt = NULL;
         struct kc_runtime_error err = { 0 };
         void *handle = NULL;
         bool connected, stopping, switch_back = false;
@@ -779,22 +785,21 @@ static int64_t stream_failed(struct kc_evented_pleg *e, enum attempt_result res)
         bool fall_back = false, fallen_back;
         unsigned n;
 
-        pthread_mutex_lock(&e->lock);
-        if (e->stopping) {
+        {
+                KC_LOCK_GUARD(&e->lock);
                 /* Stopping: no relist, no fallback; the sleep that follows is cancelled. */
-                pthread_mutex_unlock(&e->lock);
-                return 0;
+                if (e->stopping)
+                        return 0;
+                e->stats.failures++;
+                n = ++e->stats.consecutive_failures;
+                fallen_back = e->fallen_back;
+                if (!fallen_back && n >= KC_EVENTED_MAX_STREAM_RETRIES) {
+                        fall_back = true;
+                        e->fallen_back = fallen_back = true;
+                        e->stats.fallbacks++;
+                }
+                memcpy(msg, e->close_msg, sizeof(msg));
         }
-        e->stats.failures++;
-        n = ++e->stats.consecutive_failures;
-        fallen_back = e->fallen_back;
-        if (!fallen_back && n >= KC_EVENTED_MAX_STREAM_RETRIES) {
-                fall_back = true;
-                e->fallen_back = fallen_back = true;
-                e->stats.fallbacks++;
-        }
-        memcpy(msg, e->close_msg, sizeof(msg));
-        pthread_mutex_unlock(&e->lock);
 
         if (e->metrics)
                 kc_counter_inc_mp(e->metrics->evented_pleg_connection_error_count);
@@ -982,19 +987,40 @@ static void stop_threads(struct kc_evented_pleg *e, bool stream, bool consumer, 
         e->stop = kc_cancel_free(e->stop);
 }
 
+/* Starts the consumer, cache and stream threads; on failure, ends those started. */
+static int start_threads(struct kc_evented_pleg *e)
+{
+        int r;
+
+        r = -pthread_create(&e->consumer_thread, NULL, consumer_loop, e);
+        if (r < 0) {
+                stop_threads(e, false, false, false);
+                return r;
+        }
+        r = -pthread_create(&e->cache_thread, NULL, cache_loop, e);
+        if (r < 0) {
+                stop_threads(e, false, true, false);
+                return r;
+        }
+        r = -pthread_create(&e->stream_thread, NULL, stream_loop, e);
+        if (r < 0) {
+                stop_threads(e, false, true, true);
+                return r;
+        }
+        return 0;
+}
+
 int kc_evented_pleg_start(struct kc_evented_pleg *e)
 {
         bool fallen_back;
         int r;
 
-        pthread_mutex_lock(&e->run_lock);
-        if (e->running) {
-                pthread_mutex_unlock(&e->run_lock);
+        KC_LOCK_GUARD(&e->run_lock);
+        if (e->running)
                 return 0;
-        }
         r = kc_cancel_new(&e->stop);
         if (r < 0)
-                goto out;
+                return r;
         pthread_mutex_lock(&e->lock);
         e->stopping = false;
         fallen_back = e->fallen_back;
@@ -1003,28 +1029,13 @@ int kc_evented_pleg_start(struct kc_evented_pleg *e)
         /* A PLEG stopped while fallen back stays so until a probe connects. */
         atomic_store_explicit(&e->in_use, !fallen_back, memory_order_release);
 
-        r = -pthread_create(&e->consumer_thread, NULL, consumer_loop, e);
+        r = start_threads(e);
         if (r < 0) {
-                stop_threads(e, false, false, false);
-                goto fail;
-        }
-        r = -pthread_create(&e->cache_thread, NULL, cache_loop, e);
-        if (r < 0) {
-                stop_threads(e, false, true, false);
-                goto fail;
-        }
-        r = -pthread_create(&e->stream_thread, NULL, stream_loop, e);
-        if (r < 0) {
-                stop_threads(e, false, true, true);
-                goto fail;
+                atomic_store_explicit(&e->in_use, false, memory_order_release);
+                return r;
         }
         e->running = true;
-        goto out;
-fail:
-        atomic_store_explicit(&e->in_use, false, memory_order_release);
-out:
-        pthread_mutex_unlock(&e->run_lock);
-        return r;
+        return 0;
 }
 
 void kc_evented_pleg_stop(struct kc_evented_pleg *e)

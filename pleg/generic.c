@@ -23,11 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/cancel.h"
 #include "core/chan.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "core/duration.h"
+#include "core/list.h"
+#include "core/lock.h"
 #include "core/log.h"
 #include "core/map.h"
 #include "internal.h"
@@ -43,7 +46,7 @@
 /* A pod record: the snapshot events were last computed against, and the
  * snapshot of the current relist (upstream podRecord). */
 struct pod_record {
-        struct pod_record *prev, *next; /* first-seen order */
+        struct kc_list link; /* on kc_generic_pleg.order */
         struct kc_pod *old;
         struct kc_pod *current;
         bool reinspect;      /* in podsToReinspect for this relist */
@@ -71,7 +74,7 @@ struct kc_generic_pleg {
 
         /* Owned by whoever holds relist_lock. */
         struct kc_map *records;
-        struct pod_record *first, *last;
+        struct kc_list order; /* struct pod_record, in first-seen order */
         struct kc_pleg_event_spec *scratch;
         size_t scratch_cap;
         unsigned relist_events; /* sent by the relist in progress (for its log line) */
@@ -211,18 +214,8 @@ int kc__pleg_compute_events(const struct kc_pod *old, const struct kc_pod *cur,
                                 continue;
                         m = kc__pleg_generate_events(container_state(old, id),
                                                      container_state(cur, id), types);
-                        if (n + m > *cap) {
-                                size_t new_cap = *cap ? *cap * 2 : 16;
-                                struct kc_pleg_event_spec *b;
-
-                                while (new_cap < n + m)
-                                        new_cap *= 2;
-                                b = realloc(*buf, new_cap * sizeof(**buf));
-                                if (!b)
-                                        return -ENOMEM;
-                                *buf = b;
-                                *cap = new_cap;
-                        }
+                        if (KC_ARRAY_GROW(*buf, *cap, n + m, 16) < 0)
+                                return -ENOMEM;
                         for (k = 0; k < m; k++)
                                 (*buf)[n++] = (struct kc_pleg_event_spec){ types[k], id };
                 }
@@ -243,26 +236,14 @@ static struct pod_record *record_free(struct pod_record *r)
         return NULL;
 }
 
-static void record_unlink(struct kc_generic_pleg *g, struct pod_record *r)
-{
-        if (r->prev)
-                r->prev->next = r->next;
-        else
-                g->first = r->next;
-        if (r->next)
-                r->next->prev = r->prev;
-        else
-                g->last = r->prev;
-}
-
 /* setCurrent: clear every current snapshot, then record this listing. */
 static int records_set_current(struct kc_generic_pleg *g, const struct kc_pod_list *pods)
 {
         struct pod_record *r;
         size_t i;
 
-        for (r = g->first; r; r = r->next)
-                r->current = kc_pod_unref(r->current);
+        kc_list_for_each_entry(r, &g->order, struct pod_record, link) r->current =
+                kc_pod_unref(r->current);
         for (i = 0; i < pods->n; i++) {
                 struct kc_pod *p = pods->pods[i];
 
@@ -278,12 +259,7 @@ static int records_set_current(struct kc_generic_pleg *g, const struct kc_pod_li
                                 free(r);
                                 return -ENOMEM;
                         }
-                        r->prev = g->last;
-                        if (g->last)
-                                g->last->next = r;
-                        else
-                                g->first = r;
-                        g->last = r;
+                        kc_list_add_tail(&g->order, &r->link);
                 }
                 kc_pod_unref(r->current);
                 r->current = kc_pod_ref(p);
@@ -296,7 +272,7 @@ static void record_update(struct kc_generic_pleg *g, struct pod_record *r)
 {
         if (!r->current) {
                 kc_map_remove(g->records, r->uid);
-                record_unlink(g, r);
+                kc_list_del(&r->link);
                 record_free(r);
                 return;
         }
@@ -410,32 +386,18 @@ static int resync_mark(struct kc_generic_pleg *g, const char *uid)
 {
         char *copy;
         size_t i;
-        int r = 0;
 
-        pthread_mutex_lock(&g->resync_lock);
+        KC_LOCK_GUARD(&g->resync_lock);
         for (i = 0; i < g->n_resync; i++)
                 if (strcmp(g->resync[i], uid) == 0)
-                        goto out;
-        if (g->n_resync == g->resync_cap) {
-                size_t cap = g->resync_cap ? g->resync_cap * 2 : 16;
-                char **v = realloc(g->resync, cap * sizeof(*v));
-
-                if (!v) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                g->resync = v;
-                g->resync_cap = cap;
-        }
+                        return 0;
+        if (KC_ARRAY_GROW(g->resync, g->resync_cap, g->n_resync + 1, 16) < 0)
+                return -ENOMEM;
         copy = strdup(uid);
-        if (!copy) {
-                r = -ENOMEM;
-                goto out;
-        }
+        if (!copy)
+                return -ENOMEM;
         g->resync[g->n_resync++] = copy;
-out:
-        pthread_mutex_unlock(&g->resync_lock);
-        return r;
+        return 0;
 }
 
 /* Non-blocking send; a full channel drops the event and marks the pod. */
@@ -645,10 +607,8 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
 
         (void)resync_flush(g);
 
-        for (r = g->first; r; r = next) {
-                next = r->next; /* relist_pod() may free r */
-                relist_pod(g, r);
-        }
+        /* relist_pod() may free r. */
+        kc_list_for_each_entry_safe(r, next, &g->order, struct pod_record, link) relist_pod(g, r);
 
         /* Only after every per-pod write: the cache is as new as the listing. */
         kc_pod_cache_update_time(g->cache, timestamp);
@@ -657,7 +617,8 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
                 kc_log_v(2, "GenericPLEG: relist found changes events=%u", g->relist_events);
 
         /* podsToReinspect = needsReinspection, wholesale. */
-        for (r = g->first; r; r = r->next) {
+        kc_list_for_each_entry(r, &g->order, struct pod_record, link)
+        {
                 r->reinspect = r->reinspect_next;
                 r->reinspect_next = false;
         }
@@ -720,6 +681,7 @@ int kc_generic_pleg_new(const struct kc_generic_pleg_config *cfg, struct kc_gene
         r = kc_map_new(&g->records);
         if (r < 0)
                 return r;
+        kc_list_init(&g->order);
         g->runtime = cfg->runtime;
         g->events = cfg->events;
         g->cache = cfg->cache;
@@ -746,10 +708,7 @@ struct kc_generic_pleg *kc_generic_pleg_free(struct kc_generic_pleg *g)
         if (!g)
                 return NULL;
         kc_generic_pleg_stop(g);
-        for (r = g->first; r; r = next) {
-                next = r->next;
-                record_free(r);
-        }
+        kc_list_for_each_entry_safe(r, next, &g->order, struct pod_record, link) record_free(r);
         kc_map_free(g->records);
         for (i = 0; i < g->n_resync; i++)
                 free(g->resync[i]);
@@ -781,23 +740,19 @@ int kc_generic_pleg_start(struct kc_generic_pleg *g)
 {
         int r;
 
-        pthread_mutex_lock(&g->run_lock);
-        if (g->running) {
-                pthread_mutex_unlock(&g->run_lock);
+        KC_LOCK_GUARD(&g->run_lock);
+        if (g->running)
                 return 0;
-        }
         r = kc_cancel_new(&g->stop);
         if (r < 0)
-                goto out;
+                return r;
         r = -pthread_create(&g->thread, NULL, relist_loop, g);
         if (r < 0) {
                 g->stop = kc_cancel_free(g->stop);
-                goto out;
+                return r;
         }
         g->running = true;
-out:
-        pthread_mutex_unlock(&g->run_lock);
-        return r;
+        return 0;
 }
 
 void kc_generic_pleg_stop(struct kc_generic_pleg *g)

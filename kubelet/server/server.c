@@ -32,7 +32,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#include "core/array.h"
 #include "core/cleanup.h"
+#include "core/list.h"
+#include "core/lock.h"
 #include "core/log.h"
 #include "health/runtime_state.h"
 #include "kubelet/server/server.h"
@@ -61,9 +64,9 @@ struct http_check {
 
 /* One open connection, in the server's list, oldest first. */
 struct http_conn {
-        struct http_conn *prev, *next;
-        int fd;       /* MHD's; only shut down here, never closed */
-        bool evicted; /* shut down, waiting for MHD to close it */
+        struct kc_list link; /* on kc_http_server.conns */
+        int fd;              /* MHD's; only shut down here, never closed */
+        bool evicted;        /* shut down, waiting for MHD to close it */
 };
 
 struct kc_http_server {
@@ -71,10 +74,10 @@ struct kc_http_server {
         uint16_t port;
         /* Connections, from MHD's threads (http_notify). */
         pthread_mutex_t conns_lock;
-        struct http_conn *conns_head, *conns_tail;
-        size_t n_live;      /* in the list and not evicted */
-        uint64_t evictions; /* since start */
-        time_t last_warn;   /* CLOCK_MONOTONIC seconds of the last eviction warning */
+        struct kc_list conns; /* struct http_conn, oldest first */
+        size_t n_live;        /* in the list and not evicted */
+        uint64_t evictions;   /* since start */
+        time_t last_warn;     /* CLOCK_MONOTONIC seconds of the last eviction warning */
         struct http_check *checks;
         size_t n_checks;
         const struct kc_metrics_registry *metrics;
@@ -95,18 +98,15 @@ static void http_free_checks(struct kc_http_server *s)
 
 struct kc_http_server *kc_http_server_stop(struct kc_http_server *s)
 {
+        struct http_conn *hc, *next;
+
         if (!s)
                 return NULL;
         /* Closes the listener and all connections and joins MHD's threads. */
         if (s->daemon)
                 MHD_stop_daemon(s->daemon);
         /* MHD notified every close; anything left was never tracked by MHD. */
-        while (s->conns_head) {
-                struct http_conn *hc = s->conns_head;
-
-                s->conns_head = hc->next;
-                free(hc);
-        }
+        kc_list_for_each_entry_safe(hc, next, &s->conns, struct http_conn, link) free(hc);
         pthread_mutex_destroy(&s->conns_lock);
         http_free_checks(s);
         free(s);
@@ -180,16 +180,10 @@ static void __attribute__((format(printf, 2, 3))) sb_printf(struct strbuf *b, co
                         b->len += (size_t)n;
                         return;
                 }
-                size_t cap = b->cap ? b->cap : 256;
-                while (cap - b->len <= (size_t)n)
-                        cap *= 2;
-                char *p = realloc(b->s, cap);
-                if (!p) {
+                if (KC_ARRAY_GROW(b->s, b->cap, b->len + (size_t)n + 1, 256) < 0) {
                         b->oom = true;
                         return;
                 }
-                b->s = p;
-                b->cap = cap;
         }
 }
 
@@ -347,6 +341,54 @@ static void *http_uri_seen(void *cls, const char *uri, struct MHD_Connection *c)
         return (void *)(uri + strlen(uri) + 1);
 }
 
+/* A connection MHD is about to close: forgets it. */
+static void http_conn_closed(struct kc_http_server *s, struct http_conn *hc)
+{
+        {
+                KC_LOCK_GUARD(&s->conns_lock);
+                kc_list_del(&hc->link);
+                if (!hc->evicted)
+                        s->n_live--;
+        }
+        free(hc);
+}
+
+/*
+ * With conns_lock held: while more than HTTP_CONNECTION_LIMIT connections are
+ * live, shuts the oldest live one down (never @p newest). Returns the
+ * server's eviction count when it evicted any, else 0.
+ */
+static uint64_t http_evict_oldest_locked(struct kc_http_server *s, const struct http_conn *newest)
+{
+        struct http_conn *old;
+        uint64_t evictions = 0;
+
+        kc_list_for_each_entry(old, &s->conns, struct http_conn, link)
+        {
+                if (s->n_live <= HTTP_CONNECTION_LIMIT || old == newest)
+                        break;
+                if (old->evicted)
+                        continue;
+                (void)shutdown(old->fd, SHUT_RDWR);
+                old->evicted = true;
+                s->n_live--;
+                evictions = ++s->evictions;
+        }
+        return evictions;
+}
+
+/* With conns_lock held: whether to warn about evictions now (once a minute at most). */
+static bool http_evict_warn_due_locked(struct kc_http_server *s)
+{
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (s->last_warn != 0 && now.tv_sec - s->last_warn < HTTP_EVICT_WARN_INTERVAL_S)
+                return false;
+        s->last_warn = now.tv_sec ? now.tv_sec : 1;
+        return true;
+}
+
 /*
  * MHD_OPTION_NOTIFY_CONNECTION, on MHD's threads. MHD calls CLOSED before it
  * closes the socket, and unlinking takes the lock, so a shutdown() under
@@ -356,26 +398,14 @@ static void http_notify(void *cls, struct MHD_Connection *c, void **socket_conte
                         enum MHD_ConnectionNotificationCode code)
 {
         struct kc_http_server *s = cls;
-        struct http_conn *hc = *socket_context, *old;
-        uint64_t evictions = 0;
-        bool warn = false;
+        struct http_conn *hc = *socket_context;
+        uint64_t evictions;
+        bool warn;
 
         if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
                 if (!hc)
                         return;
-                pthread_mutex_lock(&s->conns_lock);
-                if (hc->prev)
-                        hc->prev->next = hc->next;
-                else
-                        s->conns_head = hc->next;
-                if (hc->next)
-                        hc->next->prev = hc->prev;
-                else
-                        s->conns_tail = hc->prev;
-                if (!hc->evicted)
-                        s->n_live--;
-                pthread_mutex_unlock(&s->conns_lock);
-                free(hc);
+                http_conn_closed(s, hc);
                 *socket_context = NULL;
                 return;
         }
@@ -392,33 +422,14 @@ static void http_notify(void *cls, struct MHD_Connection *c, void **socket_conte
         hc->fd = ci->connect_fd;
         *socket_context = hc;
 
-        pthread_mutex_lock(&s->conns_lock);
-        hc->prev = s->conns_tail;
-        if (s->conns_tail)
-                s->conns_tail->next = hc;
-        else
-                s->conns_head = hc;
-        s->conns_tail = hc;
-        s->n_live++;
-        /* Over the limit: the oldest live connection goes (never the new one). */
-        for (old = s->conns_head; s->n_live > HTTP_CONNECTION_LIMIT && old != hc; old = old->next) {
-                if (old->evicted)
-                        continue;
-                (void)shutdown(old->fd, SHUT_RDWR);
-                old->evicted = true;
-                s->n_live--;
-                evictions = ++s->evictions;
+        {
+                KC_LOCK_GUARD(&s->conns_lock);
+                kc_list_add_tail(&s->conns, &hc->link);
+                s->n_live++;
+                /* Over the limit: the oldest live connection goes (never the new one). */
+                evictions = http_evict_oldest_locked(s, hc);
+                warn = evictions && http_evict_warn_due_locked(s);
         }
-        if (evictions) {
-                struct timespec now;
-
-                clock_gettime(CLOCK_MONOTONIC, &now);
-                if (s->last_warn == 0 || now.tv_sec - s->last_warn >= HTTP_EVICT_WARN_INTERVAL_S) {
-                        s->last_warn = now.tv_sec ? now.tv_sec : 1;
-                        warn = true;
-                }
-        }
-        pthread_mutex_unlock(&s->conns_lock);
         if (warn)
                 kc_log_warn("HTTP server on port %u is at its limit of %d connections, closing the "
                             "oldest ones (%" PRIu64 " so far)",
@@ -494,6 +505,7 @@ int kc_http_server_start(const struct kc_http_config *cfg, struct kc_http_server
         if (!s)
                 return -ENOMEM;
         pthread_mutex_init(&s->conns_lock, NULL);
+        kc_list_init(&s->conns);
         if (cfg->n_checks) {
                 s->checks = calloc(cfg->n_checks, sizeof(*s->checks));
                 if (!s->checks)

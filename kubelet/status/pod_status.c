@@ -148,9 +148,36 @@ static int set_str_nonempty(json_t *o, const char *key, const char *s)
         return s && *s ? set_str(o, key, s) : 0;
 }
 
-static int append_new(json_t *a, json_t *v)
+int kc_json_array_build(size_t n, kc_json_item_fn item, const void *userdata, json_t **ret)
 {
-        return json_array_append_new(a, v) < 0 ? -ENOMEM : 0;
+        _cleanup_json_ json_t *a = json_array();
+        size_t i;
+        int r;
+
+        if (!item || !ret)
+                return -EINVAL;
+        if (!a)
+                return -ENOMEM;
+        for (i = 0; i < n; i++) {
+                json_t *v = NULL;
+
+                r = item(userdata, i, &v);
+                if (r < 0)
+                        return r;
+                /* Takes v; a NULL v (the item ran out of memory) fails here. */
+                if (json_array_append_new(a, v) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+/* kc_json_array_build() for set_new(): the array, or NULL on any failure. */
+static json_t *array_of(size_t n, kc_json_item_fn item, const void *userdata)
+{
+        json_t *a = NULL;
+
+        return kc_json_array_build(n, item, userdata, &a) < 0 ? NULL : a;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -452,6 +479,21 @@ static json_t *container_status_json(const struct cview *v, const char *runtime_
         return TAKE_PTR(o);
 }
 
+/* The container views of one list and the containerID scheme, for status_item(). */
+struct status_items {
+        const struct cview *views;
+        const char *runtime_name;
+};
+
+/* A kc_json_item_fn: the v1 ContainerStatus of view @p i of a struct status_items. */
+static int status_item(const void *userdata, size_t i, json_t **ret)
+{
+        const struct status_items *si = userdata;
+
+        *ret = container_status_json(&si->views[i], si->runtime_name);
+        return 0; /* NULL: kc_json_array_build() fails with -ENOMEM */
+}
+
 static int cmp_view_name(const void *a, const void *b)
 {
         const struct cview *x = a, *y = b;
@@ -604,6 +646,22 @@ static json_t *condition_json(const struct condition *c, const json_t *old, int6
         return TAKE_PTR(o);
 }
 
+/* The conditions and what condition_json() reads besides, for condition_item(). */
+struct condition_items {
+        const struct condition *c;
+        const json_t *old;
+        int64_t now_ns;
+};
+
+/* A kc_json_item_fn: condition @p i of a struct condition_items. */
+static int condition_item(const void *userdata, size_t i, json_t **ret)
+{
+        const struct condition_items *ci = userdata;
+
+        *ret = condition_json(&ci->c[i], ci->old, ci->now_ns);
+        return 0; /* NULL: kc_json_array_build() fails with -ENOMEM */
+}
+
 /* ------------------------------------------------------------------------ */
 /* IPs                                                                        */
 
@@ -641,20 +699,21 @@ static size_t sort_pod_ips(const struct kc_pod_status *s, const char *host_ip,
         return n;
 }
 
+/* A kc_json_item_fn: {"ip": ips[i]} of the strings @p ips. */
+static int ip_item(const void *ips, size_t i, json_t **ret)
+{
+        _cleanup_json_ json_t *o = json_object();
+
+        if (!o || set_str(o, "ip", ((const char *const *)ips)[i]) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+/* A v1 PodIP list ([{"ip": ...}]); NULL on ENOMEM. */
 static json_t *ip_list(const char *const *ips, size_t n)
 {
-        _cleanup_json_ json_t *a = json_array();
-        json_t *o;
-        size_t i;
-
-        if (!a)
-                return NULL;
-        for (i = 0; i < n; i++) {
-                o = json_object();
-                if (append_new(a, o) < 0 || set_str(o, "ip", ips[i]) < 0)
-                        return NULL;
-        }
-        return TAKE_PTR(a);
+        return array_of(n, ip_item, ips);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -754,29 +813,25 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
 
         r = make_conditions(status, init, pod->n_init_containers, app, pod->n_containers, phase,
                             pc.regular_started, c);
-        conds = json_array();
-        for (i = 0; r >= 0 && conds && i < KC_ELEMENTSOF(c); i++)
-                r = append_new(conds, condition_json(&c[i], old_status, now_ns));
+        if (r >= 0)
+                r = kc_json_array_build(KC_ELEMENTSOF(c), condition_item,
+                                        &(struct condition_items){ c, old_status, now_ns }, &conds);
         conditions_done(c, KC_ELEMENTSOF(c));
-        if (r < 0 || !conds)
-                return r < 0 ? r : -ENOMEM;
+        if (r < 0)
+                return r;
 
         if (pod->n_init_containers > 0) {
-                init_st = json_array();
-                if (!init_st)
-                        return -ENOMEM;
-                for (i = 0; i < pod->n_init_containers; i++)
-                        if (append_new(init_st, container_status_json(&init[i], runtime_name)) < 0)
-                                return -ENOMEM;
+                r = kc_json_array_build(pod->n_init_containers, status_item,
+                                        &(struct status_items){ init, runtime_name }, &init_st);
+                if (r < 0)
+                        return r;
         }
         /* Upstream sorts the app container statuses by name. */
         qsort(app, pod->n_containers, sizeof(*app), cmp_view_name);
-        app_st = json_array();
-        if (!app_st)
-                return -ENOMEM;
-        for (i = 0; i < pod->n_containers; i++)
-                if (append_new(app_st, container_status_json(&app[i], runtime_name)) < 0)
-                        return -ENOMEM;
+        r = kc_json_array_build(pod->n_containers, status_item,
+                                &(struct status_items){ app, runtime_name }, &app_st);
+        if (r < 0)
+                return r;
 
         n_ips = sort_pod_ips(status, host_ip, ips);
         if (pod->host_network && n_ips == 0 && host_ip)
@@ -807,17 +862,16 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
 /* ------------------------------------------------------------------------ */
 /* v1 Pod                                                                     */
 
+/* A kc_json_item_fn: the JSON string of @p v[i]. */
+static int string_item(const void *v, size_t i, json_t **ret)
+{
+        *ret = jstr(((const char *const *)v)[i]);
+        return 0; /* NULL: kc_json_array_build() fails with -ENOMEM */
+}
+
 static json_t *string_list(const char *const *v, size_t n)
 {
-        _cleanup_json_ json_t *a = json_array();
-        size_t i;
-
-        if (!a)
-                return NULL;
-        for (i = 0; i < n; i++)
-                if (append_new(a, jstr(v[i])) < 0)
-                        return NULL;
-        return TAKE_PTR(a);
+        return array_of(n, string_item, v);
 }
 
 static json_t *label_map(const struct kc_label *l, size_t n)
@@ -833,27 +887,25 @@ static json_t *label_map(const struct kc_label *l, size_t n)
         return TAKE_PTR(o);
 }
 
+/* A kc_json_item_fn: the v1 Container of @p containers[i]. */
+static int container_item(const void *containers, size_t i, json_t **ret)
+{
+        const struct kc_api_container *c = &((const struct kc_api_container *)containers)[i];
+        _cleanup_json_ json_t *o = json_object();
+
+        if (!o || set_str(o, "name", c->name) < 0 || set_str(o, "image", c->image) < 0 ||
+            (c->n_command > 0 &&
+             set_new(o, "command", string_list(c->command, c->n_command)) < 0) ||
+            (c->n_args > 0 && set_new(o, "args", string_list(c->args, c->n_args)) < 0) ||
+            set_str(o, "imagePullPolicy", kc_pull_policy_to_string(c->image_pull_policy)) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
 static json_t *containers_json(const struct kc_api_container *c, size_t n)
 {
-        _cleanup_json_ json_t *a = json_array();
-        json_t *o;
-        size_t i;
-
-        if (!a)
-                return NULL;
-        for (i = 0; i < n; i++) {
-                o = json_object();
-                if (append_new(a, o) < 0 || set_str(o, "name", c[i].name) < 0 ||
-                    set_str(o, "image", c[i].image) < 0 ||
-                    (c[i].n_command > 0 &&
-                     set_new(o, "command", string_list(c[i].command, c[i].n_command)) < 0) ||
-                    (c[i].n_args > 0 &&
-                     set_new(o, "args", string_list(c[i].args, c[i].n_args)) < 0) ||
-                    set_str(o, "imagePullPolicy",
-                            kc_pull_policy_to_string(c[i].image_pull_policy)) < 0)
-                        return NULL;
-        }
-        return TAKE_PTR(a);
+        return array_of(n, container_item, c);
 }
 
 int kc_api_pod_to_json(const struct kc_api_pod *pod, const char *node_name, const json_t *status,

@@ -8,21 +8,23 @@
 #include <string.h>
 
 #include "core/cleanup.h"
+#include "core/list.h"
+#include "core/lock.h"
 #include "core/map.h"
 #include "kubelet/status/reason_cache.h"
 
 struct rc_entry {
-        struct rc_entry *prev, *next; /* update order: lru.next is the newest */
-        char *key;                    /* the map's key */
-        const char *uid;              /* the pod's: the tail of key */
+        struct kc_list lru_link; /* on kc_reason_cache.lru: the newest first */
+        char *key;               /* the map's key */
+        const char *uid;         /* the pod's: the tail of key */
         char *reason;
         char *message;
 };
 
 struct kc_reason_cache {
         pthread_mutex_t lock;
-        struct kc_map *map;  /* key -> struct rc_entry */
-        struct rc_entry lru; /* list head (sentinel) */
+        struct kc_map *map; /* key -> struct rc_entry */
+        struct kc_list lru; /* struct rc_entry in update order, the newest first */
 };
 
 /*
@@ -43,27 +45,35 @@ static const char *rc_key_uid(const char *key, const char *uid)
         return key + strlen(key) - strlen(uid);
 }
 
-static void rc_unlink(struct rc_entry *e)
+/*
+ * Checks the arguments every lookup takes and builds the key of @p uid's
+ * container @p name. @return 0, -EINVAL or -ENOMEM (*@p ret untouched).
+ */
+static int rc_lookup_key(const struct kc_reason_cache *rc, const char *uid, const char *name,
+                         char **ret)
 {
-        e->prev->next = e->next;
-        e->next->prev = e->prev;
+        char *k;
+
+        if (!rc || !uid || !name)
+                return -EINVAL;
+        k = rc_key(uid, name);
+        if (!k)
+                return -ENOMEM;
+        *ret = k;
+        return 0;
 }
 
-static void rc_push_front(struct kc_reason_cache *rc, struct rc_entry *e)
+static struct rc_entry *rc_entry_free(struct rc_entry *e)
 {
-        e->prev = &rc->lru;
-        e->next = rc->lru.next;
-        rc->lru.next->prev = e;
-        rc->lru.next = e;
-}
-
-static void rc_entry_free(struct rc_entry *e)
-{
+        if (!e)
+                return NULL;
         free(e->key);
         free(e->reason);
         free(e->message);
         free(e);
+        return NULL;
 }
+KC_DEFINE_CLEANUP_FUNC(struct rc_entry, rc_entry_free)
 
 int kc_reason_cache_new(struct kc_reason_cache **ret)
 {
@@ -79,7 +89,7 @@ int kc_reason_cache_new(struct kc_reason_cache **ret)
                 return -ENOMEM;
         }
         pthread_mutex_init(&rc->lock, NULL);
-        rc->lru.prev = rc->lru.next = &rc->lru;
+        kc_list_init(&rc->lru);
         *ret = rc;
         return 0;
 }
@@ -90,10 +100,7 @@ struct kc_reason_cache *kc_reason_cache_free(struct kc_reason_cache *rc)
 
         if (!rc)
                 return NULL;
-        for (e = rc->lru.next; e != &rc->lru; e = next) {
-                next = e->next;
-                rc_entry_free(e);
-        }
+        kc_list_for_each_entry_safe(e, next, &rc->lru, struct rc_entry, lru_link) rc_entry_free(e);
         kc_map_free(rc->map);
         pthread_mutex_destroy(&rc->lock);
         free(rc);
@@ -104,37 +111,41 @@ int kc_reason_cache_update(struct kc_reason_cache *rc, const char *uid, const ch
                            const char *reason, const char *message)
 {
         _cleanup_free_ char *key = NULL, *r = NULL, *m = NULL;
-        struct rc_entry *e, *victim = NULL;
+        /* Declared before the guard: freed after the unlock. */
+        _cleanup_(rc_entry_freep) struct rc_entry *victim = NULL;
+        struct rc_entry *e;
+        int ret;
 
-        if (!rc || !uid || !container_name || !reason || !*reason)
+        if (!reason || !*reason)
                 return -EINVAL;
-        key = rc_key(uid, container_name);
+        ret = rc_lookup_key(rc, uid, container_name, &key);
+        if (ret < 0)
+                return ret;
         r = strdup(reason);
         m = strdup(message ? message : "");
-        if (!key || !r || !m)
+        if (!r || !m)
                 return -ENOMEM;
 
-        pthread_mutex_lock(&rc->lock);
+        KC_LOCK_GUARD(&rc->lock);
         e = kc_map_get(rc->map, key);
         if (e) {
                 free(e->reason);
                 free(e->message);
                 e->reason = TAKE_PTR(r);
                 e->message = TAKE_PTR(m);
-                rc_unlink(e);
-                rc_push_front(rc, e);
-                pthread_mutex_unlock(&rc->lock);
+                kc_list_del(&e->lru_link);
+                kc_list_add_head(&rc->lru, &e->lru_link);
                 return 0;
         }
         e = calloc(1, sizeof(*e));
         if (!e || kc_map_reserve(rc->map, kc_map_size(rc->map) + 1) < 0) {
-                pthread_mutex_unlock(&rc->lock);
                 free(e);
                 return -ENOMEM;
         }
         if (kc_map_size(rc->map) >= KC_REASON_CACHE_MAX_ENTRIES) {
-                victim = rc->lru.prev; /* the least recently updated */
-                rc_unlink(victim);
+                /* The least recently updated. */
+                victim = kc_list_entry(kc_list_last(&rc->lru), struct rc_entry, lru_link);
+                kc_list_del(&victim->lru_link);
                 kc_map_remove(rc->map, victim->key);
         }
         e->uid = rc_key_uid(key, uid);
@@ -142,30 +153,24 @@ int kc_reason_cache_update(struct kc_reason_cache *rc, const char *uid, const ch
         e->reason = TAKE_PTR(r);
         e->message = TAKE_PTR(m);
         (void)kc_map_put(rc->map, e->key, e); /* reserved above */
-        rc_push_front(rc, e);
-        pthread_mutex_unlock(&rc->lock);
-        if (victim)
-                rc_entry_free(victim);
+        kc_list_add_head(&rc->lru, &e->lru_link);
         return 0;
 }
 
 int kc_reason_cache_remove(struct kc_reason_cache *rc, const char *uid, const char *container_name)
 {
         _cleanup_free_ char *key = NULL;
-        struct rc_entry *e;
+        /* Declared before the guard: freed after the unlock. */
+        _cleanup_(rc_entry_freep) struct rc_entry *e = NULL;
+        int ret;
 
-        if (!rc || !uid || !container_name)
-                return -EINVAL;
-        key = rc_key(uid, container_name);
-        if (!key)
-                return -ENOMEM;
-        pthread_mutex_lock(&rc->lock);
+        ret = rc_lookup_key(rc, uid, container_name, &key);
+        if (ret < 0)
+                return ret;
+        KC_LOCK_GUARD(&rc->lock);
         e = kc_map_remove(rc->map, key);
         if (e)
-                rc_unlink(e);
-        pthread_mutex_unlock(&rc->lock);
-        if (e)
-                rc_entry_free(e);
+                kc_list_del(&e->lru_link);
         return 0;
 }
 
@@ -173,29 +178,27 @@ int kc_reason_cache_remove_orphans(struct kc_reason_cache *rc, const char *const
                                    size_t n)
 {
         _cleanup_(kc_map_freep) struct kc_map *keep = NULL;
-        struct rc_entry *e, *next, *gone = NULL;
+        struct kc_list gone = KC_LIST_HEAD_INIT(gone); /* freed outside the lock */
+        struct rc_entry *e, *next;
         int n_gone = 0;
 
         if (!rc || (n > 0 && !keep_uids))
                 return -EINVAL;
         if (kc_map_new_set(keep_uids, n, &keep) < 0)
                 return -ENOMEM;
-        pthread_mutex_lock(&rc->lock);
-        for (e = rc->lru.next; e != &rc->lru; e = next) {
-                next = e->next;
-                if (kc_map_get(keep, e->uid))
-                        continue;
-                rc_unlink(e);
-                kc_map_remove(rc->map, e->key);
-                e->next = gone; /* freed outside the lock */
-                gone = e;
-                n_gone++;
+        {
+                KC_LOCK_GUARD(&rc->lock);
+                kc_list_for_each_entry_safe(e, next, &rc->lru, struct rc_entry, lru_link)
+                {
+                        if (kc_map_get(keep, e->uid))
+                                continue;
+                        kc_list_del(&e->lru_link);
+                        kc_map_remove(rc->map, e->key);
+                        kc_list_add_tail(&gone, &e->lru_link);
+                        n_gone++;
+                }
         }
-        pthread_mutex_unlock(&rc->lock);
-        for (e = gone; e; e = next) {
-                next = e->next;
-                rc_entry_free(e);
-        }
+        kc_list_for_each_entry_safe(e, next, &gone, struct rc_entry, lru_link) rc_entry_free(e);
         return n_gone;
 }
 
@@ -204,23 +207,17 @@ int kc_reason_cache_get(struct kc_reason_cache *rc, const char *uid, const char 
 {
         _cleanup_free_ char *key = NULL, *r = NULL, *m = NULL;
         struct rc_entry *e;
-        int ret = 0;
+        int ret;
 
-        if (!rc || !uid || !container_name)
-                return -EINVAL;
-        key = rc_key(uid, container_name);
-        if (!key)
-                return -ENOMEM;
-        pthread_mutex_lock(&rc->lock);
-        e = kc_map_get(rc->map, key);
-        if (!e)
-                ret = -ENOENT;
-        else if ((ret_reason && !(r = strdup(e->reason))) ||
-                 (ret_message && !(m = strdup(e->message))))
-                ret = -ENOMEM;
-        pthread_mutex_unlock(&rc->lock);
+        ret = rc_lookup_key(rc, uid, container_name, &key);
         if (ret < 0)
                 return ret;
+        KC_LOCK_GUARD(&rc->lock);
+        e = kc_map_get(rc->map, key);
+        if (!e)
+                return -ENOENT;
+        if ((ret_reason && !(r = strdup(e->reason))) || (ret_message && !(m = strdup(e->message))))
+                return -ENOMEM;
         if (ret_reason)
                 *ret_reason = TAKE_PTR(r);
         if (ret_message)
@@ -230,12 +227,8 @@ int kc_reason_cache_get(struct kc_reason_cache *rc, const char *uid, const char 
 
 size_t kc_reason_cache_len(struct kc_reason_cache *rc)
 {
-        size_t n;
-
         if (!rc)
                 return 0;
-        pthread_mutex_lock(&rc->lock);
-        n = kc_map_size(rc->map);
-        pthread_mutex_unlock(&rc->lock);
-        return n;
+        KC_LOCK_GUARD(&rc->lock);
+        return kc_map_size(rc->map);
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/cleanup.h"
+
 /**
  * A one-shot cancellation token (the counterpart of a Go context's Done
  * channel). Any thread may trigger it; sleepers in kc_clock_sleep() wake up.
@@ -18,6 +20,7 @@ struct kc_cancel;
 
 int kc_cancel_new(struct kc_cancel **ret);
 struct kc_cancel *kc_cancel_free(struct kc_cancel *c);
+KC_DEFINE_CLEANUP_FUNC(struct kc_cancel, kc_cancel_free)
 /** Any thread. Idempotent. Wakes every kc_clock_sleep() using @p c. */
 void kc_cancel_trigger_mp(struct kc_cancel *c);
 /** Any thread. */

@@ -18,8 +18,6 @@
 #include "internal.h"
 #include "kc_test.h"
 
-KC_DEFINE_CLEANUP_FUNC(struct kc_cancel, kc_cancel_free)
-
 #define START_NS (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 
 static void real_sleep_ms(int ms)

@@ -131,6 +131,23 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
                                const json_t *old_status, int64_t now_ns, json_t **ret);
 
 /**
+ * @brief Makes element @p i of a JSON array being built by
+ * kc_json_array_build() from @p userdata.
+ *
+ * Returns 0 with a new reference in *@p ret (a NULL one counts as -ENOMEM),
+ * or -errno, which ends the build.
+ */
+typedef int (*kc_json_item_fn)(const void *userdata, size_t i, json_t **ret);
+
+/**
+ * @brief A JSON array of the @p n elements @p item makes from @p userdata,
+ * in order (the loop every JSON list of the kubelet's documents shares).
+ * @return 0, -EINVAL (NULL @p item or @p ret), -ENOMEM or the first error of
+ * @p item; *@p ret (a new array) untouched on failure.
+ */
+int kc_json_array_build(size_t n, kc_json_item_fn item, const void *userdata, json_t **ret);
+
+/**
  * @brief A v1 Pod object for @p pod: {kind "Pod", apiVersion "v1", metadata
  * {name, namespace, uid, creationTimestamp, deletionTimestamp?,
  * deletionGracePeriodSeconds?, labels?, annotations?}, spec
