@@ -67,11 +67,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/array.h"
 #include "core/cancel.h"
 #include "core/cleanup.h"
 #include "core/enum_table.h"
 #include "core/clock.h"
 #include "core/jitter.h"
+#include "core/list.h"
 #include "core/log.h"
 #include "core/map.h"
 #include "internal.h"
@@ -196,13 +198,12 @@ struct pod_entry {
                 observed_runtime;
 
         /* Mailbox / scheduling. */
-        bool has_worker;    /* podUpdates[uid] exists */
-        bool worker_exited; /* the worker loop returned: never scheduled again */
-        bool signalled;     /* the 1-slot channel holds a signal */
-        bool queued;        /* on the ready queue */
-        bool in_flight;     /* a pool thread runs an iteration for it */
-        bool removed;       /* dropped from the map while in flight: the thread frees it */
-        struct pod_entry *rq_prev, *rq_next;
+        bool has_worker;        /* podUpdates[uid] exists */
+        bool worker_exited;     /* the worker loop returned: never scheduled again */
+        bool signalled;         /* the 1-slot channel holds a signal */
+        bool in_flight;         /* a pool thread runs an iteration for it */
+        bool removed;           /* dropped from the map while in flight: the thread frees it */
+        struct kc_list rq_link; /* linked on pw->rq while queued */
 
         int64_t last_sync_time;
         char uid[]; /* map key */
@@ -261,7 +262,7 @@ struct kc_pod_workers {
         struct kc_map *waiting_static; /* fullname → struct static_waiting */
         struct kc_map *held;           /* uid → malloc'd uid (tests) */
 
-        struct pod_entry *rq_head, *rq_tail;
+        struct kc_list rq; /* the ready queue, FIFO: struct pod_entry.rq_link */
         size_t rq_len;
 
         struct worker_thread *threads; /* live */
@@ -378,6 +379,7 @@ static struct pod_entry *entry_new(const char *uid, const char *name, const char
         }
         e->pending.grace_override = -1;
         e->active.grace_override = -1;
+        kc_list_init(&e->rq_link);
         return e;
 }
 
@@ -403,27 +405,26 @@ static void entry_free(struct pod_entry *e)
         free(e);
 }
 
+static bool is_queued(const struct pod_entry *e)
+{
+        return kc_list_linked(&e->rq_link);
+}
+
 static void rq_unlink_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
-        if (e->rq_prev)
-                e->rq_prev->rq_next = e->rq_next;
-        else
-                pw->rq_head = e->rq_next;
-        if (e->rq_next)
-                e->rq_next->rq_prev = e->rq_prev;
-        else
-                pw->rq_tail = e->rq_prev;
-        e->rq_prev = e->rq_next = NULL;
-        e->queued = false;
+        kc_list_del(&e->rq_link);
         pw->rq_len--;
 }
 
 static struct pod_entry *rq_pop_locked(struct kc_pod_workers *pw)
 {
-        struct pod_entry *e = pw->rq_head;
+        struct kc_list *first = kc_list_first(&pw->rq);
+        struct pod_entry *e;
 
-        if (e)
-                rq_unlink_locked(pw, e);
+        if (!first)
+                return NULL;
+        e = kc_list_entry(first, struct pod_entry, rq_link);
+        rq_unlink_locked(pw, e);
         return e;
 }
 
@@ -431,7 +432,7 @@ static struct pod_entry *rq_pop_locked(struct kc_pod_workers *pw)
 static void remove_entry_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
         kc_map_remove(pw->pods, e->uid);
-        if (e->queued)
+        if (is_queued(e))
                 rq_unlink_locked(pw, e);
         pthread_cond_broadcast(&pw->idle_cond);
         if (e->in_flight) {
@@ -545,20 +546,13 @@ static int idle_wait_locked(struct kc_pod_workers *pw, struct worker_thread *sel
 static void schedule_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
         e->signalled = true;
-        if (e->in_flight || e->queued || !e->has_worker || e->worker_exited || e->removed ||
+        if (e->in_flight || is_queued(e) || !e->has_worker || e->worker_exited || e->removed ||
             pw->stopping)
                 return;
         if (pw->held && kc_map_get(pw->held, e->uid))
                 return;
-        e->rq_prev = pw->rq_tail;
-        e->rq_next = NULL;
-        if (pw->rq_tail)
-                pw->rq_tail->rq_next = e;
-        else
-                pw->rq_head = e;
-        pw->rq_tail = e;
+        kc_list_add_tail(&pw->rq, &e->rq_link);
         pw->rq_len++;
-        e->queued = true;
         /* More ready pods than threads about to look for work: grow. A thread
          * still starting counts, or a burst of pushes would spawn one per push. */
         if (pw->rq_len > pw->n_idle + pw->n_starting && pw->n_threads < pw->max_threads)
@@ -635,15 +629,8 @@ static int waiting_append_locked(struct kc_pod_workers *pw, const char *fullname
                         return -ENOMEM;
                 }
         }
-        if (w->n == w->cap) {
-                size_t cap = w->cap ? 2 * w->cap : 4;
-                char **u = realloc(w->uids, cap * sizeof(*u));
-
-                if (!u)
-                        return -ENOMEM;
-                w->uids = u;
-                w->cap = cap;
-        }
+        if (KC_ARRAY_GROW(w->uids, w->cap, w->n + 1, 4) < 0)
+                return -ENOMEM;
         copy = strdup(uid);
         if (!copy)
                 return -ENOMEM;
@@ -1158,7 +1145,7 @@ static void *worker_main(void *arg)
                 pw->n_idle++;
                 r = idle_wait_locked(pw, self, &deadline);
                 pw->n_idle--;
-                if (r == ETIMEDOUT && !pw->stopping && !pw->rq_head &&
+                if (r == ETIMEDOUT && !pw->stopping && kc_list_empty(&pw->rq) &&
                     pw->n_threads > pw->min_threads) {
                         /* Idle above the minimum: exit; the next spawn or free joins us. */
                         struct worker_thread **p;
@@ -1222,6 +1209,7 @@ int kc_pod_workers_new(const struct kc_pod_workers_config *cfg, struct kc_pod_wo
                 free(pw);
                 return -ENOMEM;
         }
+        kc_list_init(&pw->rq);
         pthread_mutex_init(&pw->lock, NULL);
         cond_init_monotonic(&pw->idle_cond);
         *ret = pw;
@@ -1482,16 +1470,9 @@ int kc_pod_workers_update_pod(struct kc_pod_workers *pw, const struct kc_pod_upd
                         kill = (struct kc_kill_pod_options){ .grace_period_override_s = -1 };
                 }
                 if (kill.completed) {
-                        if (e->n_notify == e->cap_notify) {
-                                size_t cap = e->cap_notify ? 2 * e->cap_notify : 2;
-                                struct kc_pod_completion **n = realloc(e->notify, cap * sizeof(*n));
-
-                                if (!n) {
-                                        pthread_mutex_unlock(&pw->lock);
-                                        return -ENOMEM;
-                                }
-                                e->notify = n;
-                                e->cap_notify = cap;
+                        if (KC_ARRAY_GROW(e->notify, e->cap_notify, e->n_notify + 1, 2) < 0) {
+                                pthread_mutex_unlock(&pw->lock);
+                                return -ENOMEM;
                         }
                         e->notify[e->n_notify++] = kc_pod_completion_ref(kill.completed);
                 }
