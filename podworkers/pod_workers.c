@@ -360,6 +360,18 @@ int64_t kc__pod_workers_jitter(struct kc_pod_workers *pw, int64_t d, double fact
         return d + (int64_t)((double)d * factor * r);
 }
 
+/* @p d with the pod workers' jitter. */
+static int64_t jittered(struct kc_pod_workers *pw, int64_t d)
+{
+        return kc__pod_workers_jitter(pw, d, KC_POD_WORKERS_JITTER_FACTOR);
+}
+
+/* Asks for a retry of @p uid after the back-off period ("not yet"). Call without the lock. */
+static void enqueue_backoff(struct kc_pod_workers *pw, const char *uid)
+{
+        pw->enqueue(pw->enqueue_userdata, uid, jittered(pw, pw->backoff_period_ns));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Entries                                                                    */
 
@@ -743,9 +755,7 @@ void kc__allow_pod_start(struct kc_pod_workers *pw, const struct kc_api_pod *pod
         allow_pod_start_locked(pw, pod, ret_can_start, ret_can_ever_start, &retry);
         pthread_mutex_unlock(&pw->lock);
         if (retry)
-                pw->enqueue(pw->enqueue_userdata, pod->uid,
-                            kc__pod_workers_jitter(pw, pw->backoff_period_ns,
-                                                   KC_POD_WORKERS_JITTER_FACTOR));
+                enqueue_backoff(pw, pod->uid);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -977,140 +987,184 @@ static bool error_is_network_not_ready(const char *msg)
         return msg && strstr(msg, KC_NETWORK_NOT_READY_ERROR_MSG);
 }
 
+/*
+ * The status the sync works from: none for runtime pods; otherwise wait for
+ * a PLEG refresh newer than the last sync (F-PW-07). Returns 0, -ECANCELED,
+ * or another error with its message in *ret_msg.
+ */
+static int wait_for_status(struct kc_pod_workers *pw, struct pod_entry *e, const struct pod_work *w,
+                           struct kc_pod_status **ret, char **ret_msg)
+{
+        _cleanup_free_ char *cerr = NULL;
+        struct kc_pod_status *status = NULL;
+        int err = 0, r;
+
+        if (w->u.running)
+                return 0;
+        r = kc_pod_cache_get_newer_than(pw->cache, e->uid, e->last_sync_time, w->ctx, &status,
+                                        &cerr);
+        if (r == -ECANCELED) {
+                err = -ECANCELED;
+        } else if (r < 0) {
+                err = r;
+                errno = -r;
+                if (asprintf(ret_msg, "error determining status: %m") < 0)
+                        *ret_msg = NULL;
+        } else if (cerr) {
+                err = -EIO;
+                if (asprintf(ret_msg, "error determining status: %s", cerr) < 0)
+                        *ret_msg = NULL;
+                kc_pod_status_unref(status);
+                status = NULL;
+        }
+        if (err != 0 && err != -ECANCELED)
+                kc_log_warn("Warning FailedSync pod=\"%s\" podUID=\"%s\" msg=\"%s\"",
+                            w->u.pod && w->u.pod->name ? w->u.pod->name : "", e->uid,
+                            *ret_msg ? *ret_msg : "error determining status");
+        *ret = status;
+        return err;
+}
+
+/* What one sync function call came to. */
+struct sync_result {
+        int err;
+        char *msg;
+        bool is_terminal;      /* SyncPod: the pod reached a terminal phase */
+        int64_t requeue_after; /* SyncPod: -1, or when its back-off ends */
+};
+
+/* Calls the sync function for the work type: sync, terminating or terminated. */
+static void dispatch_sync(struct kc_pod_workers *pw, struct pod_entry *e, const struct pod_work *w,
+                          struct kc_pod_status *status, struct sync_result *res)
+{
+        const struct kc_pod_syncer_ops *ops = pw->syncer;
+        void *ud = pw->syncer_userdata;
+
+        switch (w->type) {
+        case KC_POD_WORK_TERMINATED:
+                res->err = ops->sync_terminated_pod(ud, w->ctx, w->u.pod, status, &res->msg);
+                break;
+        case KC_POD_WORK_TERMINATING: {
+                int64_t grace = w->u.has_kill ? w->u.grace_override : -1;
+
+                pthread_mutex_lock(&pw->lock);
+                acknowledge_terminating_locked(e);
+                pthread_mutex_unlock(&pw->lock);
+                if (w->u.running)
+                        res->err = ops->sync_terminating_runtime_pod(ud, w->ctx, w->u.running,
+                                                                     &res->msg);
+                else
+                        res->err = ops->sync_terminating_pod(ud, w->ctx, w->u.pod, status, grace,
+                                                             &res->msg);
+                break;
+        }
+        default:
+                res->err = ops->sync_pod(ud, w->ctx, w->u.type, w->u.pod, w->u.mirror, status,
+                                         &res->is_terminal, &res->requeue_after, &res->msg);
+                break;
+        }
+        e->last_sync_time = kc_clock_now(pw->clock);
+}
+
+/* Whether the work just done ends the worker: a terminated pod, or a terminated runtime pod. */
+static bool ends_worker(const struct pod_work *w)
+{
+        return w->type == KC_POD_WORK_TERMINATED ||
+               (w->type == KC_POD_WORK_TERMINATING && w->u.running);
+}
+
+/* completeWork's requeue policy (F-PW-08). */
+static int64_t requeue_delay(struct kc_pod_workers *pw, const struct sync_result *res,
+                             bool phase_transition)
+{
+        if (phase_transition)
+                return 0;
+        if (res->err == 0)
+                return jittered(pw, pw->resync_interval_ns);
+        if (res->requeue_after >= 0)
+                return res->requeue_after; /* a back-off ends then (D10) */
+        if (error_is_network_not_ready(res->msg))
+                return jittered(pw, KC_POD_WORKERS_TRANSIENT_BACKOFF_NS);
+        return jittered(pw, pw->backoff_period_ns);
+}
+
+/* completeSync, completeTerminating...: the bookkeeping after a sync, under the lock. */
+static void complete_work_locked(struct kc_pod_workers *pw, struct pod_entry *e,
+                                 const struct pod_work *w, const struct sync_result *res,
+                                 bool exit_worker)
+{
+        if (e->removed)
+                return;
+        if (res->err == 0 && w->type == KC_POD_WORK_TERMINATED)
+                complete_terminated_locked(pw, e);
+        else if (res->err == 0 && w->type == KC_POD_WORK_TERMINATING && w->u.running)
+                complete_terminating_runtime_pod_locked(pw, e);
+        else if (res->err == 0 && w->type == KC_POD_WORK_TERMINATING)
+                complete_terminating_locked(pw, e);
+        else if (res->err == 0 && res->is_terminal)
+                complete_sync_locked(pw, e);
+        if (!exit_worker && !e->removed) {
+                if (e->has_pending)
+                        e->signalled = true;
+                else
+                        set_not_working_locked(pw, e);
+        }
+}
+
+/* Runs the work startPodSync handed out and completes it. Unlocked on entry and exit. */
+static void sync_and_complete(struct kc_pod_workers *pw, struct pod_entry *e,
+                              const struct pod_work *w)
+{
+        struct sync_result res = { .requeue_after = -1 };
+        struct kc_pod_status *status = NULL;
+        bool phase_transition = false, exit_worker = false;
+
+        kc_log_v(4, "Processing pod event podUID=\"%s\" updateType=\"%s\" workType=\"%s\"", e->uid,
+                 kc_sync_pod_type_to_string(w->u.type), kc_pod_work_type_to_string(w->type));
+        res.err = wait_for_status(pw, e, w, &status, &res.msg);
+        if (res.err == 0)
+                dispatch_sync(pw, e, w, status, &res);
+
+        if (res.err == -ECANCELED) {
+                /* A pending update is expected to be queued already. */
+                kc_log_v(2, "Sync exited with context cancellation error podUID=\"%s\"", e->uid);
+        } else if (res.err < 0) {
+                kc_log_error("Error syncing pod, skipping err=\"%s\" podUID=\"%s\"",
+                             res.msg ? res.msg : strerror(-res.err), e->uid);
+        } else if (ends_worker(w)) {
+                exit_worker = true;
+        } else if (w->type == KC_POD_WORK_TERMINATING || res.is_terminal) {
+                phase_transition = true;
+        }
+
+        /* completeWork: the requeue, outside the lock. */
+        if (!exit_worker)
+                pw->enqueue(pw->enqueue_userdata, e->uid,
+                            requeue_delay(pw, &res, phase_transition));
+
+        pthread_mutex_lock(&pw->lock);
+        complete_work_locked(pw, e, w, &res, exit_worker);
+        pthread_mutex_unlock(&pw->lock);
+
+        free(res.msg);
+        kc_pod_status_unref(status);
+}
+
 /* One iteration of podWorkerLoop for @e (in_flight set by the caller). Unlocked on entry/exit. */
 static void run_one(struct kc_pod_workers *pw, struct pod_entry *e)
 {
         struct pod_work w = { .u = { .grace_override = -1 } };
-        struct kc_pod_status *status = NULL;
-        char *msg = NULL, *cerr = NULL;
-        bool retry, ok, is_terminal = false, phase_transition = false, exit_worker = false;
-        int64_t requeue_after = -1;
-        int err = 0, r;
+        bool retry, ok;
 
         pthread_mutex_lock(&pw->lock);
         ok = start_pod_sync_locked(pw, e, &w, &retry);
         pthread_mutex_unlock(&pw->lock);
         if (retry)
-                pw->enqueue(pw->enqueue_userdata, e->uid,
-                            kc__pod_workers_jitter(pw, pw->backoff_period_ns,
-                                                   KC_POD_WORKERS_JITTER_FACTOR));
-        if (!ok)
-                goto finish;
-
-        kc_log_v(4, "Processing pod event podUID=\"%s\" updateType=\"%s\" workType=\"%s\"", e->uid,
-                 kc_sync_pod_type_to_string(w.u.type), kc_pod_work_type_to_string(w.type));
-
-        /* Status: none for runtime pods; otherwise wait for a PLEG refresh newer
-         * than the last sync (F-PW-07). */
-        if (!w.u.running) {
-                r = kc_pod_cache_get_newer_than(pw->cache, e->uid, e->last_sync_time, w.ctx,
-                                                &status, &cerr);
-                if (r == -ECANCELED) {
-                        err = -ECANCELED;
-                } else if (r < 0) {
-                        err = r;
-                        errno = -r;
-                        if (asprintf(&msg, "error determining status: %m") < 0)
-                                msg = NULL;
-                } else if (cerr) {
-                        err = -EIO;
-                        if (asprintf(&msg, "error determining status: %s", cerr) < 0)
-                                msg = NULL;
-                        kc_pod_status_unref(status);
-                        status = NULL;
-                }
-                if (err != 0 && err != -ECANCELED)
-                        kc_log_warn("Warning FailedSync pod=\"%s\" podUID=\"%s\" msg=\"%s\"",
-                                    w.u.pod && w.u.pod->name ? w.u.pod->name : "", e->uid,
-                                    msg ? msg : "error determining status");
-        }
-
-        if (err == 0) {
-                switch (w.type) {
-                case KC_POD_WORK_TERMINATED:
-                        err = pw->syncer->sync_terminated_pod(pw->syncer_userdata, w.ctx, w.u.pod,
-                                                              status, &msg);
-                        break;
-                case KC_POD_WORK_TERMINATING: {
-                        int64_t grace = w.u.has_kill ? w.u.grace_override : -1;
-
-                        pthread_mutex_lock(&pw->lock);
-                        acknowledge_terminating_locked(e);
-                        pthread_mutex_unlock(&pw->lock);
-                        if (w.u.running)
-                                err = pw->syncer->sync_terminating_runtime_pod(
-                                        pw->syncer_userdata, w.ctx, w.u.running, &msg);
-                        else
-                                err = pw->syncer->sync_terminating_pod(
-                                        pw->syncer_userdata, w.ctx, w.u.pod, status, grace, &msg);
-                        break;
-                }
-                default:
-                        err = pw->syncer->sync_pod(pw->syncer_userdata, w.ctx, w.u.type, w.u.pod,
-                                                   w.u.mirror, status, &is_terminal, &requeue_after,
-                                                   &msg);
-                        break;
-                }
-                e->last_sync_time = kc_clock_now(pw->clock);
-        }
-
-        if (err == -ECANCELED) {
-                /* A pending update is expected to be queued already. */
-                kc_log_v(2, "Sync exited with context cancellation error podUID=\"%s\"", e->uid);
-        } else if (err < 0) {
-                kc_log_error("Error syncing pod, skipping err=\"%s\" podUID=\"%s\"",
-                             msg ? msg : strerror(-err), e->uid);
-        } else if (w.type == KC_POD_WORK_TERMINATED ||
-                   (w.type == KC_POD_WORK_TERMINATING && w.u.running)) {
-                exit_worker = true;
-        } else if (w.type == KC_POD_WORK_TERMINATING || is_terminal) {
-                phase_transition = true;
-        }
-
-        /* completeWork: requeue policy (F-PW-08), outside the lock. */
-        if (!exit_worker) {
-                int64_t delay;
-
-                if (phase_transition)
-                        delay = 0;
-                else if (err == 0)
-                        delay = kc__pod_workers_jitter(pw, pw->resync_interval_ns,
-                                                       KC_POD_WORKERS_JITTER_FACTOR);
-                else if (requeue_after >= 0)
-                        delay = requeue_after; /* a back-off ends then (D10) */
-                else if (error_is_network_not_ready(msg))
-                        delay = kc__pod_workers_jitter(pw, KC_POD_WORKERS_TRANSIENT_BACKOFF_NS,
-                                                       KC_POD_WORKERS_JITTER_FACTOR);
-                else
-                        delay = kc__pod_workers_jitter(pw, pw->backoff_period_ns,
-                                                       KC_POD_WORKERS_JITTER_FACTOR);
-                pw->enqueue(pw->enqueue_userdata, e->uid, delay);
-        }
-
-        pthread_mutex_lock(&pw->lock);
-        if (!e->removed) {
-                if (err == 0 && w.type == KC_POD_WORK_TERMINATED)
-                        complete_terminated_locked(pw, e);
-                else if (err == 0 && w.type == KC_POD_WORK_TERMINATING && w.u.running)
-                        complete_terminating_runtime_pod_locked(pw, e);
-                else if (err == 0 && w.type == KC_POD_WORK_TERMINATING)
-                        complete_terminating_locked(pw, e);
-                else if (err == 0 && is_terminal)
-                        complete_sync_locked(pw, e);
-                if (!exit_worker && !e->removed) {
-                        if (e->has_pending)
-                                e->signalled = true;
-                        else
-                                set_not_working_locked(pw, e);
-                }
-        }
-        pthread_mutex_unlock(&pw->lock);
-
-finish:
-        free(msg);
-        free(cerr);
-        kc_pod_status_unref(status);
+                enqueue_backoff(pw, e->uid);
+        if (ok)
+                sync_and_complete(pw, e, &w);
         update_done(&w.u);
+
         pthread_mutex_lock(&pw->lock);
         /* "not yet": idle until the next signal (none arrived since). */
         if (retry && !e->removed && !e->signalled)
