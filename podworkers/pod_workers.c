@@ -1355,20 +1355,32 @@ static bool pod_status_cache_terminal(const struct kc_pod_status *s)
         return true;
 }
 
-int kc_pod_workers_update_pod(struct kc_pod_workers *pw, const struct kc_pod_update_options *o)
+static bool is_terminal_phase(const struct kc_api_pod *pod)
 {
-        struct kc_kill_pod_options kill = { .grace_period_override_s = -1 };
-        struct pw_update nu = { .grace_override = -1 };
-        struct kc_api_pod *pod;
-        struct kc_pod *running = NULL;
-        const char *uid, *name, *ns;
-        bool is_runtime = false, first_time = false, became_terminating = false, shortened = false,
-             has_kill;
-        struct pod_entry *e;
-        int64_t now;
+        return pod->phase == KC_POD_PHASE_SUCCEEDED || pod->phase == KC_POD_PHASE_FAILED;
+}
 
-        if (!pw || !o || (int)o->update_type < 0 || o->update_type >= _KC_SYNC_POD_TYPE_MAX)
-                return -EINVAL;
+/* One UpdatePod call as its steps see it: the request and what was decided so far. */
+struct pod_update_req {
+        const struct kc_pod_update_options *o;
+        const char *uid, *name, *ns;
+        struct kc_api_pod *pod; /* the pod to work on; NULL for the synthetic (runtime-only) pod */
+        struct kc_pod *running; /* the RunningPod, unless a real pod seen before stands in */
+        bool is_runtime;        /* the update names a RunningPod only */
+        bool has_kill;
+        struct kc_kill_pod_options kill; /* meaningful when has_kill */
+        int64_t now;
+        bool first_time, became_terminating, shortened;
+};
+
+/*
+ * Checks the options and names the pod they are about: a real pod, or a
+ * RunningPod that can only be killed. Returns 0, 1 when the update is to be
+ * ignored, or -EINVAL.
+ */
+static int update_req_init(struct pod_update_req *q, const struct kc_pod_update_options *o)
+{
+        *q = (struct pod_update_req){ .o = o, .kill = { .grace_period_override_s = -1 } };
         if (o->running_pod && !o->pod) {
                 /* The synthetic pod is only a placeholder for termination. */
                 if (o->update_type != KC_SYNC_POD_KILL) {
@@ -1376,15 +1388,15 @@ int kc_pod_workers_update_pod(struct kc_pod_workers *pw, const struct kc_pod_upd
                                  "Pod update is ignored, runtime pods can only be killed "
                                  "podUID=\"%s\" updateType=\"%s\"",
                                  o->running_pod->id, kc_sync_pod_type_to_string(o->update_type));
-                        return 0;
+                        return 1;
                 }
                 if (!o->running_pod->id)
                         return -EINVAL;
-                uid = o->running_pod->id;
-                name = o->running_pod->name;
-                ns = o->running_pod->namespace;
-                running = o->running_pod;
-                is_runtime = true;
+                q->uid = o->running_pod->id;
+                q->name = o->running_pod->name;
+                q->ns = o->running_pod->namespace;
+                q->running = o->running_pod;
+                q->is_runtime = true;
         } else if (o->pod) {
                 if (!o->pod->uid)
                         return -EINVAL;
@@ -1393,191 +1405,265 @@ int kc_pod_workers_update_pod(struct kc_pod_workers *pw, const struct kc_pod_upd
                                  "Pod update included RunningPod which is only valid when Pod "
                                  "is not specified podUID=\"%s\"",
                                  o->pod->uid);
-                uid = o->pod->uid;
-                name = o->pod->name;
-                ns = o->pod->namespace;
+                q->uid = o->pod->uid;
+                q->name = o->pod->name;
+                q->ns = o->pod->namespace;
         } else {
                 return -EINVAL;
         }
-        has_kill = o->kill_pod_options != NULL;
-        if (has_kill)
-                kill = *o->kill_pod_options;
+        q->has_kill = o->kill_pod_options != NULL;
+        if (q->has_kill)
+                q->kill = *o->kill_pod_options;
+        return 0;
+}
 
-        pthread_mutex_lock(&pw->lock);
-        now = kc_clock_now(pw->clock);
-        e = kc_map_get(pw->pods, uid);
-        if (!e) {
-                kc_log_v(4, "Pod is being synced for the first time podUID=\"%s\"", uid);
-                e = entry_new(uid, name, ns);
-                if (!e) {
-                        pthread_mutex_unlock(&pw->lock);
-                        return -ENOMEM;
-                }
-                e->synced_at = now;
-                /* F-PW-17: a terminal pod whose cached runtime status shows nothing
-                 * running already finished SyncTerminatingPod before a restart;
-                 * SyncTerminatedPod must still run (issue 105523). */
-                if (o->pod && (o->pod->phase == KC_POD_PHASE_SUCCEEDED ||
-                               o->pod->phase == KC_POD_PHASE_FAILED)) {
-                        struct kc_pod_status *st = NULL;
-                        char *serr = NULL;
-                        int r = kc_pod_cache_get(pw->cache, uid, &st, &serr);
+/*
+ * F-PW-17: a terminal pod whose cached runtime status shows nothing running
+ * already finished SyncTerminatingPod before a restart; SyncTerminatedPod
+ * must still run (issue 105523). Takes the pod cache's lock under pw->lock.
+ */
+static bool seen_terminated_locked(struct kc_pod_workers *pw, const struct kc_api_pod *pod,
+                                   const char *uid)
+{
+        struct kc_pod_status *st = NULL;
+        char *serr = NULL;
+        bool terminated;
+        int r;
 
-                        if (r >= 0 && !serr && pod_status_cache_terminal(st)) {
-                                e->terminating_at = e->terminated_at = now;
-                                e->started_terminating = true;
-                                e->finished = false;
-                        }
-                        kc_pod_status_unref(st);
-                        free(serr);
-                }
-                if (kc_map_put(pw->pods, e->uid, e) < 0) {
-                        entry_free(e);
-                        pthread_mutex_unlock(&pw->lock);
-                        return -ENOMEM;
-                }
-                first_time = true;
+        if (!pod || !is_terminal_phase(pod))
+                return false;
+        r = kc_pod_cache_get(pw->cache, uid, &st, &serr);
+        terminated = r >= 0 && !serr && pod_status_cache_terminal(st);
+        kc_pod_status_unref(st);
+        free(serr);
+        return terminated;
+}
+
+/* The pod's podSyncStatus, created when the UID is seen for the first time. 0 or -ENOMEM. */
+static int lookup_entry_locked(struct kc_pod_workers *pw, struct pod_update_req *q,
+                               struct pod_entry **ret)
+{
+        struct pod_entry *e = kc_map_get(pw->pods, q->uid);
+
+        if (e) {
+                *ret = e;
+                return 0;
         }
-
-        /* A RunningPod only carries enough to terminate; prefer a real pod seen before.
-         * Once a runtime pod is observed it must be driven to completion. */
-        pod = o->pod;
-        if (is_runtime) {
-                e->observed_runtime = true;
-                if (e->has_pending && e->pending.pod) {
-                        pod = e->pending.pod;
-                        running = NULL;
-                } else if (e->has_active && e->active.pod) {
-                        pod = e->active.pod;
-                        running = NULL;
-                } else {
-                        pod = NULL; /* the synthetic pod */
-                }
+        kc_log_v(4, "Pod is being synced for the first time podUID=\"%s\"", q->uid);
+        e = entry_new(q->uid, q->name, q->ns);
+        if (!e)
+                return -ENOMEM;
+        e->synced_at = q->now;
+        if (seen_terminated_locked(pw, q->o->pod, q->uid)) {
+                e->terminating_at = e->terminated_at = q->now;
+                e->started_terminating = true;
+                e->finished = false;
         }
+        if (kc_map_put(pw->pods, e->uid, e) < 0) {
+                entry_free(e);
+                return -ENOMEM;
+        }
+        q->first_time = true;
+        *ret = e;
+        return 0;
+}
+
+/*
+ * A RunningPod only carries enough to terminate: prefer a real pod seen
+ * before. Once a runtime pod is observed it must be driven to completion.
+ */
+static void resolve_pod_locked(struct pod_entry *e, struct pod_update_req *q)
+{
+        q->pod = q->o->pod;
+        if (!q->is_runtime)
+                return;
+        e->observed_runtime = true;
+        if (e->has_pending && e->pending.pod) {
+                q->pod = e->pending.pod;
+                q->running = NULL;
+        } else if (e->has_active && e->active.pod) {
+                q->pod = e->active.pod;
+                q->running = NULL;
+        } else {
+                q->pod = NULL; /* the synthetic pod */
+        }
+}
+
+/* The updates that go no further than the bookkeeping. Returns true when @p q stops here. */
+static bool update_dropped_locked(struct pod_entry *e, const struct pod_update_req *q)
+{
+        const struct kc_kill_pod_options *kill = q->o->kill_pod_options;
 
         /* F-PW-12: a Create for a terminating UID means the UID was reused. */
-        if (!first_time && is_termination_requested(e) && o->update_type == KC_SYNC_POD_CREATE) {
+        if (!q->first_time && is_termination_requested(e) &&
+            q->o->update_type == KC_SYNC_POD_CREATE) {
                 e->restart_requested = true;
                 kc_log_v(4,
                          "Pod is terminating but has been requested to restart with same UID, "
                          "will be reconciled later podUID=\"%s\"",
-                         uid);
-                pthread_mutex_unlock(&pw->lock);
-                return 0;
+                         q->uid);
+                return true;
         }
         /* F-PW-13: once finished, a UID cannot re-enter until forgotten. */
         if (e->finished) {
-                kc_log_v(4, "Pod is finished processing, no further updates podUID=\"%s\"", uid);
+                kc_log_v(4, "Pod is finished processing, no further updates podUID=\"%s\"", q->uid);
                 /* The pod has terminated, which is what a kill waits for: say so
                  * now (upstream returns first and leaves the waiter to time out;
                  * docs/deviations.md D7). */
-                if (o->kill_pod_options && o->kill_pod_options->completed)
-                        kc_pod_completion_complete(o->kill_pod_options->completed);
-                pthread_mutex_unlock(&pw->lock);
-                return 0;
+                if (kill && kill->completed)
+                        kc_pod_completion_complete(kill->completed);
+                return true;
         }
+        return false;
+}
 
-        /* F-PW-04: termination triggers. */
-        if (!is_termination_requested(e)) {
-                if (is_runtime) {
-                        e->deleted = true;
-                        e->terminating_at = now;
-                        became_terminating = true;
-                } else if (pod->deletion_ts != 0) {
-                        e->deleted = true;
-                        e->terminating_at = now;
-                        became_terminating = true;
-                } else if (pod->phase == KC_POD_PHASE_SUCCEEDED ||
-                           pod->phase == KC_POD_PHASE_FAILED) {
-                        e->terminating_at = now;
-                        became_terminating = true;
-                } else if (o->update_type == KC_SYNC_POD_KILL) {
-                        if (has_kill && kill.evict)
-                                e->evicted = true;
-                        e->terminating_at = now;
-                        became_terminating = true;
-                }
-                if (became_terminating)
-                        kc_log_v(4, "Pod begins teardown podUID=\"%s\"", uid);
+/* F-PW-04: termination triggers (deletion, a terminal phase, a kill). */
+static void begin_termination_locked(struct pod_entry *e, struct pod_update_req *q)
+{
+        if (is_termination_requested(e))
+                return;
+        if (q->is_runtime || q->pod->deletion_ts != 0) {
+                e->deleted = true;
+        } else if (is_terminal_phase(q->pod)) {
+                /* Terminating, neither deleted nor evicted. */
+        } else if (q->o->update_type == KC_SYNC_POD_KILL) {
+                if (q->has_kill && q->kill.evict)
+                        e->evicted = true;
+        } else {
+                return;
         }
+        e->terminating_at = q->now;
+        q->became_terminating = true;
+        kc_log_v(4, "Pod begins teardown podUID=\"%s\"", q->uid);
+}
 
-        /* Once terminating every update is a kill and the grace only decreases. */
+/*
+ * Once terminating every update is a kill and the grace period only
+ * decreases; outside termination kill options mean nothing. Returns 0, 1
+ * when the update is to be ignored, or -ENOMEM.
+ */
+static int apply_kill_options_locked(struct pod_entry *e, struct pod_update_req *q)
+{
         if (is_terminated(e)) {
-                if (is_runtime) {
+                if (q->is_runtime)
                         kc_log_v(3,
                                  "Pod is waiting for termination, ignoring runtime-only kill "
                                  "until after pod worker is fully terminated podUID=\"%s\"",
-                                 uid);
-                        /* Ignored, but the pod has terminated: a waiter is told now
-                         * (docs/deviations.md D7). */
-                        if (has_kill)
-                                kc_pod_completion_complete(kill.completed);
-                        pthread_mutex_unlock(&pw->lock);
-                        return 0;
-                }
-                if (has_kill)
-                        kc_pod_completion_complete(kill.completed);
-                has_kill = false;
-        } else if (is_termination_requested(e)) {
-                if (!has_kill) {
-                        has_kill = true;
-                        kill = (struct kc_kill_pod_options){ .grace_period_override_s = -1 };
-                }
-                if (kill.completed) {
-                        if (KC_ARRAY_GROW(e->notify, e->cap_notify, e->n_notify + 1, 2) < 0) {
-                                pthread_mutex_unlock(&pw->lock);
-                                return -ENOMEM;
-                        }
-                        e->notify[e->n_notify++] = kc_pod_completion_ref(kill.completed);
-                }
-                e->grace_period = kc__calculate_effective_grace_period(
-                        e->grace_period, pod, kill.grace_period_override_s, &shortened);
-                /* Always pass the computed grace down (never zero). */
-                kill.grace_period_override_s = e->grace_period;
-        } else if (has_kill) {
-                /* Kill options mean nothing outside termination. */
-                kc_pod_completion_complete(kill.completed);
-                has_kill = false;
+                                 q->uid);
+                /* The pod has terminated, which is what a kill waits for: a waiter
+                 * is told now, also when the update is ignored (docs/deviations.md D7). */
+                if (q->has_kill)
+                        kc_pod_completion_complete(q->kill.completed);
+                q->has_kill = false;
+                return q->is_runtime ? 1 : 0;
         }
-
-        /* Start the pod's worker (its mailbox) if it has none. */
-        if (!e->has_worker) {
-                e->has_worker = true;
-                /* static pods start in the order UpdatePod saw them */
-                if (is_static_pod(pod) && waiting_append_locked(pw, e->fullname, uid) < 0)
-                        kc_log_error("Pod workers: out of memory queueing a static pod "
-                                     "podUID=\"%s\"",
-                                     uid);
+        if (!is_termination_requested(e)) {
+                if (q->has_kill)
+                        kc_pod_completion_complete(q->kill.completed);
+                q->has_kill = false;
+                return 0;
         }
+        if (!q->has_kill) {
+                q->has_kill = true;
+                q->kill = (struct kc_kill_pod_options){ .grace_period_override_s = -1 };
+        }
+        if (q->kill.completed) {
+                if (KC_ARRAY_GROW(e->notify, e->cap_notify, e->n_notify + 1, 2) < 0)
+                        return -ENOMEM;
+                e->notify[e->n_notify++] = kc_pod_completion_ref(q->kill.completed);
+        }
+        e->grace_period = kc__calculate_effective_grace_period(
+                e->grace_period, q->pod, q->kill.grace_period_override_s, &q->shortened);
+        /* Always pass the computed grace down (never zero). */
+        q->kill.grace_period_override_s = e->grace_period;
+        return 0;
+}
 
-        nu.type = o->update_type;
-        nu.start_time = o->start_time;
+/* Starts the pod's worker (its mailbox) if it has none. */
+static void ensure_worker_locked(struct kc_pod_workers *pw, struct pod_entry *e,
+                                 const struct pod_update_req *q)
+{
+        if (e->has_worker)
+                return;
+        e->has_worker = true;
+        /* static pods start in the order UpdatePod saw them */
+        if (is_static_pod(q->pod) && waiting_append_locked(pw, e->fullname, q->uid) < 0)
+                kc_log_error("Pod workers: out of memory queueing a static pod "
+                             "podUID=\"%s\"",
+                             q->uid);
+}
+
+/* Makes @p q the pending update (the latest one wins) and signals the worker. */
+static void queue_update_locked(struct kc_pod_workers *pw, struct pod_entry *e,
+                                const struct pod_update_req *q)
+{
+        struct pw_update nu = {
+                .type = q->o->update_type,
+                .start_time = q->o->start_time,
+                .has_kill = q->has_kill,
+                .grace_override = q->has_kill ? q->kill.grace_period_override_s : -1,
+                .evict = q->has_kill && q->kill.evict,
+        };
+
         /* F-PW-02: keep the oldest StartTime. */
         if (e->has_pending && e->pending.start_time != 0 &&
             (nu.start_time == 0 || e->pending.start_time < nu.start_time))
                 nu.start_time = e->pending.start_time;
-        nu.pod = kc_api_pod_ref(pod);
-        nu.mirror = kc_api_pod_ref(o->mirror_pod);
-        nu.running = kc_pod_ref(running);
-        nu.has_kill = has_kill;
-        nu.grace_override = has_kill ? kill.grace_period_override_s : -1;
-        nu.evict = has_kill && kill.evict;
+        nu.pod = kc_api_pod_ref(q->pod);
+        nu.mirror = kc_api_pod_ref(q->o->mirror_pod);
+        nu.running = kc_pod_ref(q->running);
 
         /* Coalescing: the latest update replaces the pending one. */
         update_done(&e->pending);
         e->pending = nu;
         e->has_pending = true;
         e->working = true;
-        kc_log_v(4, "Notifying pod of pending update podUID=\"%s\"", uid);
+        kc_log_v(4, "Notifying pod of pending update podUID=\"%s\"", q->uid);
         schedule_locked(pw, e);
 
         /* F-PW-05: cancel the in-flight sync when terminating starts or grace shrinks. */
-        if ((became_terminating || shortened) && e->ctx) {
-                kc_log_v(3, "Cancelling current pod sync podUID=\"%s\"", uid);
+        if ((q->became_terminating || q->shortened) && e->ctx) {
+                kc_log_v(3, "Cancelling current pod sync podUID=\"%s\"", q->uid);
                 kc_cancel_trigger_mp(e->ctx);
         }
-        pthread_mutex_unlock(&pw->lock);
+}
+
+/* UpdatePod's steps under the lock: find the pod, decide on termination, queue the update. */
+static int update_pod_locked(struct kc_pod_workers *pw, struct pod_update_req *q)
+{
+        struct pod_entry *e;
+        int r;
+
+        q->now = kc_clock_now(pw->clock);
+        r = lookup_entry_locked(pw, q, &e);
+        if (r < 0)
+                return r;
+        resolve_pod_locked(e, q);
+        if (update_dropped_locked(e, q))
+                return 0;
+        begin_termination_locked(e, q);
+        r = apply_kill_options_locked(e, q);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        ensure_worker_locked(pw, e, q);
+        queue_update_locked(pw, e, q);
         return 0;
+}
+
+int kc_pod_workers_update_pod(struct kc_pod_workers *pw, const struct kc_pod_update_options *o)
+{
+        struct pod_update_req q;
+        int r;
+
+        if (!pw || !o || (int)o->update_type < 0 || o->update_type >= _KC_SYNC_POD_TYPE_MAX)
+                return -EINVAL;
+        r = update_req_init(&q, o);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        pthread_mutex_lock(&pw->lock);
+        r = update_pod_locked(pw, &q);
+        pthread_mutex_unlock(&pw->lock);
+        return r;
 }
 
 /* removeTerminatedWorker (§8.8). Returns true when the worker was removed. */
