@@ -28,6 +28,7 @@
 #include <time.h>
 #include <yaml.h>
 
+#include "core/array.h"
 #include "core/cleanup.h"
 #include "core/format.h"
 #include "core/map.h"
@@ -163,15 +164,8 @@ static struct node *node_new(struct ctx *c, enum node_type type, const yaml_mark
         struct builder *b = &c->b;
         struct node *n;
 
-        if (b->n_all == b->cap_all) {
-                size_t cap = b->cap_all ? b->cap_all * 2 : 64;
-                struct node **all = realloc(b->all, cap * sizeof(*all));
-
-                if (!all)
-                        return NULL;
-                b->all = all;
-                b->cap_all = cap;
-        }
+        if (KC_ARRAY_GROW(b->all, b->cap_all, b->n_all + 1, 64) < 0)
+                return NULL;
         n = calloc(1, sizeof(*n));
         if (!n)
                 return NULL;
@@ -185,15 +179,8 @@ static struct node *node_new(struct ctx *c, enum node_type type, const yaml_mark
 
 static int node_append(struct node *parent, struct node *kid)
 {
-        if (parent->n == parent->cap) {
-                size_t cap = parent->cap ? parent->cap * 2 : 8;
-                struct node **kids = realloc(parent->kids, cap * sizeof(*kids));
-
-                if (!kids)
-                        return -ENOMEM;
-                parent->kids = kids;
-                parent->cap = cap;
-        }
+        if (KC_ARRAY_GROW(parent->kids, parent->cap, parent->n + 1, 8) < 0)
+                return -ENOMEM;
         parent->kids[parent->n++] = kid;
         return 0;
 }
