@@ -67,11 +67,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/array.h"
 #include "core/cancel.h"
 #include "core/cleanup.h"
 #include "core/enum_table.h"
 #include "core/clock.h"
 #include "core/jitter.h"
+#include "core/list.h"
 #include "core/log.h"
 #include "core/map.h"
 #include "internal.h"
@@ -196,13 +198,12 @@ struct pod_entry {
                 observed_runtime;
 
         /* Mailbox / scheduling. */
-        bool has_worker;    /* podUpdates[uid] exists */
-        bool worker_exited; /* the worker loop returned: never scheduled again */
-        bool signalled;     /* the 1-slot channel holds a signal */
-        bool queued;        /* on the ready queue */
-        bool in_flight;     /* a pool thread runs an iteration for it */
-        bool removed;       /* dropped from the map while in flight: the thread frees it */
-        struct pod_entry *rq_prev, *rq_next;
+        bool has_worker;        /* podUpdates[uid] exists */
+        bool worker_exited;     /* the worker loop returned: never scheduled again */
+        bool signalled;         /* the 1-slot channel holds a signal */
+        bool in_flight;         /* a pool thread runs an iteration for it */
+        bool removed;           /* dropped from the map while in flight: the thread frees it */
+        struct kc_list rq_link; /* linked on pw->rq while queued */
 
         int64_t last_sync_time;
         char uid[]; /* map key */
@@ -261,7 +262,7 @@ struct kc_pod_workers {
         struct kc_map *waiting_static; /* fullname → struct static_waiting */
         struct kc_map *held;           /* uid → malloc'd uid (tests) */
 
-        struct pod_entry *rq_head, *rq_tail;
+        struct kc_list rq; /* the ready queue, FIFO: struct pod_entry.rq_link */
         size_t rq_len;
 
         struct worker_thread *threads; /* live */
@@ -359,6 +360,18 @@ int64_t kc__pod_workers_jitter(struct kc_pod_workers *pw, int64_t d, double fact
         return d + (int64_t)((double)d * factor * r);
 }
 
+/* @p d with the pod workers' jitter. */
+static int64_t jittered(struct kc_pod_workers *pw, int64_t d)
+{
+        return kc__pod_workers_jitter(pw, d, KC_POD_WORKERS_JITTER_FACTOR);
+}
+
+/* Asks for a retry of @p uid after the back-off period ("not yet"). Call without the lock. */
+static void enqueue_backoff(struct kc_pod_workers *pw, const char *uid)
+{
+        pw->enqueue(pw->enqueue_userdata, uid, jittered(pw, pw->backoff_period_ns));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Entries                                                                    */
 
@@ -378,6 +391,7 @@ static struct pod_entry *entry_new(const char *uid, const char *name, const char
         }
         e->pending.grace_override = -1;
         e->active.grace_override = -1;
+        kc_list_init(&e->rq_link);
         return e;
 }
 
@@ -403,27 +417,26 @@ static void entry_free(struct pod_entry *e)
         free(e);
 }
 
+static bool is_queued(const struct pod_entry *e)
+{
+        return kc_list_linked(&e->rq_link);
+}
+
 static void rq_unlink_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
-        if (e->rq_prev)
-                e->rq_prev->rq_next = e->rq_next;
-        else
-                pw->rq_head = e->rq_next;
-        if (e->rq_next)
-                e->rq_next->rq_prev = e->rq_prev;
-        else
-                pw->rq_tail = e->rq_prev;
-        e->rq_prev = e->rq_next = NULL;
-        e->queued = false;
+        kc_list_del(&e->rq_link);
         pw->rq_len--;
 }
 
 static struct pod_entry *rq_pop_locked(struct kc_pod_workers *pw)
 {
-        struct pod_entry *e = pw->rq_head;
+        struct kc_list *first = kc_list_first(&pw->rq);
+        struct pod_entry *e;
 
-        if (e)
-                rq_unlink_locked(pw, e);
+        if (!first)
+                return NULL;
+        e = kc_list_entry(first, struct pod_entry, rq_link);
+        rq_unlink_locked(pw, e);
         return e;
 }
 
@@ -431,7 +444,7 @@ static struct pod_entry *rq_pop_locked(struct kc_pod_workers *pw)
 static void remove_entry_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
         kc_map_remove(pw->pods, e->uid);
-        if (e->queued)
+        if (is_queued(e))
                 rq_unlink_locked(pw, e);
         pthread_cond_broadcast(&pw->idle_cond);
         if (e->in_flight) {
@@ -545,20 +558,13 @@ static int idle_wait_locked(struct kc_pod_workers *pw, struct worker_thread *sel
 static void schedule_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
         e->signalled = true;
-        if (e->in_flight || e->queued || !e->has_worker || e->worker_exited || e->removed ||
+        if (e->in_flight || is_queued(e) || !e->has_worker || e->worker_exited || e->removed ||
             pw->stopping)
                 return;
         if (pw->held && kc_map_get(pw->held, e->uid))
                 return;
-        e->rq_prev = pw->rq_tail;
-        e->rq_next = NULL;
-        if (pw->rq_tail)
-                pw->rq_tail->rq_next = e;
-        else
-                pw->rq_head = e;
-        pw->rq_tail = e;
+        kc_list_add_tail(&pw->rq, &e->rq_link);
         pw->rq_len++;
-        e->queued = true;
         /* More ready pods than threads about to look for work: grow. A thread
          * still starting counts, or a burst of pushes would spawn one per push. */
         if (pw->rq_len > pw->n_idle + pw->n_starting && pw->n_threads < pw->max_threads)
@@ -635,15 +641,8 @@ static int waiting_append_locked(struct kc_pod_workers *pw, const char *fullname
                         return -ENOMEM;
                 }
         }
-        if (w->n == w->cap) {
-                size_t cap = w->cap ? 2 * w->cap : 4;
-                char **u = realloc(w->uids, cap * sizeof(*u));
-
-                if (!u)
-                        return -ENOMEM;
-                w->uids = u;
-                w->cap = cap;
-        }
+        if (KC_ARRAY_GROW(w->uids, w->cap, w->n + 1, 4) < 0)
+                return -ENOMEM;
         copy = strdup(uid);
         if (!copy)
                 return -ENOMEM;
@@ -756,9 +755,7 @@ void kc__allow_pod_start(struct kc_pod_workers *pw, const struct kc_api_pod *pod
         allow_pod_start_locked(pw, pod, ret_can_start, ret_can_ever_start, &retry);
         pthread_mutex_unlock(&pw->lock);
         if (retry)
-                pw->enqueue(pw->enqueue_userdata, pod->uid,
-                            kc__pod_workers_jitter(pw, pw->backoff_period_ns,
-                                                   KC_POD_WORKERS_JITTER_FACTOR));
+                enqueue_backoff(pw, pod->uid);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -990,140 +987,184 @@ static bool error_is_network_not_ready(const char *msg)
         return msg && strstr(msg, KC_NETWORK_NOT_READY_ERROR_MSG);
 }
 
+/*
+ * The status the sync works from: none for runtime pods; otherwise wait for
+ * a PLEG refresh newer than the last sync (F-PW-07). Returns 0, -ECANCELED,
+ * or another error with its message in *ret_msg.
+ */
+static int wait_for_status(struct kc_pod_workers *pw, struct pod_entry *e, const struct pod_work *w,
+                           struct kc_pod_status **ret, char **ret_msg)
+{
+        _cleanup_free_ char *cerr = NULL;
+        struct kc_pod_status *status = NULL;
+        int err = 0, r;
+
+        if (w->u.running)
+                return 0;
+        r = kc_pod_cache_get_newer_than(pw->cache, e->uid, e->last_sync_time, w->ctx, &status,
+                                        &cerr);
+        if (r == -ECANCELED) {
+                err = -ECANCELED;
+        } else if (r < 0) {
+                err = r;
+                errno = -r;
+                if (asprintf(ret_msg, "error determining status: %m") < 0)
+                        *ret_msg = NULL;
+        } else if (cerr) {
+                err = -EIO;
+                if (asprintf(ret_msg, "error determining status: %s", cerr) < 0)
+                        *ret_msg = NULL;
+                kc_pod_status_unref(status);
+                status = NULL;
+        }
+        if (err != 0 && err != -ECANCELED)
+                kc_log_warn("Warning FailedSync pod=\"%s\" podUID=\"%s\" msg=\"%s\"",
+                            w->u.pod && w->u.pod->name ? w->u.pod->name : "", e->uid,
+                            *ret_msg ? *ret_msg : "error determining status");
+        *ret = status;
+        return err;
+}
+
+/* What one sync function call came to. */
+struct sync_result {
+        int err;
+        char *msg;
+        bool is_terminal;      /* SyncPod: the pod reached a terminal phase */
+        int64_t requeue_after; /* SyncPod: -1, or when its back-off ends */
+};
+
+/* Calls the sync function for the work type: sync, terminating or terminated. */
+static void dispatch_sync(struct kc_pod_workers *pw, struct pod_entry *e, const struct pod_work *w,
+                          struct kc_pod_status *status, struct sync_result *res)
+{
+        const struct kc_pod_syncer_ops *ops = pw->syncer;
+        void *ud = pw->syncer_userdata;
+
+        switch (w->type) {
+        case KC_POD_WORK_TERMINATED:
+                res->err = ops->sync_terminated_pod(ud, w->ctx, w->u.pod, status, &res->msg);
+                break;
+        case KC_POD_WORK_TERMINATING: {
+                int64_t grace = w->u.has_kill ? w->u.grace_override : -1;
+
+                pthread_mutex_lock(&pw->lock);
+                acknowledge_terminating_locked(e);
+                pthread_mutex_unlock(&pw->lock);
+                if (w->u.running)
+                        res->err = ops->sync_terminating_runtime_pod(ud, w->ctx, w->u.running,
+                                                                     &res->msg);
+                else
+                        res->err = ops->sync_terminating_pod(ud, w->ctx, w->u.pod, status, grace,
+                                                             &res->msg);
+                break;
+        }
+        default:
+                res->err = ops->sync_pod(ud, w->ctx, w->u.type, w->u.pod, w->u.mirror, status,
+                                         &res->is_terminal, &res->requeue_after, &res->msg);
+                break;
+        }
+        e->last_sync_time = kc_clock_now(pw->clock);
+}
+
+/* Whether the work just done ends the worker: a terminated pod, or a terminated runtime pod. */
+static bool ends_worker(const struct pod_work *w)
+{
+        return w->type == KC_POD_WORK_TERMINATED ||
+               (w->type == KC_POD_WORK_TERMINATING && w->u.running);
+}
+
+/* completeWork's requeue policy (F-PW-08). */
+static int64_t requeue_delay(struct kc_pod_workers *pw, const struct sync_result *res,
+                             bool phase_transition)
+{
+        if (phase_transition)
+                return 0;
+        if (res->err == 0)
+                return jittered(pw, pw->resync_interval_ns);
+        if (res->requeue_after >= 0)
+                return res->requeue_after; /* a back-off ends then (D10) */
+        if (error_is_network_not_ready(res->msg))
+                return jittered(pw, KC_POD_WORKERS_TRANSIENT_BACKOFF_NS);
+        return jittered(pw, pw->backoff_period_ns);
+}
+
+/* completeSync, completeTerminating...: the bookkeeping after a sync, under the lock. */
+static void complete_work_locked(struct kc_pod_workers *pw, struct pod_entry *e,
+                                 const struct pod_work *w, const struct sync_result *res,
+                                 bool exit_worker)
+{
+        if (e->removed)
+                return;
+        if (res->err == 0 && w->type == KC_POD_WORK_TERMINATED)
+                complete_terminated_locked(pw, e);
+        else if (res->err == 0 && w->type == KC_POD_WORK_TERMINATING && w->u.running)
+                complete_terminating_runtime_pod_locked(pw, e);
+        else if (res->err == 0 && w->type == KC_POD_WORK_TERMINATING)
+                complete_terminating_locked(pw, e);
+        else if (res->err == 0 && res->is_terminal)
+                complete_sync_locked(pw, e);
+        if (!exit_worker && !e->removed) {
+                if (e->has_pending)
+                        e->signalled = true;
+                else
+                        set_not_working_locked(pw, e);
+        }
+}
+
+/* Runs the work startPodSync handed out and completes it. Unlocked on entry and exit. */
+static void sync_and_complete(struct kc_pod_workers *pw, struct pod_entry *e,
+                              const struct pod_work *w)
+{
+        struct sync_result res = { .requeue_after = -1 };
+        struct kc_pod_status *status = NULL;
+        bool phase_transition = false, exit_worker = false;
+
+        kc_log_v(4, "Processing pod event podUID=\"%s\" updateType=\"%s\" workType=\"%s\"", e->uid,
+                 kc_sync_pod_type_to_string(w->u.type), kc_pod_work_type_to_string(w->type));
+        res.err = wait_for_status(pw, e, w, &status, &res.msg);
+        if (res.err == 0)
+                dispatch_sync(pw, e, w, status, &res);
+
+        if (res.err == -ECANCELED) {
+                /* A pending update is expected to be queued already. */
+                kc_log_v(2, "Sync exited with context cancellation error podUID=\"%s\"", e->uid);
+        } else if (res.err < 0) {
+                kc_log_error("Error syncing pod, skipping err=\"%s\" podUID=\"%s\"",
+                             res.msg ? res.msg : strerror(-res.err), e->uid);
+        } else if (ends_worker(w)) {
+                exit_worker = true;
+        } else if (w->type == KC_POD_WORK_TERMINATING || res.is_terminal) {
+                phase_transition = true;
+        }
+
+        /* completeWork: the requeue, outside the lock. */
+        if (!exit_worker)
+                pw->enqueue(pw->enqueue_userdata, e->uid,
+                            requeue_delay(pw, &res, phase_transition));
+
+        pthread_mutex_lock(&pw->lock);
+        complete_work_locked(pw, e, w, &res, exit_worker);
+        pthread_mutex_unlock(&pw->lock);
+
+        free(res.msg);
+        kc_pod_status_unref(status);
+}
+
 /* One iteration of podWorkerLoop for @e (in_flight set by the caller). Unlocked on entry/exit. */
 static void run_one(struct kc_pod_workers *pw, struct pod_entry *e)
 {
         struct pod_work w = { .u = { .grace_override = -1 } };
-        struct kc_pod_status *status = NULL;
-        char *msg = NULL, *cerr = NULL;
-        bool retry, ok, is_terminal = false, phase_transition = false, exit_worker = false;
-        int64_t requeue_after = -1;
-        int err = 0, r;
+        bool retry, ok;
 
         pthread_mutex_lock(&pw->lock);
         ok = start_pod_sync_locked(pw, e, &w, &retry);
         pthread_mutex_unlock(&pw->lock);
         if (retry)
-                pw->enqueue(pw->enqueue_userdata, e->uid,
-                            kc__pod_workers_jitter(pw, pw->backoff_period_ns,
-                                                   KC_POD_WORKERS_JITTER_FACTOR));
-        if (!ok)
-                goto finish;
-
-        kc_log_v(4, "Processing pod event podUID=\"%s\" updateType=\"%s\" workType=\"%s\"", e->uid,
-                 kc_sync_pod_type_to_string(w.u.type), kc_pod_work_type_to_string(w.type));
-
-        /* Status: none for runtime pods; otherwise wait for a PLEG refresh newer
-         * than the last sync (F-PW-07). */
-        if (!w.u.running) {
-                r = kc_pod_cache_get_newer_than(pw->cache, e->uid, e->last_sync_time, w.ctx,
-                                                &status, &cerr);
-                if (r == -ECANCELED) {
-                        err = -ECANCELED;
-                } else if (r < 0) {
-                        err = r;
-                        errno = -r;
-                        if (asprintf(&msg, "error determining status: %m") < 0)
-                                msg = NULL;
-                } else if (cerr) {
-                        err = -EIO;
-                        if (asprintf(&msg, "error determining status: %s", cerr) < 0)
-                                msg = NULL;
-                        kc_pod_status_unref(status);
-                        status = NULL;
-                }
-                if (err != 0 && err != -ECANCELED)
-                        kc_log_warn("Warning FailedSync pod=\"%s\" podUID=\"%s\" msg=\"%s\"",
-                                    w.u.pod && w.u.pod->name ? w.u.pod->name : "", e->uid,
-                                    msg ? msg : "error determining status");
-        }
-
-        if (err == 0) {
-                switch (w.type) {
-                case KC_POD_WORK_TERMINATED:
-                        err = pw->syncer->sync_terminated_pod(pw->syncer_userdata, w.ctx, w.u.pod,
-                                                              status, &msg);
-                        break;
-                case KC_POD_WORK_TERMINATING: {
-                        int64_t grace = w.u.has_kill ? w.u.grace_override : -1;
-
-                        pthread_mutex_lock(&pw->lock);
-                        acknowledge_terminating_locked(e);
-                        pthread_mutex_unlock(&pw->lock);
-                        if (w.u.running)
-                                err = pw->syncer->sync_terminating_runtime_pod(
-                                        pw->syncer_userdata, w.ctx, w.u.running, &msg);
-                        else
-                                err = pw->syncer->sync_terminating_pod(
-                                        pw->syncer_userdata, w.ctx, w.u.pod, status, grace, &msg);
-                        break;
-                }
-                default:
-                        err = pw->syncer->sync_pod(pw->syncer_userdata, w.ctx, w.u.type, w.u.pod,
-                                                   w.u.mirror, status, &is_terminal, &requeue_after,
-                                                   &msg);
-                        break;
-                }
-                e->last_sync_time = kc_clock_now(pw->clock);
-        }
-
-        if (err == -ECANCELED) {
-                /* A pending update is expected to be queued already. */
-                kc_log_v(2, "Sync exited with context cancellation error podUID=\"%s\"", e->uid);
-        } else if (err < 0) {
-                kc_log_error("Error syncing pod, skipping err=\"%s\" podUID=\"%s\"",
-                             msg ? msg : strerror(-err), e->uid);
-        } else if (w.type == KC_POD_WORK_TERMINATED ||
-                   (w.type == KC_POD_WORK_TERMINATING && w.u.running)) {
-                exit_worker = true;
-        } else if (w.type == KC_POD_WORK_TERMINATING || is_terminal) {
-                phase_transition = true;
-        }
-
-        /* completeWork: requeue policy (F-PW-08), outside the lock. */
-        if (!exit_worker) {
-                int64_t delay;
-
-                if (phase_transition)
-                        delay = 0;
-                else if (err == 0)
-                        delay = kc__pod_workers_jitter(pw, pw->resync_interval_ns,
-                                                       KC_POD_WORKERS_JITTER_FACTOR);
-                else if (requeue_after >= 0)
-                        delay = requeue_after; /* a back-off ends then (D10) */
-                else if (error_is_network_not_ready(msg))
-                        delay = kc__pod_workers_jitter(pw, KC_POD_WORKERS_TRANSIENT_BACKOFF_NS,
-                                                       KC_POD_WORKERS_JITTER_FACTOR);
-                else
-                        delay = kc__pod_workers_jitter(pw, pw->backoff_period_ns,
-                                                       KC_POD_WORKERS_JITTER_FACTOR);
-                pw->enqueue(pw->enqueue_userdata, e->uid, delay);
-        }
-
-        pthread_mutex_lock(&pw->lock);
-        if (!e->removed) {
-                if (err == 0 && w.type == KC_POD_WORK_TERMINATED)
-                        complete_terminated_locked(pw, e);
-                else if (err == 0 && w.type == KC_POD_WORK_TERMINATING && w.u.running)
-                        complete_terminating_runtime_pod_locked(pw, e);
-                else if (err == 0 && w.type == KC_POD_WORK_TERMINATING)
-                        complete_terminating_locked(pw, e);
-                else if (err == 0 && is_terminal)
-                        complete_sync_locked(pw, e);
-                if (!exit_worker && !e->removed) {
-                        if (e->has_pending)
-                                e->signalled = true;
-                        else
-                                set_not_working_locked(pw, e);
-                }
-        }
-        pthread_mutex_unlock(&pw->lock);
-
-finish:
-        free(msg);
-        free(cerr);
-        kc_pod_status_unref(status);
+                enqueue_backoff(pw, e->uid);
+        if (ok)
+                sync_and_complete(pw, e, &w);
         update_done(&w.u);
+
         pthread_mutex_lock(&pw->lock);
         /* "not yet": idle until the next signal (none arrived since). */
         if (retry && !e->removed && !e->signalled)
@@ -1158,7 +1199,7 @@ static void *worker_main(void *arg)
                 pw->n_idle++;
                 r = idle_wait_locked(pw, self, &deadline);
                 pw->n_idle--;
-                if (r == ETIMEDOUT && !pw->stopping && !pw->rq_head &&
+                if (r == ETIMEDOUT && !pw->stopping && kc_list_empty(&pw->rq) &&
                     pw->n_threads > pw->min_threads) {
                         /* Idle above the minimum: exit; the next spawn or free joins us. */
                         struct worker_thread **p;
@@ -1222,6 +1263,7 @@ int kc_pod_workers_new(const struct kc_pod_workers_config *cfg, struct kc_pod_wo
                 free(pw);
                 return -ENOMEM;
         }
+        kc_list_init(&pw->rq);
         pthread_mutex_init(&pw->lock, NULL);
         cond_init_monotonic(&pw->idle_cond);
         *ret = pw;
@@ -1313,20 +1355,32 @@ static bool pod_status_cache_terminal(const struct kc_pod_status *s)
         return true;
 }
 
-int kc_pod_workers_update_pod(struct kc_pod_workers *pw, const struct kc_pod_update_options *o)
+static bool is_terminal_phase(const struct kc_api_pod *pod)
 {
-        struct kc_kill_pod_options kill = { .grace_period_override_s = -1 };
-        struct pw_update nu = { .grace_override = -1 };
-        struct kc_api_pod *pod;
-        struct kc_pod *running = NULL;
-        const char *uid, *name, *ns;
-        bool is_runtime = false, first_time = false, became_terminating = false, shortened = false,
-             has_kill;
-        struct pod_entry *e;
-        int64_t now;
+        return pod->phase == KC_POD_PHASE_SUCCEEDED || pod->phase == KC_POD_PHASE_FAILED;
+}
 
-        if (!pw || !o || (int)o->update_type < 0 || o->update_type >= _KC_SYNC_POD_TYPE_MAX)
-                return -EINVAL;
+/* One UpdatePod call as its steps see it: the request and what was decided so far. */
+struct pod_update_req {
+        const struct kc_pod_update_options *o;
+        const char *uid, *name, *ns;
+        struct kc_api_pod *pod; /* the pod to work on; NULL for the synthetic (runtime-only) pod */
+        struct kc_pod *running; /* the RunningPod, unless a real pod seen before stands in */
+        bool is_runtime;        /* the update names a RunningPod only */
+        bool has_kill;
+        struct kc_kill_pod_options kill; /* meaningful when has_kill */
+        int64_t now;
+        bool first_time, became_terminating, shortened;
+};
+
+/*
+ * Checks the options and names the pod they are about: a real pod, or a
+ * RunningPod that can only be killed. Returns 0, 1 when the update is to be
+ * ignored, or -EINVAL.
+ */
+static int update_req_init(struct pod_update_req *q, const struct kc_pod_update_options *o)
+{
+        *q = (struct pod_update_req){ .o = o, .kill = { .grace_period_override_s = -1 } };
         if (o->running_pod && !o->pod) {
                 /* The synthetic pod is only a placeholder for termination. */
                 if (o->update_type != KC_SYNC_POD_KILL) {
@@ -1334,15 +1388,15 @@ int kc_pod_workers_update_pod(struct kc_pod_workers *pw, const struct kc_pod_upd
                                  "Pod update is ignored, runtime pods can only be killed "
                                  "podUID=\"%s\" updateType=\"%s\"",
                                  o->running_pod->id, kc_sync_pod_type_to_string(o->update_type));
-                        return 0;
+                        return 1;
                 }
                 if (!o->running_pod->id)
                         return -EINVAL;
-                uid = o->running_pod->id;
-                name = o->running_pod->name;
-                ns = o->running_pod->namespace;
-                running = o->running_pod;
-                is_runtime = true;
+                q->uid = o->running_pod->id;
+                q->name = o->running_pod->name;
+                q->ns = o->running_pod->namespace;
+                q->running = o->running_pod;
+                q->is_runtime = true;
         } else if (o->pod) {
                 if (!o->pod->uid)
                         return -EINVAL;
@@ -1351,198 +1405,265 @@ int kc_pod_workers_update_pod(struct kc_pod_workers *pw, const struct kc_pod_upd
                                  "Pod update included RunningPod which is only valid when Pod "
                                  "is not specified podUID=\"%s\"",
                                  o->pod->uid);
-                uid = o->pod->uid;
-                name = o->pod->name;
-                ns = o->pod->namespace;
+                q->uid = o->pod->uid;
+                q->name = o->pod->name;
+                q->ns = o->pod->namespace;
         } else {
                 return -EINVAL;
         }
-        has_kill = o->kill_pod_options != NULL;
-        if (has_kill)
-                kill = *o->kill_pod_options;
+        q->has_kill = o->kill_pod_options != NULL;
+        if (q->has_kill)
+                q->kill = *o->kill_pod_options;
+        return 0;
+}
 
-        pthread_mutex_lock(&pw->lock);
-        now = kc_clock_now(pw->clock);
-        e = kc_map_get(pw->pods, uid);
-        if (!e) {
-                kc_log_v(4, "Pod is being synced for the first time podUID=\"%s\"", uid);
-                e = entry_new(uid, name, ns);
-                if (!e) {
-                        pthread_mutex_unlock(&pw->lock);
-                        return -ENOMEM;
-                }
-                e->synced_at = now;
-                /* F-PW-17: a terminal pod whose cached runtime status shows nothing
-                 * running already finished SyncTerminatingPod before a restart;
-                 * SyncTerminatedPod must still run (issue 105523). */
-                if (o->pod && (o->pod->phase == KC_POD_PHASE_SUCCEEDED ||
-                               o->pod->phase == KC_POD_PHASE_FAILED)) {
-                        struct kc_pod_status *st = NULL;
-                        char *serr = NULL;
-                        int r = kc_pod_cache_get(pw->cache, uid, &st, &serr);
+/*
+ * F-PW-17: a terminal pod whose cached runtime status shows nothing running
+ * already finished SyncTerminatingPod before a restart; SyncTerminatedPod
+ * must still run (issue 105523). Takes the pod cache's lock under pw->lock.
+ */
+static bool seen_terminated_locked(struct kc_pod_workers *pw, const struct kc_api_pod *pod,
+                                   const char *uid)
+{
+        struct kc_pod_status *st = NULL;
+        char *serr = NULL;
+        bool terminated;
+        int r;
 
-                        if (r >= 0 && !serr && pod_status_cache_terminal(st)) {
-                                e->terminating_at = e->terminated_at = now;
-                                e->started_terminating = true;
-                                e->finished = false;
-                        }
-                        kc_pod_status_unref(st);
-                        free(serr);
-                }
-                if (kc_map_put(pw->pods, e->uid, e) < 0) {
-                        entry_free(e);
-                        pthread_mutex_unlock(&pw->lock);
-                        return -ENOMEM;
-                }
-                first_time = true;
+        if (!pod || !is_terminal_phase(pod))
+                return false;
+        r = kc_pod_cache_get(pw->cache, uid, &st, &serr);
+        terminated = r >= 0 && !serr && pod_status_cache_terminal(st);
+        kc_pod_status_unref(st);
+        free(serr);
+        return terminated;
+}
+
+/* The pod's podSyncStatus, created when the UID is seen for the first time. 0 or -ENOMEM. */
+static int lookup_entry_locked(struct kc_pod_workers *pw, struct pod_update_req *q,
+                               struct pod_entry **ret)
+{
+        struct pod_entry *e = kc_map_get(pw->pods, q->uid);
+
+        if (e) {
+                *ret = e;
+                return 0;
         }
-
-        /* A RunningPod only carries enough to terminate; prefer a real pod seen before.
-         * Once a runtime pod is observed it must be driven to completion. */
-        pod = o->pod;
-        if (is_runtime) {
-                e->observed_runtime = true;
-                if (e->has_pending && e->pending.pod) {
-                        pod = e->pending.pod;
-                        running = NULL;
-                } else if (e->has_active && e->active.pod) {
-                        pod = e->active.pod;
-                        running = NULL;
-                } else {
-                        pod = NULL; /* the synthetic pod */
-                }
+        kc_log_v(4, "Pod is being synced for the first time podUID=\"%s\"", q->uid);
+        e = entry_new(q->uid, q->name, q->ns);
+        if (!e)
+                return -ENOMEM;
+        e->synced_at = q->now;
+        if (seen_terminated_locked(pw, q->o->pod, q->uid)) {
+                e->terminating_at = e->terminated_at = q->now;
+                e->started_terminating = true;
+                e->finished = false;
         }
+        if (kc_map_put(pw->pods, e->uid, e) < 0) {
+                entry_free(e);
+                return -ENOMEM;
+        }
+        q->first_time = true;
+        *ret = e;
+        return 0;
+}
+
+/*
+ * A RunningPod only carries enough to terminate: prefer a real pod seen
+ * before. Once a runtime pod is observed it must be driven to completion.
+ */
+static void resolve_pod_locked(struct pod_entry *e, struct pod_update_req *q)
+{
+        q->pod = q->o->pod;
+        if (!q->is_runtime)
+                return;
+        e->observed_runtime = true;
+        if (e->has_pending && e->pending.pod) {
+                q->pod = e->pending.pod;
+                q->running = NULL;
+        } else if (e->has_active && e->active.pod) {
+                q->pod = e->active.pod;
+                q->running = NULL;
+        } else {
+                q->pod = NULL; /* the synthetic pod */
+        }
+}
+
+/* The updates that go no further than the bookkeeping. Returns true when @p q stops here. */
+static bool update_dropped_locked(struct pod_entry *e, const struct pod_update_req *q)
+{
+        const struct kc_kill_pod_options *kill = q->o->kill_pod_options;
 
         /* F-PW-12: a Create for a terminating UID means the UID was reused. */
-        if (!first_time && is_termination_requested(e) && o->update_type == KC_SYNC_POD_CREATE) {
+        if (!q->first_time && is_termination_requested(e) &&
+            q->o->update_type == KC_SYNC_POD_CREATE) {
                 e->restart_requested = true;
                 kc_log_v(4,
                          "Pod is terminating but has been requested to restart with same UID, "
                          "will be reconciled later podUID=\"%s\"",
-                         uid);
-                pthread_mutex_unlock(&pw->lock);
-                return 0;
+                         q->uid);
+                return true;
         }
         /* F-PW-13: once finished, a UID cannot re-enter until forgotten. */
         if (e->finished) {
-                kc_log_v(4, "Pod is finished processing, no further updates podUID=\"%s\"", uid);
+                kc_log_v(4, "Pod is finished processing, no further updates podUID=\"%s\"", q->uid);
                 /* The pod has terminated, which is what a kill waits for: say so
                  * now (upstream returns first and leaves the waiter to time out;
                  * docs/deviations.md D7). */
-                if (o->kill_pod_options && o->kill_pod_options->completed)
-                        kc_pod_completion_complete(o->kill_pod_options->completed);
-                pthread_mutex_unlock(&pw->lock);
-                return 0;
+                if (kill && kill->completed)
+                        kc_pod_completion_complete(kill->completed);
+                return true;
         }
+        return false;
+}
 
-        /* F-PW-04: termination triggers. */
-        if (!is_termination_requested(e)) {
-                if (is_runtime) {
-                        e->deleted = true;
-                        e->terminating_at = now;
-                        became_terminating = true;
-                } else if (pod->deletion_ts != 0) {
-                        e->deleted = true;
-                        e->terminating_at = now;
-                        became_terminating = true;
-                } else if (pod->phase == KC_POD_PHASE_SUCCEEDED ||
-                           pod->phase == KC_POD_PHASE_FAILED) {
-                        e->terminating_at = now;
-                        became_terminating = true;
-                } else if (o->update_type == KC_SYNC_POD_KILL) {
-                        if (has_kill && kill.evict)
-                                e->evicted = true;
-                        e->terminating_at = now;
-                        became_terminating = true;
-                }
-                if (became_terminating)
-                        kc_log_v(4, "Pod begins teardown podUID=\"%s\"", uid);
+/* F-PW-04: termination triggers (deletion, a terminal phase, a kill). */
+static void begin_termination_locked(struct pod_entry *e, struct pod_update_req *q)
+{
+        if (is_termination_requested(e))
+                return;
+        if (q->is_runtime || q->pod->deletion_ts != 0) {
+                e->deleted = true;
+        } else if (is_terminal_phase(q->pod)) {
+                /* Terminating, neither deleted nor evicted. */
+        } else if (q->o->update_type == KC_SYNC_POD_KILL) {
+                if (q->has_kill && q->kill.evict)
+                        e->evicted = true;
+        } else {
+                return;
         }
+        e->terminating_at = q->now;
+        q->became_terminating = true;
+        kc_log_v(4, "Pod begins teardown podUID=\"%s\"", q->uid);
+}
 
-        /* Once terminating every update is a kill and the grace only decreases. */
+/*
+ * Once terminating every update is a kill and the grace period only
+ * decreases; outside termination kill options mean nothing. Returns 0, 1
+ * when the update is to be ignored, or -ENOMEM.
+ */
+static int apply_kill_options_locked(struct pod_entry *e, struct pod_update_req *q)
+{
         if (is_terminated(e)) {
-                if (is_runtime) {
+                if (q->is_runtime)
                         kc_log_v(3,
                                  "Pod is waiting for termination, ignoring runtime-only kill "
                                  "until after pod worker is fully terminated podUID=\"%s\"",
-                                 uid);
-                        /* Ignored, but the pod has terminated: a waiter is told now
-                         * (docs/deviations.md D7). */
-                        if (has_kill)
-                                kc_pod_completion_complete(kill.completed);
-                        pthread_mutex_unlock(&pw->lock);
-                        return 0;
-                }
-                if (has_kill)
-                        kc_pod_completion_complete(kill.completed);
-                has_kill = false;
-        } else if (is_termination_requested(e)) {
-                if (!has_kill) {
-                        has_kill = true;
-                        kill = (struct kc_kill_pod_options){ .grace_period_override_s = -1 };
-                }
-                if (kill.completed) {
-                        if (e->n_notify == e->cap_notify) {
-                                size_t cap = e->cap_notify ? 2 * e->cap_notify : 2;
-                                struct kc_pod_completion **n = realloc(e->notify, cap * sizeof(*n));
-
-                                if (!n) {
-                                        pthread_mutex_unlock(&pw->lock);
-                                        return -ENOMEM;
-                                }
-                                e->notify = n;
-                                e->cap_notify = cap;
-                        }
-                        e->notify[e->n_notify++] = kc_pod_completion_ref(kill.completed);
-                }
-                e->grace_period = kc__calculate_effective_grace_period(
-                        e->grace_period, pod, kill.grace_period_override_s, &shortened);
-                /* Always pass the computed grace down (never zero). */
-                kill.grace_period_override_s = e->grace_period;
-        } else if (has_kill) {
-                /* Kill options mean nothing outside termination. */
-                kc_pod_completion_complete(kill.completed);
-                has_kill = false;
+                                 q->uid);
+                /* The pod has terminated, which is what a kill waits for: a waiter
+                 * is told now, also when the update is ignored (docs/deviations.md D7). */
+                if (q->has_kill)
+                        kc_pod_completion_complete(q->kill.completed);
+                q->has_kill = false;
+                return q->is_runtime ? 1 : 0;
         }
-
-        /* Start the pod's worker (its mailbox) if it has none. */
-        if (!e->has_worker) {
-                e->has_worker = true;
-                /* static pods start in the order UpdatePod saw them */
-                if (is_static_pod(pod) && waiting_append_locked(pw, e->fullname, uid) < 0)
-                        kc_log_error("Pod workers: out of memory queueing a static pod "
-                                     "podUID=\"%s\"",
-                                     uid);
+        if (!is_termination_requested(e)) {
+                if (q->has_kill)
+                        kc_pod_completion_complete(q->kill.completed);
+                q->has_kill = false;
+                return 0;
         }
+        if (!q->has_kill) {
+                q->has_kill = true;
+                q->kill = (struct kc_kill_pod_options){ .grace_period_override_s = -1 };
+        }
+        if (q->kill.completed) {
+                if (KC_ARRAY_GROW(e->notify, e->cap_notify, e->n_notify + 1, 2) < 0)
+                        return -ENOMEM;
+                e->notify[e->n_notify++] = kc_pod_completion_ref(q->kill.completed);
+        }
+        e->grace_period = kc__calculate_effective_grace_period(
+                e->grace_period, q->pod, q->kill.grace_period_override_s, &q->shortened);
+        /* Always pass the computed grace down (never zero). */
+        q->kill.grace_period_override_s = e->grace_period;
+        return 0;
+}
 
-        nu.type = o->update_type;
-        nu.start_time = o->start_time;
+/* Starts the pod's worker (its mailbox) if it has none. */
+static void ensure_worker_locked(struct kc_pod_workers *pw, struct pod_entry *e,
+                                 const struct pod_update_req *q)
+{
+        if (e->has_worker)
+                return;
+        e->has_worker = true;
+        /* static pods start in the order UpdatePod saw them */
+        if (is_static_pod(q->pod) && waiting_append_locked(pw, e->fullname, q->uid) < 0)
+                kc_log_error("Pod workers: out of memory queueing a static pod "
+                             "podUID=\"%s\"",
+                             q->uid);
+}
+
+/* Makes @p q the pending update (the latest one wins) and signals the worker. */
+static void queue_update_locked(struct kc_pod_workers *pw, struct pod_entry *e,
+                                const struct pod_update_req *q)
+{
+        struct pw_update nu = {
+                .type = q->o->update_type,
+                .start_time = q->o->start_time,
+                .has_kill = q->has_kill,
+                .grace_override = q->has_kill ? q->kill.grace_period_override_s : -1,
+                .evict = q->has_kill && q->kill.evict,
+        };
+
         /* F-PW-02: keep the oldest StartTime. */
         if (e->has_pending && e->pending.start_time != 0 &&
             (nu.start_time == 0 || e->pending.start_time < nu.start_time))
                 nu.start_time = e->pending.start_time;
-        nu.pod = kc_api_pod_ref(pod);
-        nu.mirror = kc_api_pod_ref(o->mirror_pod);
-        nu.running = kc_pod_ref(running);
-        nu.has_kill = has_kill;
-        nu.grace_override = has_kill ? kill.grace_period_override_s : -1;
-        nu.evict = has_kill && kill.evict;
+        nu.pod = kc_api_pod_ref(q->pod);
+        nu.mirror = kc_api_pod_ref(q->o->mirror_pod);
+        nu.running = kc_pod_ref(q->running);
 
         /* Coalescing: the latest update replaces the pending one. */
         update_done(&e->pending);
         e->pending = nu;
         e->has_pending = true;
         e->working = true;
-        kc_log_v(4, "Notifying pod of pending update podUID=\"%s\"", uid);
+        kc_log_v(4, "Notifying pod of pending update podUID=\"%s\"", q->uid);
         schedule_locked(pw, e);
 
         /* F-PW-05: cancel the in-flight sync when terminating starts or grace shrinks. */
-        if ((became_terminating || shortened) && e->ctx) {
-                kc_log_v(3, "Cancelling current pod sync podUID=\"%s\"", uid);
+        if ((q->became_terminating || q->shortened) && e->ctx) {
+                kc_log_v(3, "Cancelling current pod sync podUID=\"%s\"", q->uid);
                 kc_cancel_trigger_mp(e->ctx);
         }
-        pthread_mutex_unlock(&pw->lock);
+}
+
+/* UpdatePod's steps under the lock: find the pod, decide on termination, queue the update. */
+static int update_pod_locked(struct kc_pod_workers *pw, struct pod_update_req *q)
+{
+        struct pod_entry *e;
+        int r;
+
+        q->now = kc_clock_now(pw->clock);
+        r = lookup_entry_locked(pw, q, &e);
+        if (r < 0)
+                return r;
+        resolve_pod_locked(e, q);
+        if (update_dropped_locked(e, q))
+                return 0;
+        begin_termination_locked(e, q);
+        r = apply_kill_options_locked(e, q);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        ensure_worker_locked(pw, e, q);
+        queue_update_locked(pw, e, q);
         return 0;
+}
+
+int kc_pod_workers_update_pod(struct kc_pod_workers *pw, const struct kc_pod_update_options *o)
+{
+        struct pod_update_req q;
+        int r;
+
+        if (!pw || !o || (int)o->update_type < 0 || o->update_type >= _KC_SYNC_POD_TYPE_MAX)
+                return -EINVAL;
+        r = update_req_init(&q, o);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        pthread_mutex_lock(&pw->lock);
+        r = update_pod_locked(pw, &q);
+        pthread_mutex_unlock(&pw->lock);
+        return r;
 }
 
 /* removeTerminatedWorker (§8.8). Returns true when the worker was removed. */

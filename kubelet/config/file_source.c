@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/array.h"
 #include "core/chan.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
@@ -225,14 +226,8 @@ static int list_names(int dirfd, char ***ret, size_t *ret_n)
         while ((errno = 0, de = readdir(d))) {
                 if (de->d_name[0] == '.')
                         continue;
-                if (n == cap) {
-                        size_t ncap = cap ? 2 * cap : 16;
-                        char **nn = realloc(names, ncap * sizeof(*nn));
-                        if (!nn)
-                                goto oom;
-                        names = nn;
-                        cap = ncap;
-                }
+                if (KC_ARRAY_GROW(names, cap, n + 1, 16) < 0)
+                        goto oom;
                 names[n] = strdup(de->d_name);
                 if (!names[n])
                         goto oom;
@@ -298,6 +293,96 @@ static int skip_entry(const char *path, const struct stat *st, struct fs_file **
 }
 
 /*
+ * After a read error @p r: a dangling symlink defines no pod; other errors
+ * keep the one @p old defined before. Logged once per entry and error (a
+ * symlink loop fails every scan, like a dangling link).
+ */
+static int read_failed(const char *name, const char *path, const struct fs_file *old, int r,
+                       struct fs_file **ret)
+{
+        struct kc_api_pod *kept = r != -ENOENT && old ? old->pod : NULL;
+
+        if (old && old->read_errno == r)
+                kc_log_v(4, "Could not read manifest file path=\"%s\": %s", path, strerror(-r));
+        else
+                kc_log_error("Could not read manifest file path=\"%s\": %s%s", path, strerror(-r),
+                             kept ? " (keeping the pod it defined before)" : "");
+        *ret = fs_file_new(name, NULL, kept);
+        if (!*ret)
+                return -ENOMEM;
+        (*ret)->read_errno = r;
+        return 0;
+}
+
+/*
+ * After a manifest error @p err: keeps the pod @p old defined before, and
+ * remembers the stat so the same broken content is not re-logged every scan.
+ */
+static int parse_failed(const char *name, const char *path, const struct stat *st,
+                        const struct fs_file *old, const char *err, struct fs_file **ret)
+{
+        kc_log_error("Could not process manifest file path=\"%s\" err=\"%s\"%s", path, err,
+                     old && old->pod ? " (keeping the pod it defined before)" : "");
+        *ret = fs_file_new(name, st, old ? old->pod : NULL);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* Reads @p fd into @p buf, at most KC_MANIFEST_MAX_SIZE + 1 bytes. 0 or -errno. */
+static int read_capped(int fd, char *buf, size_t *ret_len)
+{
+        size_t len = 0;
+
+        while (len < (size_t)KC_MANIFEST_MAX_SIZE + 1) {
+                ssize_t k = read(fd, buf + len, (size_t)KC_MANIFEST_MAX_SIZE + 1 - len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+        }
+        *ret_len = len;
+        return 0;
+}
+
+/* Reads and parses the regular file @p name, open at @p fd with the stat @p st. */
+static int parse_file(struct kc_file_source *s, int fd, const char *name, const char *path,
+                      const struct stat *st, const struct fs_file *old, struct fs_file **ret)
+{
+        _cleanup_free_ char *buf = NULL, *err = NULL;
+        _cleanup_(kc_api_pod_unrefp) struct kc_api_pod *pod = NULL;
+        size_t len = 0;
+        int r;
+
+        /* Too large by its size: say how large, and read none of it. */
+        if (st->st_size > KC_MANIFEST_MAX_SIZE) {
+                err = kc_strdup_printf("%s: manifest too large (%jd bytes; the limit is %d)", path,
+                                       (intmax_t)st->st_size, KC_MANIFEST_MAX_SIZE);
+                if (!err)
+                        return -ENOMEM;
+                return parse_failed(name, path, st, old, err, ret);
+        }
+        /* Read at most KC_MANIFEST_MAX_SIZE + 1 bytes (it may grow): the parser reports "too large". */
+        buf = malloc((size_t)KC_MANIFEST_MAX_SIZE + 1);
+        if (!buf)
+                return -ENOMEM;
+        r = read_capped(fd, buf, &len);
+        if (r < 0)
+                return read_failed(name, path, old, r, ret);
+
+        r = kc_manifest_parse(len ? buf : NULL, len, path, s->node_name, kc_clock_now(s->clock),
+                              &pod, &err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return parse_failed(name, path, st, old, err ? err : strerror(-r), ret);
+        *ret = fs_file_new(name, st, pod);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/*
  * Reads and parses one regular file. Returns the new entry in *ret (NULL
  * when the file vanished), carrying @p old's pod on a parse or read error.
  */
@@ -305,14 +390,12 @@ static int scan_file(struct kc_file_source *s, int dirfd, const char *name, stru
                      struct fs_file **ret)
 {
         _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *buf = NULL, *path = NULL, *err = NULL;
-        _cleanup_(kc_api_pod_unrefp) struct kc_api_pod *pod = NULL;
-        struct kc_api_pod *kept;
+        _cleanup_free_ char *path = NULL;
         struct stat st;
-        size_t len = 0;
         int r;
 
-        if (asprintf(&path, "%s/%s", s->dir, name) < 0)
+        path = kc_strdup_printf("%s/%s", s->dir, name);
+        if (!path)
                 return -ENOMEM;
 
         /*
@@ -327,7 +410,7 @@ static int scan_file(struct kc_file_source *s, int dirfd, const char *name, stru
                         *ret = NULL;
                         return 0;
                 }
-                goto keep;
+                return read_failed(name, path, old, r, ret);
         }
         if (!S_ISREG(st.st_mode))
                 return skip_entry(path, &st, ret);
@@ -341,73 +424,13 @@ static int scan_file(struct kc_file_source *s, int dirfd, const char *name, stru
                         *ret = NULL;
                         return 0;
                 }
-                r = -errno;
-                goto keep;
+                return read_failed(name, path, old, -errno, ret);
         }
-        if (fstat(fd, &st) < 0) {
-                r = -errno;
-                goto keep;
-        }
+        if (fstat(fd, &st) < 0)
+                return read_failed(name, path, old, -errno, ret);
         if (!S_ISREG(st.st_mode))
                 return skip_entry(path, &st, ret);
-
-        /* Too large by its size: say how large, and read none of it. */
-        if (st.st_size > KC_MANIFEST_MAX_SIZE) {
-                err = kc_strdup_printf("%s: manifest too large (%jd bytes; the limit is %d)", path,
-                                       (intmax_t)st.st_size, KC_MANIFEST_MAX_SIZE);
-                if (!err)
-                        return -ENOMEM;
-                kc_log_error("Could not process manifest file path=\"%s\" err=\"%s\"%s", path, err,
-                             old && old->pod ? " (keeping the pod it defined before)" : "");
-                *ret = fs_file_new(name, &st, old ? old->pod : NULL);
-                return *ret ? 0 : -ENOMEM;
-        }
-        /* Read at most KC_MANIFEST_MAX_SIZE + 1 bytes (it may grow): the parser reports "too large". */
-        buf = malloc((size_t)KC_MANIFEST_MAX_SIZE + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (len < (size_t)KC_MANIFEST_MAX_SIZE + 1) {
-                ssize_t k = read(fd, buf + len, (size_t)KC_MANIFEST_MAX_SIZE + 1 - len);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
-                        goto keep;
-                }
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-        }
-
-        r = kc_manifest_parse(len ? buf : NULL, len, path, s->node_name, kc_clock_now(s->clock),
-                              &pod, &err);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                kc_log_error("Could not process manifest file path=\"%s\" err=\"%s\"%s", path,
-                             err ? err : strerror(-r),
-                             old && old->pod ? " (keeping the pod it defined before)" : "");
-                /* Remember the stat so the same broken content is not re-logged every scan. */
-                *ret = fs_file_new(name, &st, old ? old->pod : NULL);
-                return *ret ? 0 : -ENOMEM;
-        }
-        *ret = fs_file_new(name, &st, pod);
-        return *ret ? 0 : -ENOMEM;
-
-keep:
-        /* A dangling symlink defines no pod; other errors keep the one from before. */
-        kept = r != -ENOENT && old ? old->pod : NULL;
-        /* Once per entry and error (a symlink loop fails every scan, like a dangling link). */
-        if (old && old->read_errno == r)
-                kc_log_v(4, "Could not read manifest file path=\"%s\": %s", path, strerror(-r));
-        else
-                kc_log_error("Could not read manifest file path=\"%s\": %s%s", path, strerror(-r),
-                             kept ? " (keeping the pod it defined before)" : "");
-        *ret = fs_file_new(name, NULL, kept);
-        if (!*ret)
-                return -ENOMEM;
-        (*ret)->read_errno = r;
-        return 0;
+        return parse_file(s, fd, name, path, &st, old, ret);
 }
 
 static void clear_files(struct kc_map *files)
@@ -421,6 +444,33 @@ static void clear_files(struct kc_map *files)
         kc_map_clear(files);
 }
 
+/* The directory cannot be opened (error @p r): a missing one defines no pods, others keep theirs. */
+static void dir_open_failed(struct kc_file_source *s, int r)
+{
+        if (r == -ENOENT) {
+                if (s->dir_state != FS_DIR_MISSING)
+                        kc_log_error("Manifest path does not exist, retrying path=\"%s\"%s", s->dir,
+                                     s->dir_state == FS_DIR_OK ? " (removing the pods it defined)"
+                                                               : "");
+                /*
+                 * Upstream sends an empty SET for a missing path, so
+                 * the pods it defined go (a never-readable path has none).
+                 */
+                clear_files(s->files);
+                free_names(s->names, s->n_names);
+                s->names = NULL;
+                s->n_names = 0;
+                s->dir_state = FS_DIR_MISSING;
+        } else {
+                if (s->dir_state != FS_DIR_ERROR || s->dir_errno != r)
+                        kc_log_error("Unable to read manifest path=\"%s\": %s (keeping "
+                                     "its pods, retrying)",
+                                     s->dir, strerror(-r));
+                s->dir_state = FS_DIR_ERROR;
+                s->dir_errno = r;
+        }
+}
+
 /* Replaces s->files and s->names; on ENOMEM leaves them as they were. */
 static int scan(struct kc_file_source *s)
 {
@@ -432,31 +482,7 @@ static int scan(struct kc_file_source *s)
 
         dirfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dirfd < 0) {
-                r = -errno;
-                if (r == -ENOENT) {
-                        if (s->dir_state != FS_DIR_MISSING)
-                                kc_log_error("Manifest path does not exist, retrying path=\"%s\"%s",
-                                             s->dir,
-                                             s->dir_state == FS_DIR_OK
-                                                     ? " (removing the pods it defined)"
-                                                     : "");
-                        /*
-                         * Upstream sends an empty SET for a missing path, so
-                         * the pods it defined go (a never-readable path has none).
-                         */
-                        clear_files(s->files);
-                        free_names(s->names, s->n_names);
-                        s->names = NULL;
-                        s->n_names = 0;
-                        s->dir_state = FS_DIR_MISSING;
-                } else {
-                        if (s->dir_state != FS_DIR_ERROR || s->dir_errno != r)
-                                kc_log_error("Unable to read manifest path=\"%s\": %s (keeping "
-                                             "its pods, retrying)",
-                                             s->dir, strerror(-r));
-                        s->dir_state = FS_DIR_ERROR;
-                        s->dir_errno = r;
-                }
+                dir_open_failed(s, -errno);
                 return 0;
         }
         r = list_names(dirfd, &names, &n);
@@ -522,19 +548,13 @@ struct pod_vec {
 
 static int vec_push(struct pod_vec *pv, struct kc_api_pod *p)
 {
-        if (pv->n == pv->cap) {
-                size_t ncap = pv->cap ? 2 * pv->cap : 8;
-                struct kc_api_pod **nv = realloc(pv->v, ncap * sizeof(*nv));
-                if (!nv)
-                        return -ENOMEM;
-                pv->v = nv;
-                pv->cap = ncap;
-        }
+        if (KC_ARRAY_GROW(pv->v, pv->cap, pv->n + 1, 8) < 0)
+                return -ENOMEM;
         pv->v[pv->n++] = p;
         return 0;
 }
 
-static int push(struct kc_file_source *s, enum kc_pod_op op, struct pod_vec *pv)
+static int push(struct kc_file_source *s, enum kc_pod_op op, const struct pod_vec *pv)
 {
         struct kc_pod_update *u = kc_pod_update_new(op, KC_MANIFEST_SOURCE, pv->v, pv->n);
         int r;
@@ -550,12 +570,20 @@ static int push(struct kc_file_source *s, enum kc_pod_op op, struct pod_vec *pv)
         return 0;
 }
 
-/* Returns 0 when everything went out, -EAGAIN when the channel was full, -ENOMEM. */
-static int reconcile(struct kc_file_source *s)
+/* What the consumer must be told: pods to remove, add and update. */
+struct pod_diff {
+        struct pod_vec rm, add, upd;
+};
+
+/*
+ * Builds the desired set from the files in name order (one pod per UID and
+ * one per name and namespace: the first file wins) and diffs it against
+ * `sent`.
+ */
+static int diff_desired(struct kc_file_source *s, struct pod_diff *d)
 {
         _cleanup_(kc_map_freep) struct kc_map *desired = NULL, *full_names = NULL;
         char **full = NULL; /* full_names' keys, one per file (NULL: none) */
-        struct pod_vec rm = { 0 }, add = { 0 }, upd = { 0 };
         size_t it = 0;
         const char *k;
         void *v;
@@ -571,7 +599,7 @@ static int reconcile(struct kc_file_source *s)
                 return -ENOMEM;
         for (size_t i = 0; i < s->n_names; i++) {
                 struct fs_file *f = kc_map_get(s->files, s->names[i]);
-                struct kc_api_pod *dup;
+                struct kc_api_pod *dup, *old;
 
                 if (!f || !f->pod)
                         continue;
@@ -588,7 +616,7 @@ static int reconcile(struct kc_file_source *s)
                 full[i] = kc_pod_full_name(f->pod->name, f->pod->namespace);
                 if (!full[i]) {
                         r = -ENOMEM;
-                        goto out;
+                        break;
                 }
                 if (kc_map_get(full_names, full[i])) {
                         kc_log_error("Pod failed validation, ignoring file=\"%s\" err=\"duplicate "
@@ -600,61 +628,74 @@ static int reconcile(struct kc_file_source *s)
                 if (r >= 0)
                         r = kc_map_put(desired, f->pod->uid, f->pod);
                 if (r < 0)
-                        goto out;
-                struct kc_api_pod *old = kc_map_get(s->sent, f->pod->uid);
+                        break;
+                old = kc_map_get(s->sent, f->pod->uid);
                 if (!old)
-                        r = vec_push(&add, f->pod);
+                        r = vec_push(&d->add, f->pod);
                 else if (old != f->pod && !pods_equal(old, f->pod))
-                        r = vec_push(&upd, f->pod);
+                        r = vec_push(&d->upd, f->pod);
                 if (r < 0)
-                        goto out;
+                        break;
         }
-        while (kc_map_next(s->sent, &it, &k, &v))
-                if (!kc_map_get(desired, k)) {
-                        r = vec_push(&rm, v);
-                        if (r < 0)
-                                goto out;
-                }
+        while (r >= 0 && kc_map_next(s->sent, &it, &k, &v))
+                if (!kc_map_get(desired, k))
+                        r = vec_push(&d->rm, v);
+        for (size_t i = 0; i < s->n_names; i++)
+                free(full[i]);
+        free(full);
+        return r < 0 ? r : 0;
+}
 
-        /* config.go's order: removes, adds, updates; stop at the first refusal. */
-        if (rm.n) {
-                r = push(s, KC_POD_OP_REMOVE, &rm);
+/* Sends @p d in config.go's order: removes, adds, updates; stops at the first refusal. */
+static int send_diff(struct kc_file_source *s, const struct pod_diff *d)
+{
+        int r;
+
+        if (d->rm.n) {
+                r = push(s, KC_POD_OP_REMOVE, &d->rm);
                 if (r < 0)
-                        goto out;
-                for (size_t i = 0; i < rm.n; i++)
-                        kc_api_pod_unref(kc_map_remove(s->sent, rm.v[i]->uid));
+                        return r;
+                for (size_t i = 0; i < d->rm.n; i++)
+                        kc_api_pod_unref(kc_map_remove(s->sent, d->rm.v[i]->uid));
         }
-        if (add.n || !s->first_sent) {
-                r = kc_map_reserve(s->sent, kc_map_size(s->sent) + add.n);
+        if (d->add.n || !s->first_sent) {
+                r = kc_map_reserve(s->sent, kc_map_size(s->sent) + d->add.n);
                 if (r < 0)
-                        goto out;
-                r = push(s, KC_POD_OP_ADD, &add);
+                        return r;
+                r = push(s, KC_POD_OP_ADD, &d->add);
                 if (r < 0)
-                        goto out;
+                        return r;
                 s->first_sent = true;
-                for (size_t i = 0; i < add.n; i++)
-                        (void)kc_map_put(s->sent, add.v[i]->uid, kc_api_pod_ref(add.v[i]));
+                for (size_t i = 0; i < d->add.n; i++)
+                        (void)kc_map_put(s->sent, d->add.v[i]->uid, kc_api_pod_ref(d->add.v[i]));
         }
-        if (upd.n) {
-                r = push(s, KC_POD_OP_UPDATE, &upd);
+        if (d->upd.n) {
+                r = push(s, KC_POD_OP_UPDATE, &d->upd);
                 if (r < 0)
-                        goto out;
-                for (size_t i = 0; i < upd.n; i++) {
-                        struct kc_api_pod *p = kc_api_pod_ref(upd.v[i]);
+                        return r;
+                for (size_t i = 0; i < d->upd.n; i++) {
+                        struct kc_api_pod *p = kc_api_pod_ref(d->upd.v[i]);
                         struct kc_api_pod *old = kc_map_remove(s->sent, p->uid);
                         /* The key lives in the pod: re-put after removing the old one. */
                         (void)kc_map_put(s->sent, p->uid, p);
                         kc_api_pod_unref(old);
                 }
         }
-        r = 0;
-out:
-        for (size_t i = 0; i < s->n_names; i++)
-                free(full[i]);
-        free(full);
-        free(rm.v);
-        free(add.v);
-        free(upd.v);
+        return 0;
+}
+
+/* Returns 0 when everything went out, -EAGAIN when the channel was full, -ENOMEM. */
+static int reconcile(struct kc_file_source *s)
+{
+        struct pod_diff d = { 0 };
+        int r;
+
+        r = diff_desired(s, &d);
+        if (r >= 0)
+                r = send_diff(s, &d);
+        free(d.rm.v);
+        free(d.add.v);
+        free(d.upd.v);
         return r;
 }
 

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <yaml.h>
 
+#include "core/array.h"
 #include "core/cleanup.h"
 #include "core/format.h"
 #include "core/map.h"
@@ -163,15 +164,8 @@ static struct node *node_new(struct ctx *c, enum node_type type, const yaml_mark
         struct builder *b = &c->b;
         struct node *n;
 
-        if (b->n_all == b->cap_all) {
-                size_t cap = b->cap_all ? b->cap_all * 2 : 64;
-                struct node **all = realloc(b->all, cap * sizeof(*all));
-
-                if (!all)
-                        return NULL;
-                b->all = all;
-                b->cap_all = cap;
-        }
+        if (KC_ARRAY_GROW(b->all, b->cap_all, b->n_all + 1, 64) < 0)
+                return NULL;
         n = calloc(1, sizeof(*n));
         if (!n)
                 return NULL;
@@ -185,15 +179,8 @@ static struct node *node_new(struct ctx *c, enum node_type type, const yaml_mark
 
 static int node_append(struct node *parent, struct node *kid)
 {
-        if (parent->n == parent->cap) {
-                size_t cap = parent->cap ? parent->cap * 2 : 8;
-                struct node **kids = realloc(parent->kids, cap * sizeof(*kids));
-
-                if (!kids)
-                        return -ENOMEM;
-                parent->kids = kids;
-                parent->cap = cap;
-        }
+        if (KC_ARRAY_GROW(parent->kids, parent->cap, parent->n + 1, 8) < 0)
+                return -ENOMEM;
         parent->kids[parent->n++] = kid;
         return 0;
 }
@@ -719,16 +706,79 @@ static int map_get(struct ctx *c, const struct path *p, const struct node *m, co
         return 0;
 }
 
-/* Merge keys (<<) would silently drop fields since we ignore unknown keys: refuse them. */
-static int no_merge_keys(struct ctx *c, const struct path *p, const struct node *m)
+static bool has_merge_key(const struct node *m)
 {
         size_t i;
 
         for (i = 0; i + 1 < m->n; i += 2)
                 if (m->kids[i]->type == NODE_SCALAR && m->kids[i]->plain &&
                     strcmp(m->kids[i]->value, "<<") == 0)
-                        return fail_path(c, p, "merge keys (<<) are not supported");
+                        return true;
+        return false;
+}
+
+/* Merge keys (<<) would silently drop fields since we ignore unknown keys: refuse them. */
+static int no_merge_keys(struct ctx *c, const struct path *p, const struct node *m)
+{
+        if (has_merge_key(m))
+                return fail_path(c, p, "merge keys (<<) are not supported");
         return 0;
+}
+
+/*
+ * Looks up the field @p key of mapping @p m (NULL when absent, which reads
+ * as null) and gives its path, @p p then @p key, for the typed getters:
+ * field_string() and the like are get_string() and the like on a field.
+ */
+static int field(struct ctx *c, const struct path *p, const struct node *m, const char *key,
+                 struct path *ret_path, const struct node **ret)
+{
+        *ret_path = (struct path){ .up = p, .field = key };
+        return map_get(c, p, m, key, ret);
+}
+
+static int field_string(struct ctx *c, const struct path *p, const struct node *m, const char *key,
+                        const char **ret)
+{
+        const struct node *n;
+        struct path fp;
+        int r;
+
+        r = field(c, p, m, key, &fp, &n);
+        return r < 0 ? r : get_string(c, &fp, n, ret);
+}
+
+static int field_bool(struct ctx *c, const struct path *p, const struct node *m, const char *key,
+                      bool *ret)
+{
+        const struct node *n;
+        struct path fp;
+        int r;
+
+        r = field(c, p, m, key, &fp, &n);
+        return r < 0 ? r : get_bool(c, &fp, n, ret);
+}
+
+static int field_count(struct ctx *c, const struct path *p, const struct node *m, const char *key,
+                       int64_t *ret)
+{
+        const struct node *n;
+        struct path fp;
+        int r;
+
+        r = field(c, p, m, key, &fp, &n);
+        return r < 0 ? r : get_count(c, &fp, n, ret);
+}
+
+/* "unsupported value" for the field @p key of @p p, listing the @p supported values. */
+static int fail_unsupported(struct ctx *c, const struct path *p, const char *key, const char *value,
+                            const char *supported)
+{
+        char q[300];
+
+        return fail_path(c, &(struct path){ .up = p, .field = key },
+                         "unsupported value %s (supported: %s)", quote(q, value, strlen(value)),
+                         supported);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -840,6 +890,17 @@ static int get_strv(struct ctx *c, const struct path *p, const struct node *n, c
         return 0;
 }
 
+static int field_strv(struct ctx *c, const struct path *p, const struct node *m, const char *key,
+                      const char *const **ret, size_t *ret_n)
+{
+        const struct node *n;
+        struct path fp;
+        int r;
+
+        r = field(c, p, m, key, &fp, &n);
+        return r < 0 ? r : get_strv(c, &fp, n, (const char ***)ret, ret_n);
+}
+
 struct containers {
         struct kc_api_container *v;
         size_t n;
@@ -859,68 +920,50 @@ static void containers_done(struct containers *cs)
 static int parse_container(struct ctx *c, const struct path *p, const struct node *n,
                            struct kc_api_container *out)
 {
-        const struct node *f;
+        const struct path name_p = { .up = p, .field = "name" };
+        const struct path image_p = { .up = p, .field = "image" };
         const char *s;
         char q[300];
-        int r;
+        int r, v;
 
         if (want_map(c, p, n) < 0 || no_merge_keys(c, p, n) < 0)
                 return -EBADMSG;
 
-        r = map_get(c, p, n, "name", &f);
-        if (r >= 0)
-                r = get_string(c, &(struct path){ .up = p, .field = "name" }, f, &out->name);
+        r = field_string(c, p, n, "name", &out->name);
         if (r < 0)
                 return r;
         if (!out->name || !*out->name)
-                return fail_path(c, &(struct path){ .up = p, .field = "name" }, "required value");
+                return fail_path(c, &name_p, "required value");
         if (!is_dns_label(out->name))
-                return fail_path(c, &(struct path){ .up = p, .field = "name" },
-                                 "invalid value %s: must be a lowercase RFC 1123 label",
+                return fail_path(c, &name_p, "invalid value %s: must be a lowercase RFC 1123 label",
                                  quote(q, out->name, strlen(out->name)));
 
-        r = map_get(c, p, n, "image", &f);
-        if (r >= 0)
-                r = get_string(c, &(struct path){ .up = p, .field = "image" }, f, &out->image);
+        r = field_string(c, p, n, "image", &out->image);
         if (r < 0)
                 return r;
         if (!out->image || !*out->image)
-                return fail_path(c, &(struct path){ .up = p, .field = "image" }, "required value");
+                return fail_path(c, &image_p, "required value");
         if (has_outer_space(out->image))
-                return fail_path(c, &(struct path){ .up = p, .field = "image" },
+                return fail_path(c, &image_p,
                                  "invalid value %s: must not have leading or trailing whitespace",
                                  quote(q, out->image, strlen(out->image)));
 
-        r = map_get(c, p, n, "command", &f);
-        if (r >= 0 && f)
-                r = get_strv(c, &(struct path){ .up = p, .field = "command" }, f,
-                             (const char ***)&out->command, &out->n_command);
-        if (r < 0)
-                return r;
-        r = map_get(c, p, n, "args", &f);
-        if (r >= 0 && f)
-                r = get_strv(c, &(struct path){ .up = p, .field = "args" }, f,
-                             (const char ***)&out->args, &out->n_args);
-        if (r < 0)
-                return r;
-
-        r = map_get(c, p, n, "imagePullPolicy", &f);
+        r = field_strv(c, p, n, "command", &out->command, &out->n_command);
         if (r >= 0)
-                r = get_string(c, &(struct path){ .up = p, .field = "imagePullPolicy" }, f, &s);
+                r = field_strv(c, p, n, "args", &out->args, &out->n_args);
+        if (r >= 0)
+                r = field_string(c, p, n, "imagePullPolicy", &s);
         if (r < 0)
                 return r;
-        if (s && *s) {
-                int v = kc_pull_policy_from_string(s);
-
-                if (v < 0)
-                        return fail_path(c, &(struct path){ .up = p, .field = "imagePullPolicy" },
-                                         "unsupported value %s (supported: \"Always\", "
-                                         "\"IfNotPresent\", \"Never\")",
-                                         quote(q, s, strlen(s)));
-                out->image_pull_policy = (enum kc_pull_policy)v;
-        } else {
+        if (!s || !*s) {
                 out->image_pull_policy = default_pull_policy(out->image);
+                return 0;
         }
+        v = kc_pull_policy_from_string(s);
+        if (v < 0)
+                return fail_unsupported(c, p, "imagePullPolicy", s,
+                                        "\"Always\", \"IfNotPresent\", \"Never\"");
+        out->image_pull_policy = (enum kc_pull_policy)v;
         return 0;
 }
 
@@ -1006,6 +1049,17 @@ static int get_string_map(struct ctx *c, const struct path *p, const struct node
         return 0;
 }
 
+static int field_string_map(struct ctx *c, const struct path *p, const struct node *m,
+                            const char *key, size_t extra, struct labels *out)
+{
+        const struct node *n;
+        struct path fp;
+        int r;
+
+        r = field(c, p, m, key, &fp, &n);
+        return r < 0 ? r : get_string_map(c, &fp, n, extra, out);
+}
+
 /* Drops the entry for @p key (which the source sets itself), keeping the order. */
 static void labels_remove(struct labels *l, const char *key)
 {
@@ -1048,14 +1102,11 @@ static int check_constant(struct ctx *c, const struct node *root, const char *fi
                           const char *want)
 {
         const struct path p = { .field = field };
-        const struct node *n;
         const char *s;
         char q[300];
         int r;
 
-        r = map_get(c, NULL, root, field, &n);
-        if (r >= 0)
-                r = get_string(c, &p, n, &s);
+        r = field_string(c, NULL, root, field, &s);
         if (r < 0)
                 return r;
         if (!s || !*s)
@@ -1069,7 +1120,10 @@ static int check_constant(struct ctx *c, const struct node *root, const char *fi
 struct parsed {
         struct containers containers, init_containers;
         struct labels labels, annotations;
-        char *name;
+        const char *meta_name, *ns, *uid; /* as metadata gives them (NULL: unset) */
+        char *name;                       /* <metadata.name>-<node name> */
+        char uid_hex[33];                 /* the content hash, when metadata.uid is unset */
+        char seen[64];                    /* the config.seen annotation */
 };
 
 static void parsed_done(struct parsed *pp)
@@ -1118,13 +1172,170 @@ static int unique_names(struct ctx *c, const struct parsed *pp)
         return 0;
 }
 
+/* A v1 Pod: an object whose apiVersion is v1 and whose kind is Pod. */
+static int check_pod_object(struct ctx *c, const struct node *root)
+{
+        int r;
+
+        if (root->type != NODE_MAP)
+                return fail(c, "a manifest must be an object (a v1 Pod)");
+        if (has_merge_key(root))
+                return fail(c, "merge keys (<<) are not supported");
+        r = check_constant(c, root, "apiVersion", "v1");
+        if (r >= 0)
+                r = check_constant(c, root, "kind", "Pod");
+        return r;
+}
+
+/* The top-level object named by @p p (metadata, spec): *ret NULL when absent or null. */
+static int get_section(struct ctx *c, const struct node *root, const struct path *p,
+                       const struct node **ret)
+{
+        const struct node *n;
+        int r;
+
+        r = map_get(c, NULL, root, p->field, &n);
+        if (r < 0)
+                return r;
+        if (is_null(n))
+                n = NULL;
+        if (n && (want_map(c, p, n) < 0 || no_merge_keys(c, p, n) < 0))
+                return -EBADMSG;
+        *ret = n;
+        return 0;
+}
+
+/* metadata: name (required), namespace, uid, labels and annotations. */
+static int parse_metadata(struct ctx *c, const struct node *root, struct parsed *pp)
+{
+        const struct path p = { .field = "metadata" };
+        const struct node *meta;
+        char q[300];
+        int r;
+
+        r = get_section(c, root, &p, &meta);
+        if (r < 0)
+                return r;
+        if (meta) {
+                r = field_string(c, &p, meta, "name", &pp->meta_name);
+                if (r >= 0)
+                        r = field_string(c, &p, meta, "namespace", &pp->ns);
+                if (r >= 0)
+                        r = field_string(c, &p, meta, "uid", &pp->uid);
+                if (r >= 0)
+                        r = field_string_map(c, &p, meta, "labels", 0, &pp->labels);
+                if (r >= 0)
+                        r = field_string_map(c, &p, meta, "annotations", 3, &pp->annotations);
+        } else {
+                /* No annotations given: room for the three the source sets. */
+                r = get_string_map(c, NULL, NULL, 3, &pp->annotations);
+        }
+        if (r < 0)
+                return r;
+        if (!pp->meta_name || !*pp->meta_name)
+                return fail_path(c, &(struct path){ .up = &p, .field = "name" }, "required value");
+        if (pp->ns && *pp->ns && !is_dns_label(pp->ns))
+                return fail_path(c, &(struct path){ .up = &p, .field = "namespace" },
+                                 "invalid value %s: must be a lowercase RFC 1123 label",
+                                 quote(q, pp->ns, strlen(pp->ns)));
+        return 0;
+}
+
+/* The pod-level fields of spec: restartPolicy, hostNetwork, terminationGracePeriodSeconds. */
+static int parse_pod_settings(struct ctx *c, const struct path *p, const struct node *spec,
+                              struct kc_api_pod *t)
+{
+        const char *s;
+        int r, v;
+
+        r = field_string(c, p, spec, "restartPolicy", &s);
+        if (r < 0)
+                return r;
+        if (s && *s) {
+                v = kc_restart_policy_from_string(s);
+                if (v < 0)
+                        return fail_unsupported(c, p, "restartPolicy", s,
+                                                "\"Always\", \"OnFailure\", \"Never\"");
+                t->restart_policy = (enum kc_restart_policy)v;
+        }
+        r = field_bool(c, p, spec, "hostNetwork", &t->host_network);
+        if (r >= 0)
+                r = field_count(c, p, spec, "terminationGracePeriodSeconds",
+                                &t->termination_grace_s);
+        return r;
+}
+
+/* spec: the pod's settings into @p t, then its init and app containers. */
+static int parse_spec(struct ctx *c, const struct node *root, struct kc_api_pod *t,
+                      struct parsed *pp)
+{
+        const struct path p = { .field = "spec" };
+        const struct node *spec;
+        int r;
+
+        r = get_section(c, root, &p, &spec);
+        if (r >= 0 && spec)
+                r = parse_pod_settings(c, &p, spec, t);
+        if (r >= 0)
+                r = parse_containers(c, &p, spec, "initContainers", &pp->init_containers);
+        if (r >= 0)
+                r = parse_containers(c, &p, spec, "containers", &pp->containers);
+        if (r < 0)
+                return r;
+        if (pp->containers.n == 0)
+                return fail_path(c, &(struct path){ .up = &p, .field = "containers" },
+                                 "required value");
+        return unique_names(c, pp);
+}
+
+/*
+ * Defaults (config/common.go applyDefaults, file.go, v1 defaulting): the
+ * content UID, the name with the node's, and the source's annotations.
+ */
+static int apply_defaults(struct ctx *c, const char *node_name, int64_t seen_ns, struct parsed *pp)
+{
+        const struct path meta_p = { .field = "metadata" };
+        struct labels *an = &pp->annotations;
+        char q[300];
+        size_t i;
+
+        if (!pp->uid || !*pp->uid) {
+                unsigned __int128 h = c->b.hash;
+
+                hash_field(&h, 'h', "host:", 5);
+                hash_field(&h, 'h', node_name, strlen(node_name));
+                hash_field(&h, 'f', "file:", 5);
+                hash_field(&h, 'f', c->file_name, strlen(c->file_name));
+                snprintf(pp->uid_hex, sizeof(pp->uid_hex), "%016" PRIx64 "%016" PRIx64,
+                         (uint64_t)(h >> 64), (uint64_t)h);
+                pp->uid = pp->uid_hex;
+        }
+        if (asprintf(&pp->name, "%s-%s", pp->meta_name, node_name) < 0) {
+                pp->name = NULL;
+                return -ENOMEM;
+        }
+        for (i = strlen(pp->meta_name) + 1; pp->name[i]; i++)
+                pp->name[i] = (char)tolower((unsigned char)pp->name[i]);
+        if (!is_dns_subdomain(pp->name))
+                return fail_path(c, &(struct path){ .up = &meta_p, .field = "name" },
+                                 "invalid value %s: with the node name, must be a lowercase RFC "
+                                 "1123 subdomain of at most 253 characters",
+                                 quote(q, pp->name, strlen(pp->name)));
+        labels_remove(an, KC_ANNOTATION_CONFIG_HASH);
+        labels_remove(an, KC_ANNOTATION_CONFIG_SOURCE);
+        labels_remove(an, KC_ANNOTATION_CONFIG_SEEN);
+        format_rfc3339nano(seen_ns, pp->seen);
+        an->v[an->n++] = (struct kc_label){ KC_ANNOTATION_CONFIG_HASH, pp->uid };
+        an->v[an->n++] = (struct kc_label){ KC_ANNOTATION_CONFIG_SEEN, pp->seen };
+        an->v[an->n++] = (struct kc_label){ KC_ANNOTATION_CONFIG_SOURCE, KC_MANIFEST_SOURCE };
+        qsort(an->v, an->n, sizeof(*an->v), label_cmp);
+        return 0;
+}
+
 static int parse_pod(struct ctx *c, const struct node *root, const char *node_name, int64_t seen_ns,
                      struct kc_api_pod **ret)
 {
-        const struct path meta_p = { .field = "metadata" }, spec_p = { .field = "spec" };
-        const struct node *meta = NULL, *spec = NULL, *n;
         _cleanup_(parsed_done) struct parsed pp = { 0 };
-        const char *name = NULL, *ns = NULL, *uid = NULL, *s;
         struct kc_api_pod t = {
                 .source = KC_MANIFEST_SOURCE,
                 .deletion_grace_s = -1,
@@ -1133,159 +1344,21 @@ static int parse_pod(struct ctx *c, const struct node *root, const char *node_na
                 .static_pod = true,
                 .creation_ts = seen_ns,
         };
-        char q[300], uid_hex[33], seen[64];
-        size_t i;
         int r;
 
-        if (root->type != NODE_MAP)
-                return fail(c, "a manifest must be an object (a v1 Pod)");
-        for (i = 0; i + 1 < root->n; i += 2)
-                if (root->kids[i]->type == NODE_SCALAR && root->kids[i]->plain &&
-                    strcmp(root->kids[i]->value, "<<") == 0)
-                        return fail(c, "merge keys (<<) are not supported");
-        r = check_constant(c, root, "apiVersion", "v1");
+        r = check_pod_object(c, root);
         if (r >= 0)
-                r = check_constant(c, root, "kind", "Pod");
-        if (r < 0)
-                return r;
-
-        /* metadata */
-        r = map_get(c, NULL, root, "metadata", &meta);
-        if (r < 0)
-                return r;
-        if (is_null(meta))
-                meta = NULL;
-        if (meta && (want_map(c, &meta_p, meta) < 0 || no_merge_keys(c, &meta_p, meta) < 0))
-                return -EBADMSG;
-        if (meta) {
-                r = map_get(c, &meta_p, meta, "name", &n);
-                if (r >= 0)
-                        r = get_string(c, &(struct path){ .up = &meta_p, .field = "name" }, n,
-                                       &name);
-                if (r >= 0)
-                        r = map_get(c, &meta_p, meta, "namespace", &n);
-                if (r >= 0)
-                        r = get_string(c, &(struct path){ .up = &meta_p, .field = "namespace" }, n,
-                                       &ns);
-                if (r >= 0)
-                        r = map_get(c, &meta_p, meta, "uid", &n);
-                if (r >= 0)
-                        r = get_string(c, &(struct path){ .up = &meta_p, .field = "uid" }, n, &uid);
-                if (r >= 0)
-                        r = map_get(c, &meta_p, meta, "labels", &n);
-                if (r >= 0)
-                        r = get_string_map(c, &(struct path){ .up = &meta_p, .field = "labels" }, n,
-                                           0, &pp.labels);
-                if (r >= 0)
-                        r = map_get(c, &meta_p, meta, "annotations", &n);
-                if (r >= 0)
-                        r = get_string_map(c,
-                                           &(struct path){ .up = &meta_p, .field = "annotations" },
-                                           n, 3, &pp.annotations);
-                if (r < 0)
-                        return r;
-        } else {
-                r = get_string_map(c, NULL, NULL, 3, &pp.annotations);
-                if (r < 0)
-                        return r;
-        }
-        if (!name || !*name)
-                return fail_path(c, &(struct path){ .up = &meta_p, .field = "name" },
-                                 "required value");
-        if (ns && *ns && !is_dns_label(ns))
-                return fail_path(c, &(struct path){ .up = &meta_p, .field = "namespace" },
-                                 "invalid value %s: must be a lowercase RFC 1123 label",
-                                 quote(q, ns, strlen(ns)));
-
-        /* spec */
-        r = map_get(c, NULL, root, "spec", &spec);
-        if (r < 0)
-                return r;
-        if (is_null(spec))
-                spec = NULL;
-        if (spec && (want_map(c, &spec_p, spec) < 0 || no_merge_keys(c, &spec_p, spec) < 0))
-                return -EBADMSG;
-        if (spec) {
-                r = map_get(c, &spec_p, spec, "restartPolicy", &n);
-                if (r >= 0)
-                        r = get_string(c, &(struct path){ .up = &spec_p, .field = "restartPolicy" },
-                                       n, &s);
-                if (r < 0)
-                        return r;
-                if (s && *s) {
-                        int v = kc_restart_policy_from_string(s);
-
-                        if (v < 0)
-                                return fail_path(
-                                        c,
-                                        &(struct path){ .up = &spec_p, .field = "restartPolicy" },
-                                        "unsupported value %s (supported: \"Always\", "
-                                        "\"OnFailure\", \"Never\")",
-                                        quote(q, s, strlen(s)));
-                        t.restart_policy = (enum kc_restart_policy)v;
-                }
-                r = map_get(c, &spec_p, spec, "hostNetwork", &n);
-                if (r >= 0)
-                        r = get_bool(c, &(struct path){ .up = &spec_p, .field = "hostNetwork" }, n,
-                                     &t.host_network);
-                if (r >= 0)
-                        r = map_get(c, &spec_p, spec, "terminationGracePeriodSeconds", &n);
-                if (r >= 0)
-                        r = get_count(c,
-                                      &(struct path){ .up = &spec_p,
-                                                      .field = "terminationGracePeriodSeconds" },
-                                      n, &t.termination_grace_s);
-                if (r < 0)
-                        return r;
-        }
-        r = parse_containers(c, &spec_p, spec, "initContainers", &pp.init_containers);
+                r = parse_metadata(c, root, &pp);
         if (r >= 0)
-                r = parse_containers(c, &spec_p, spec, "containers", &pp.containers);
-        if (r < 0)
-                return r;
-        if (pp.containers.n == 0)
-                return fail_path(c, &(struct path){ .up = &spec_p, .field = "containers" },
-                                 "required value");
-        r = unique_names(c, &pp);
+                r = parse_spec(c, root, &t, &pp);
+        if (r >= 0)
+                r = apply_defaults(c, node_name, seen_ns, &pp);
         if (r < 0)
                 return r;
 
-        /* Defaults (config/common.go applyDefaults, file.go, v1 defaulting). */
-        if (!uid || !*uid) {
-                unsigned __int128 h = c->b.hash;
-
-                hash_field(&h, 'h', "host:", 5);
-                hash_field(&h, 'h', node_name, strlen(node_name));
-                hash_field(&h, 'f', "file:", 5);
-                hash_field(&h, 'f', c->file_name, strlen(c->file_name));
-                snprintf(uid_hex, sizeof(uid_hex), "%016" PRIx64 "%016" PRIx64, (uint64_t)(h >> 64),
-                         (uint64_t)h);
-                uid = uid_hex;
-        }
-        if (asprintf(&pp.name, "%s-%s", name, node_name) < 0) {
-                pp.name = NULL;
-                return -ENOMEM;
-        }
-        for (i = strlen(name) + 1; pp.name[i]; i++)
-                pp.name[i] = (char)tolower((unsigned char)pp.name[i]);
-        if (!is_dns_subdomain(pp.name))
-                return fail_path(c, &(struct path){ .up = &meta_p, .field = "name" },
-                                 "invalid value %s: with the node name, must be a lowercase RFC "
-                                 "1123 subdomain of at most 253 characters",
-                                 quote(q, pp.name, strlen(pp.name)));
-        labels_remove(&pp.annotations, KC_ANNOTATION_CONFIG_HASH);
-        labels_remove(&pp.annotations, KC_ANNOTATION_CONFIG_SOURCE);
-        labels_remove(&pp.annotations, KC_ANNOTATION_CONFIG_SEEN);
-        format_rfc3339nano(seen_ns, seen);
-        pp.annotations.v[pp.annotations.n++] = (struct kc_label){ KC_ANNOTATION_CONFIG_HASH, uid };
-        pp.annotations.v[pp.annotations.n++] = (struct kc_label){ KC_ANNOTATION_CONFIG_SEEN, seen };
-        pp.annotations.v[pp.annotations.n++] =
-                (struct kc_label){ KC_ANNOTATION_CONFIG_SOURCE, KC_MANIFEST_SOURCE };
-        qsort(pp.annotations.v, pp.annotations.n, sizeof(*pp.annotations.v), label_cmp);
-
-        t.uid = uid;
+        t.uid = pp.uid;
         t.name = pp.name;
-        t.namespace = ns && *ns ? ns : "default";
+        t.namespace = pp.ns && *pp.ns ? pp.ns : "default";
         t.containers = pp.containers.v;
         t.n_containers = pp.containers.n;
         t.init_containers = pp.init_containers.v;
