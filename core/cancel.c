@@ -62,7 +62,7 @@ void kc_cancel_trigger_mp(struct kc_cancel *c)
          * thread wrote before triggering.
          */
         atomic_store_explicit(&c->set, true, memory_order_release);
-        kc_list_for_each_entry(w, &c->waiters, struct kc_waiter, cancel_link)
+        kc_list_for_each_entry (w, &c->waiters, struct kc_waiter, cancel_link)
                 kc__waiter_wake(w, true);
 }
 

@@ -126,8 +126,7 @@ static void fake_clock_wake_expired(struct kc_clock *c)
 
         kc__timers_fire_expired_locked(c);
 
-        kc_list_for_each_entry_safe(w, next, &c->waiters, struct kc_waiter, clock_link)
-        {
+        kc_list_for_each_entry_safe (w, next, &c->waiters, struct kc_waiter, clock_link) {
                 if (w->deadline > c->now)
                         continue;
                 /* Unlink now so a later advance does not signal it again. */
@@ -244,7 +243,8 @@ size_t kc_fake_clock_sleepers(struct kc_clock *c)
         if (!c->fake)
                 return 0;
         KC_LOCK_GUARD(&c->lock);
-        kc_list_for_each_entry(w, &c->waiters, struct kc_waiter, clock_link) n++;
+        kc_list_for_each_entry (w, &c->waiters, struct kc_waiter, clock_link)
+                n++;
         return n;
 }
 

@@ -42,8 +42,7 @@ void kc__timers_fire_expired_locked(struct kc_clock *c)
 {
         struct kc_timer *t, *next;
 
-        kc_list_for_each_entry_safe(t, next, &c->timers, struct kc_timer, link)
-        {
+        kc_list_for_each_entry_safe (t, next, &c->timers, struct kc_timer, link) {
                 if (t->deadline <= c->now) {
                         kc_list_del(&t->link);
                         timer_fire(t);

@@ -242,8 +242,8 @@ static int records_set_current(struct kc_generic_pleg *g, const struct kc_pod_li
         struct pod_record *r;
         size_t i;
 
-        kc_list_for_each_entry(r, &g->order, struct pod_record, link) r->current =
-                kc_pod_unref(r->current);
+        kc_list_for_each_entry (r, &g->order, struct pod_record, link)
+                r->current = kc_pod_unref(r->current);
         for (i = 0; i < pods->n; i++) {
                 struct kc_pod *p = pods->pods[i];
 
@@ -608,7 +608,8 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
         (void)resync_flush(g);
 
         /* relist_pod() may free r. */
-        kc_list_for_each_entry_safe(r, next, &g->order, struct pod_record, link) relist_pod(g, r);
+        kc_list_for_each_entry_safe (r, next, &g->order, struct pod_record, link)
+                relist_pod(g, r);
 
         /* Only after every per-pod write: the cache is as new as the listing. */
         kc_pod_cache_update_time(g->cache, timestamp);
@@ -617,8 +618,7 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
                 kc_log_v(2, "GenericPLEG: relist found changes events=%u", g->relist_events);
 
         /* podsToReinspect = needsReinspection, wholesale. */
-        kc_list_for_each_entry(r, &g->order, struct pod_record, link)
-        {
+        kc_list_for_each_entry (r, &g->order, struct pod_record, link) {
                 r->reinspect = r->reinspect_next;
                 r->reinspect_next = false;
         }
@@ -708,7 +708,8 @@ struct kc_generic_pleg *kc_generic_pleg_free(struct kc_generic_pleg *g)
         if (!g)
                 return NULL;
         kc_generic_pleg_stop(g);
-        kc_list_for_each_entry_safe(r, next, &g->order, struct pod_record, link) record_free(r);
+        kc_list_for_each_entry_safe (r, next, &g->order, struct pod_record, link)
+                record_free(r);
         kc_map_free(g->records);
         for (i = 0; i < g->n_resync; i++)
                 free(g->resync[i]);

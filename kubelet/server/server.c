@@ -106,7 +106,8 @@ struct kc_http_server *kc_http_server_stop(struct kc_http_server *s)
         if (s->daemon)
                 MHD_stop_daemon(s->daemon);
         /* MHD notified every close; anything left was never tracked by MHD. */
-        kc_list_for_each_entry_safe(hc, next, &s->conns, struct http_conn, link) free(hc);
+        kc_list_for_each_entry_safe (hc, next, &s->conns, struct http_conn, link)
+                free(hc);
         pthread_mutex_destroy(&s->conns_lock);
         http_free_checks(s);
         free(s);
@@ -363,8 +364,7 @@ static uint64_t http_evict_oldest_locked(struct kc_http_server *s, const struct 
         struct http_conn *old;
         uint64_t evictions = 0;
 
-        kc_list_for_each_entry(old, &s->conns, struct http_conn, link)
-        {
+        kc_list_for_each_entry (old, &s->conns, struct http_conn, link) {
                 if (s->n_live <= HTTP_CONNECTION_LIMIT || old == newest)
                         break;
                 if (old->evicted)

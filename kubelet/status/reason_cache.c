@@ -100,7 +100,8 @@ struct kc_reason_cache *kc_reason_cache_free(struct kc_reason_cache *rc)
 
         if (!rc)
                 return NULL;
-        kc_list_for_each_entry_safe(e, next, &rc->lru, struct rc_entry, lru_link) rc_entry_free(e);
+        kc_list_for_each_entry_safe (e, next, &rc->lru, struct rc_entry, lru_link)
+                rc_entry_free(e);
         kc_map_free(rc->map);
         pthread_mutex_destroy(&rc->lock);
         free(rc);
@@ -188,8 +189,7 @@ int kc_reason_cache_remove_orphans(struct kc_reason_cache *rc, const char *const
                 return -ENOMEM;
         {
                 KC_LOCK_GUARD(&rc->lock);
-                kc_list_for_each_entry_safe(e, next, &rc->lru, struct rc_entry, lru_link)
-                {
+                kc_list_for_each_entry_safe (e, next, &rc->lru, struct rc_entry, lru_link) {
                         if (kc_map_get(keep, e->uid))
                                 continue;
                         kc_list_del(&e->lru_link);
@@ -198,7 +198,8 @@ int kc_reason_cache_remove_orphans(struct kc_reason_cache *rc, const char *const
                         n_gone++;
                 }
         }
-        kc_list_for_each_entry_safe(e, next, &gone, struct rc_entry, lru_link) rc_entry_free(e);
+        kc_list_for_each_entry_safe (e, next, &gone, struct rc_entry, lru_link)
+                rc_entry_free(e);
         return n_gone;
 }
 

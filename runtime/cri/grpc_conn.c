@@ -18,8 +18,9 @@ static struct grpc_call *conn_find_call(struct conn *conn, int32_t stream_id)
 {
         struct grpc_call *call;
 
-        kc_list_for_each_entry(call, &conn->calls, struct grpc_call,
-                               link) if (call->stream_id == stream_id) return call;
+        kc_list_for_each_entry (call, &conn->calls, struct grpc_call, link)
+                if (call->stream_id == stream_id)
+                        return call;
         return NULL;
 }
 
@@ -373,7 +374,7 @@ void kc__grpc_conn_connected(struct conn *conn)
         }
         conn->connecting = false;
         conn->connect_deadline = INT64_MAX;
-        kc_list_for_each_entry(call, &conn->calls, struct grpc_call, link)
+        kc_list_for_each_entry (call, &conn->calls, struct grpc_call, link)
                 kc__grpc_call_mark_started(call);
 }
 

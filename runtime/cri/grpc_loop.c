@@ -162,8 +162,7 @@ static void io_check_deadlines(struct kc_grpc_client *c, int64_t now)
 
         if (now < c->next_deadline)
                 return;
-        kc_list_for_each_entry(conn, &c->conns, struct conn, link)
-        {
+        kc_list_for_each_entry (conn, &c->conns, struct conn, link) {
                 if (conn->connecting) {
                         if (now >= conn->connect_deadline)
                                 kc__grpc_conn_break(conn, KC_RUNTIME_UNAVAILABLE,
@@ -171,8 +170,7 @@ static void io_check_deadlines(struct kc_grpc_client *c, int64_t now)
                         else
                                 next = min64(next, conn->connect_deadline);
                 }
-                kc_list_for_each_entry(call, &conn->calls, struct grpc_call, link)
-                {
+                kc_list_for_each_entry (call, &conn->calls, struct grpc_call, link) {
                         if (call->aborted || call->streaming)
                                 continue;
                         if (now < call->deadline) {
@@ -192,8 +190,7 @@ void kc__grpc_io_flush_and_reap(struct kc_grpc_client *c)
 {
         struct conn *conn, *next;
 
-        kc_list_for_each_entry_safe(conn, next, &c->conns, struct conn, link)
-        {
+        kc_list_for_each_entry_safe (conn, next, &c->conns, struct conn, link) {
                 kc__grpc_conn_flush(conn);
                 if (conn->broken) {
                         kc__grpc_conn_destroy(c, conn, true, conn->fail_code, conn->fail_msg);
@@ -220,13 +217,13 @@ static int io_poll(struct kc_grpc_client *c)
         int64_t now;
         int k;
 
-        kc_list_for_each_entry(conn, &c->conns, struct conn, link) want++;
+        kc_list_for_each_entry (conn, &c->conns, struct conn, link)
+                want++;
         if (KC_ARRAY_GROW(c->pfds, c->pfds_cap, want, 4) < 0 ||
             KC_ARRAY_GROW(c->pconns, c->pconns_cap, want, 4) < 0)
                 return -ENOMEM;
         c->pfds[0] = (struct pollfd){ .fd = c->efd, .events = POLLIN };
-        kc_list_for_each_entry(conn, &c->conns, struct conn, link)
-        {
+        kc_list_for_each_entry (conn, &c->conns, struct conn, link) {
                 short ev = 0;
 
                 if (conn->connecting) {

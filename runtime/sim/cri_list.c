@@ -85,8 +85,7 @@ static int list_pod_locked(const struct sim_listing *k, const struct sim_state *
 {
         struct sim_object *o;
 
-        kc_list_for_each_entry(o, &pod_objects(k, p)->list, struct sim_object, link)
-        {
+        kc_list_for_each_entry (o, &pod_objects(k, p)->list, struct sim_object, link) {
                 prefetch_next(walk_next(k, st, o));
                 if (!k->matches(o, filter))
                         continue;

@@ -80,8 +80,7 @@ static bool take_entry(struct kc_list *fifo, size_t *n, enum sim_op op, const ch
 {
         struct sim_fault *f;
 
-        kc_list_for_each_entry(f, fifo, struct sim_fault, link)
-        {
+        kc_list_for_each_entry (f, fifo, struct sim_fault, link) {
                 if (f->op != op || (f->key && !kc__streq(f->key, key)))
                         continue;
                 *ret = *f;
@@ -102,7 +101,8 @@ static void fifo_clear(struct kc_list *fifo, size_t *n)
 {
         struct sim_fault *f, *next;
 
-        kc_list_for_each_entry_safe(f, next, fifo, struct sim_fault, link) free(f);
+        kc_list_for_each_entry_safe (f, next, fifo, struct sim_fault, link)
+                free(f);
         kc_list_init(fifo);
         *n = 0;
 }

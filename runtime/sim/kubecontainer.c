@@ -171,8 +171,7 @@ static void sort_objects(const struct sim_objects *objs, size_t created_at_off,
         const struct sim_object *o;
         size_t i = 0;
 
-        kc_list_for_each_entry(o, &objs->list, struct sim_object, link)
-        {
+        kc_list_for_each_entry (o, &objs->list, struct sim_object, link) {
                 items[i] =
                         (struct sort_item){ o, *(const int64_t *)((const char *)o + created_at_off),
                                             i };

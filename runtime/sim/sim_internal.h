@@ -149,11 +149,11 @@ struct sim_state {
         int64_t next_deadline;            /* earliest running deadline, INT64_MAX if none */
 };
 
-#define sim_for_each_pod(p, st) kc_list_for_each_entry(p, &(st)->pod_list, struct sim_pod, link)
+#define sim_for_each_pod(p, st) kc_list_for_each_entry (p, &(st)->pod_list, struct sim_pod, link)
 #define sim_for_each_sandbox(sb, p)                                                                \
-        kc_list_for_each_entry(sb, &(p)->sandboxes.list, struct sim_sandbox, o.link)
+        kc_list_for_each_entry (sb, &(p)->sandboxes.list, struct sim_sandbox, o.link)
 #define sim_for_each_container(c, p)                                                               \
-        kc_list_for_each_entry(c, &(p)->containers.list, struct sim_container, o.link)
+        kc_list_for_each_entry (c, &(p)->containers.list, struct sim_container, o.link)
 
 /* An injected fault or latency spike: one allocation with its strings. */
 struct sim_fault {

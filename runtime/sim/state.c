@@ -46,9 +46,9 @@ void kc__sim_pod_free(struct sim_pod *p)
 
         if (!p)
                 return;
-        kc_list_for_each_entry_safe(sb, sb_next, &p->sandboxes.list, struct sim_sandbox, o.link)
+        kc_list_for_each_entry_safe (sb, sb_next, &p->sandboxes.list, struct sim_sandbox, o.link)
                 free(sb);
-        kc_list_for_each_entry_safe(c, c_next, &p->containers.list, struct sim_container, o.link)
+        kc_list_for_each_entry_safe (c, c_next, &p->containers.list, struct sim_container, o.link)
                 free(c);
         kc__sim_pod_touch(p);
         free(p);
@@ -58,7 +58,7 @@ void kc__sim_state_done(struct sim_state *st)
 {
         struct sim_pod *p, *next;
 
-        kc_list_for_each_entry_safe(p, next, &st->pod_list, struct sim_pod, link)
+        kc_list_for_each_entry_safe (p, next, &st->pod_list, struct sim_pod, link)
                 kc__sim_pod_free(p);
         st->pods = kc_map_free(st->pods);
         st->sandboxes = kc_map_free(st->sandboxes);
@@ -278,9 +278,9 @@ void kc__sim_state_remove_sandbox(struct sim_state *st, struct sim_sandbox *sb)
         struct sim_container *c, *next;
 
         /* Removing a sandbox removes its containers, as containerd does. */
-        kc_list_for_each_entry_safe(c, next, &p->containers.list, struct sim_container,
-                                    o.link) if (c->sandbox == sb)
-                kc__sim_state_remove_container(st, c);
+        kc_list_for_each_entry_safe (c, next, &p->containers.list, struct sim_container, o.link)
+                if (c->sandbox == sb)
+                        kc__sim_state_remove_container(st, c);
         object_unlink(&st->n_sandboxes, st->sandboxes, sb->v.id, sb, &p->sandboxes, &sb->o);
         free(sb);
         /* A pod created through the CRI face exists while it has objects. */

@@ -26,8 +26,7 @@ static int list_values(struct kc_list *head, int *out, int max)
         struct item *it;
         int n = 0;
 
-        kc_list_for_each_entry(it, head, struct item, link)
-        {
+        kc_list_for_each_entry (it, head, struct item, link) {
                 assert_true(n < max);
                 out[n++] = it->v;
         }
@@ -89,8 +88,7 @@ static void test_list_safe_walk_frees(void **state)
                 x->v = i;
                 kc_list_add_tail(&head, &x->link);
         }
-        kc_list_for_each_entry_safe(pos, tmp, &head, struct item, link)
-        {
+        kc_list_for_each_entry_safe (pos, tmp, &head, struct item, link) {
                 if (pos->v % 2 == 0) {
                         kc_list_del(&pos->link);
                         free(pos);
@@ -98,8 +96,7 @@ static void test_list_safe_walk_frees(void **state)
                 }
         }
         assert_int_equal(freed, 50);
-        kc_list_for_each_entry_safe(pos, tmp, &head, struct item, link)
-        {
+        kc_list_for_each_entry_safe (pos, tmp, &head, struct item, link) {
                 assert_int_equal(pos->v % 2, 1);
                 kc_list_del(&pos->link);
                 free(pos);
