@@ -189,16 +189,39 @@ enum view_kind {
         VIEW_TERMINATED,
 };
 
+/*
+ * A terminated state and where it comes from: a runtime instance that
+ * exited (cs), the previous API status' terminated object, reused as it is
+ * (old), or upstream's ContainerStatusUnknown stand-in for a container that
+ * was running and vanished (unknown_message). All NULL: no terminated state.
+ */
+struct term {
+        const struct kc_container_status *cs;
+        const json_t *old;
+        const char *unknown_message;
+};
+
+/* kubecontainer.ContainerReasonStatusUnknown and the two messages upstream gives it. */
+#define REASON_STATUS_UNKNOWN "ContainerStatusUnknown"
+#define MSG_UNKNOWN_TERMINATED "The container could not be located when the pod was terminated"
+#define MSG_UNKNOWN_DELETED                                                                        \
+        "The container could not be located when the pod was deleted.  The container used "        \
+        "to be Running"
+#define EXIT_CODE_UNKNOWN 137
+
 /* How one spec container shows in the API status. */
 struct cview {
         const struct kc_api_container *spec;
         bool is_init;
         const struct kc_container_status *newest; /* NULL: no runtime status */
-        enum view_kind kind;                      /* RUNNING and TERMINATED describe newest */
-        const char *reason;                       /* waiting; NULL: none */
-        const char *message;                      /* waiting; NULL: none */
+        const json_t *reused;  /* the old status reused whole (terminated, no runtime status) */
+        enum view_kind kind;   /* TERMINATED: see state */
+        struct term state;     /* kind == VIEW_TERMINATED */
+        struct term last;      /* lastState.terminated; none: {} */
+        int64_t restart_count; /* restartCount */
+        const char *reason;    /* waiting; NULL: none */
+        const char *message;   /* waiting; NULL: none */
         char *owned_reason, *owned_message;
-        const struct kc_container_status *last; /* lastState.terminated; NULL: {} */
 };
 
 static void cview_done(struct cview *v)
@@ -208,6 +231,20 @@ static void cview_done(struct cview *v)
 }
 
 static const struct kc_pod_status empty_status;
+
+static bool term_set(const struct term *t)
+{
+        return t->cs || t->old || t->unknown_message;
+}
+
+static int64_t term_exit_code(const struct term *t)
+{
+        if (t->cs)
+                return t->cs->exit_code;
+        if (t->old)
+                return json_integer_value(json_object_get(t->old, "exitCode"));
+        return EXIT_CODE_UNKNOWN;
+}
 
 /* The newest and second newest statuses named @p name (statuses are newest first). */
 static void find_statuses(const struct kc_pod_status *s, const char *name,
@@ -227,6 +264,98 @@ static void find_statuses(const struct kc_pod_status *s, const char *name,
                         return;
                 }
         }
+}
+
+/* The v1 ContainerStatus named @p name in the JSON array @p list, or NULL. */
+static const json_t *old_container_status(const json_t *list, const char *name)
+{
+        const char *n;
+        json_t *o;
+        size_t i;
+
+        json_array_foreach (list, i, o) {
+                n = json_string_value(json_object_get(o, "name"));
+                if (n && strcmp(n, name) == 0)
+                        return o;
+        }
+        return NULL;
+}
+
+/* @p cs's "<key>" state ("running", "terminated", ...) when it is an object, else NULL. */
+static const json_t *old_state(const json_t *cs, const char *key, const char *sub)
+{
+        const json_t *v = json_object_get(json_object_get(cs, key), sub);
+
+        return json_is_object(v) ? v : NULL;
+}
+
+static int64_t old_restart_count(const json_t *cs)
+{
+        return json_integer_value(json_object_get(cs, "restartCount"));
+}
+
+/*
+ * convertContainerStatus over the runtime's instances: the newest makes the
+ * state, the second newest lastState. A container that was running in the
+ * old status @p old and is now reported in the unknown state terminated
+ * without our seeing how: upstream's ContainerStatusUnknown, one restart more.
+ */
+static void view_from_runtime(struct cview *v, const struct kc_container_status *prev,
+                              const json_t *old)
+{
+        bool was_running = old_state(old, "state", "running") != NULL;
+
+        v->restart_count = v->newest->restart_count;
+        switch (v->newest->state) {
+        case KC_CONTAINER_STATE_RUNNING:
+                v->kind = VIEW_RUNNING;
+                break;
+        case KC_CONTAINER_STATE_EXITED:
+                v->kind = VIEW_TERMINATED;
+                v->state.cs = v->newest;
+                break;
+        case KC_CONTAINER_STATE_UNKNOWN:
+                if (was_running) {
+                        v->kind = VIEW_TERMINATED;
+                        v->state.unknown_message = MSG_UNKNOWN_TERMINATED;
+                        v->restart_count = old_restart_count(old) + 1;
+                }
+                break;
+        default: /* created: "waiting to be running", no reason */
+                break;
+        }
+        if (prev && prev->state == KC_CONTAINER_STATE_EXITED)
+                v->last.cs = prev;
+        else if (prev && prev->state == KC_CONTAINER_STATE_UNKNOWN && was_running)
+                v->last.unknown_message = MSG_UNKNOWN_TERMINATED;
+}
+
+/*
+ * No runtime instance left: the old status @p old (may be NULL) carries on.
+ * A terminated one is reused whole; otherwise the default waiting state keeps
+ * its restartCount and lastState, and one that was running gets a
+ * ContainerStatusUnknown lastState (a restart more unless the pod is being
+ * deleted), so that it counts as stopped rather than as never started.
+ */
+static void view_from_old(struct cview *v, const struct kc_api_pod *pod, const json_t *old)
+{
+        v->reason = pod->n_init_containers > 0 ? "PodInitializing" : "ContainerCreating";
+        if (!old)
+                return;
+        v->restart_count = old_restart_count(old);
+        v->last.old = old_state(old, "lastState", "terminated");
+        v->state.old = old_state(old, "state", "terminated");
+        if (v->state.old) {
+                v->kind = VIEW_TERMINATED;
+                v->reason = NULL;
+                v->reused = old;
+                return;
+        }
+        if (!old_state(old, "state", "running") || v->last.old)
+                return;
+        v->last.unknown_message = MSG_UNKNOWN_DELETED;
+        if (pod->deletion_ts == 0)
+                v->restart_count++;
 }
 
 /* ShouldContainerBeRestarted, from the container's newest status. */
@@ -253,44 +382,47 @@ static bool should_restart(const struct kc_api_pod *pod, const struct kc_contain
 }
 
 /*
- * Fills @p v for spec container @p c. With @p rc (may be NULL) a container
- * due for restart with a recorded start failure shows that failure as its
- * waiting state. Only a reason-cache lookup can fail (-ENOMEM); @p v is
- * always initialised (release with cview_done()).
+ * Fills @p v for spec container @p c from the runtime status @p s and the
+ * previous API status list @p old_list (the JSON array of the same kind,
+ * init or app; may be NULL). With @p rc (may be NULL) a container due for
+ * restart with a recorded start failure shows that failure as its waiting
+ * state. Only a reason-cache lookup can fail (-ENOMEM); @p v is always
+ * initialised (release with cview_done()).
  */
 static int cview_init(struct cview *v, const struct kc_api_pod *pod, const struct kc_pod_status *s,
-                      const struct kc_api_container *c, bool is_init, struct kc_reason_cache *rc)
+                      const struct kc_api_container *c, bool is_init, const json_t *old_list,
+                      struct kc_reason_cache *rc)
 {
+        const char *name = c->name ? c->name : "";
+        const json_t *old = old_container_status(old_list, name);
         const struct kc_container_status *prev;
         char *reason = NULL, *message = NULL;
         int r;
 
         *v = (struct cview){ .spec = c, .is_init = is_init, .kind = VIEW_WAITING };
-        find_statuses(s, c->name ? c->name : "", &v->newest, &prev);
-        if (!v->newest)
-                v->reason = pod->n_init_containers > 0 ? "PodInitializing" : "ContainerCreating";
-        else if (v->newest->state == KC_CONTAINER_STATE_RUNNING)
-                v->kind = VIEW_RUNNING;
-        else if (v->newest->state == KC_CONTAINER_STATE_EXITED)
-                v->kind = VIEW_TERMINATED;
-        /* created or unknown: "waiting to be running", no reason */
-        if (prev && prev->state == KC_CONTAINER_STATE_EXITED)
-                v->last = prev;
+        find_statuses(s, name, &v->newest, &prev);
+        if (v->newest)
+                view_from_runtime(v, prev, old);
+        else
+                view_from_old(v, pod, old);
 
         if (!rc || !pod->uid)
                 return 0;
         /* An init container that exited 0 is done and never restarted. */
-        if (is_init && v->kind == VIEW_TERMINATED && v->newest->exit_code == 0)
+        if (is_init && v->newest && v->newest->state == KC_CONTAINER_STATE_EXITED &&
+            v->newest->exit_code == 0)
                 return 0;
         if (!should_restart(pod, v->newest))
                 return 0;
-        r = kc_reason_cache_get(rc, pod->uid, c->name ? c->name : "", &reason, &message);
+        r = kc_reason_cache_get(rc, pod->uid, name, &reason, &message);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
-        if (v->kind == VIEW_TERMINATED)
-                v->last = v->newest;
+        if (v->kind == VIEW_TERMINATED) {
+                v->last = v->state;
+                v->state = (struct term){ 0 };
+        }
         v->kind = VIEW_WAITING;
         v->owned_reason = reason;
         v->owned_message = message;
@@ -302,7 +434,7 @@ static int cview_init(struct cview *v, const struct kc_api_pod *pod, const struc
 static bool cview_ready(const struct cview *v)
 {
         if (v->is_init)
-                return v->kind == VIEW_TERMINATED && v->newest->exit_code == 0;
+                return v->kind == VIEW_TERMINATED && term_exit_code(&v->state) == 0;
         return v->kind == VIEW_RUNNING; /* no readiness probes yet */
 }
 
@@ -327,13 +459,13 @@ static void count_view(struct phase_counts *pc, const struct cview *v)
                         pc->pending_init++;
                         break;
                 case VIEW_TERMINATED:
-                        if (v->newest->exit_code != 0)
+                        if (term_exit_code(&v->state) != 0)
                                 pc->failed_init++;
                         break;
                 case VIEW_WAITING:
-                        if (!v->last)
+                        if (!term_set(&v->last))
                                 pc->pending_init++;
-                        else if (v->last->exit_code != 0)
+                        else if (term_exit_code(&v->last) != 0)
                                 pc->failed_init++;
                         break;
                 }
@@ -346,12 +478,12 @@ static void count_view(struct phase_counts *pc, const struct cview *v)
                 break;
         case VIEW_TERMINATED:
                 pc->stopped++;
-                if (v->newest->exit_code == 0)
+                if (term_exit_code(&v->state) == 0)
                         pc->succeeded++;
                 pc->regular_started = true;
                 break;
         case VIEW_WAITING:
-                if (v->last)
+                if (term_set(&v->last))
                         pc->stopped++;
                 else
                         pc->waiting++;
@@ -396,11 +528,11 @@ enum kc_pod_phase kc_pod_get_phase(const struct kc_api_pod *pod, const struct kc
                 status = &empty_status;
         /* Without a reason cache cview_init neither allocates nor fails. */
         for (i = 0; i < pod->n_init_containers; i++) {
-                (void)cview_init(&v, pod, status, &pod->init_containers[i], true, NULL);
+                (void)cview_init(&v, pod, status, &pod->init_containers[i], true, NULL, NULL);
                 count_view(&pc, &v);
         }
         for (i = 0; i < pod->n_containers; i++) {
-                (void)cview_init(&v, pod, status, &pod->containers[i], false, NULL);
+                (void)cview_init(&v, pod, status, &pod->containers[i], false, NULL, NULL);
                 count_view(&pc, &v);
         }
         return phase_from_counts(pod, &pc, pod_is_terminal);
@@ -435,14 +567,36 @@ static int container_id_of(const struct kc_container_status *cs, const char *run
         return asprintf(ret, "%s://%s", runtime_name, cs->id) < 0 ? -ENOMEM : 0;
 }
 
+/* The v1 ContainerStateTerminated of @p t; NULL on ENOMEM. */
+static json_t *term_json(const struct term *t, const char *runtime_name)
+{
+        _cleanup_free_ char *cid = NULL;
+
+        if (t->old)
+                return json_deep_copy(t->old);
+        if (t->unknown_message)
+                return json_pack("{s:i, s:s, s:s, s:n, s:n}", "exitCode", EXIT_CODE_UNKNOWN,
+                                 "reason", REASON_STATUS_UNKNOWN, "message", t->unknown_message,
+                                 "startedAt", "finishedAt");
+        if (container_id_of(t->cs, runtime_name, &cid) < 0)
+                return NULL;
+        return terminated_json(t->cs, cid);
+}
+
+/* The string @p key of the reused old status, or NULL. */
+static const char *reused_str(const struct cview *v, const char *key)
+{
+        return json_string_value(json_object_get(v->reused, key));
+}
+
 static json_t *container_status_json(const struct cview *v, const char *runtime_name)
 {
         _cleanup_json_ json_t *o = json_object(), *state = json_object(), *last = json_object();
-        _cleanup_free_ char *cid = NULL, *last_cid = NULL;
+        _cleanup_free_ char *cid = NULL;
+        const char *image_id = v->newest ? v->newest->image_ref : reused_str(v, "imageID");
         json_t *sub;
 
-        if (!o || !state || !last || container_id_of(v->newest, runtime_name, &cid) < 0 ||
-            container_id_of(v->last, runtime_name, &last_cid) < 0)
+        if (!o || !state || !last || container_id_of(v->newest, runtime_name, &cid) < 0)
                 return NULL;
         switch (v->kind) {
         case VIEW_RUNNING:
@@ -452,7 +606,7 @@ static json_t *container_status_json(const struct cview *v, const char *runtime_
                         return NULL;
                 break;
         case VIEW_TERMINATED:
-                if (set_new(state, "terminated", terminated_json(v->newest, cid)) < 0)
+                if (set_new(state, "terminated", term_json(&v->state, runtime_name)) < 0)
                         return NULL;
                 break;
         case VIEW_WAITING:
@@ -463,17 +617,17 @@ static json_t *container_status_json(const struct cview *v, const char *runtime_
                         return NULL;
                 break;
         }
-        if (v->last && set_new(last, "terminated", terminated_json(v->last, last_cid)) < 0)
+        if (term_set(&v->last) &&
+            set_new(last, "terminated", term_json(&v->last, runtime_name)) < 0)
                 return NULL;
 
         if (set_str(o, "name", v->spec->name) < 0 || set_new(o, "state", TAKE_PTR(state)) < 0 ||
             set_new(o, "lastState", TAKE_PTR(last)) < 0 ||
             set_new(o, "ready", json_boolean(cview_ready(v))) < 0 ||
-            set_new(o, "restartCount", json_integer(v->newest ? v->newest->restart_count : 0)) <
+            set_new(o, "restartCount", json_integer(v->restart_count)) < 0 ||
+            set_str(o, "image", v->spec->image) < 0 || set_str(o, "imageID", image_id) < 0 ||
+            set_str_nonempty(o, "containerID", v->newest ? cid : reused_str(v, "containerID")) <
                     0 ||
-            set_str(o, "image", v->spec->image) < 0 ||
-            set_str(o, "imageID", v->newest ? v->newest->image_ref : NULL) < 0 ||
-            set_str_nonempty(o, "containerID", cid) < 0 ||
             set_new(o, "started", json_boolean(v->kind == VIEW_RUNNING)) < 0)
                 return NULL;
         return TAKE_PTR(o);
@@ -787,13 +941,15 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
         init = vs.v;
         app = vs.v + pod->n_init_containers;
         for (i = 0; i < pod->n_init_containers; i++) {
-                r = cview_init(&init[i], pod, status, &pod->init_containers[i], true, rc);
+                r = cview_init(&init[i], pod, status, &pod->init_containers[i], true,
+                               json_object_get(old_status, "initContainerStatuses"), rc);
                 if (r < 0)
                         return r;
                 count_view(&pc, &init[i]);
         }
         for (i = 0; i < pod->n_containers; i++) {
-                r = cview_init(&app[i], pod, status, &pod->containers[i], false, rc);
+                r = cview_init(&app[i], pod, status, &pod->containers[i], false,
+                               json_object_get(old_status, "containerStatuses"), rc);
                 if (r < 0)
                         return r;
                 count_view(&pc, &app[i]);

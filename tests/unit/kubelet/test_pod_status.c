@@ -946,6 +946,236 @@ static void test_status_terminal_phase_sticks(void **state)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Status continuity (convertToAPIContainerStatuses' previous statuses)      */
+
+#define MSG_UNKNOWN_DELETED                                                                        \
+        "The container could not be located when the pod was deleted.  The container used "        \
+        "to be Running"
+#define MSG_UNKNOWN_TERMINATED "The container could not be located when the pod was terminated"
+
+/* A crash-looping container (two dead instances, restartCount 2) as the old status. */
+static json_t *crash_looped_status(const struct kc_api_pod *pod, struct kc_reason_cache *rc)
+{
+        struct kc_container_status cs[2] = { cs_exited("c3", "app", 1, 2),
+                                             cs_exited("c2", "app", 1, 1) };
+        struct kc_pod_status st = status_of(cs, 2);
+
+        cs[0].finished_at = T0 - 5 * SEC;
+        return generate(pod, &st, rc, NULL, NULL, T0);
+}
+
+/* Every instance removed (container GC): restartCount carries on from the old status. */
+static void test_status_gc_keeps_restart_count(void **state)
+{
+        struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_ALWAYS, &app_ctr, 1, NULL, 0);
+        json_t *old, *s;
+
+        (void)state;
+        old = crash_looped_status(&pod, NULL);
+        assert_int_equal(jint_at(old, "containerStatuses.0.restartCount"), 2);
+        /* Old terminated: reused whole, count included. */
+        s = generate(&pod, NULL, NULL, NULL, old, T0 + SEC);
+        assert_int_equal(jint_at(s, "containerStatuses.0.restartCount"), 2);
+        json_decref(s);
+        json_decref(old);
+}
+
+/* Every instance removed while waiting in CrashLoopBackOff: lastState and
+ * restartCount stay, the waiting reason still comes from the reason cache. */
+static void test_status_gc_keeps_last_state(void **state)
+{
+        _cleanup_(kc_reason_cache_freep) struct kc_reason_cache *rc = NULL;
+        struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_ALWAYS, &app_ctr, 1, NULL, 0);
+        json_t *old, *s, *c;
+
+        (void)state;
+        assert_int_equal(kc_reason_cache_new(&rc), 0);
+        assert_int_equal(kc_reason_cache_update(rc, "u1", "app", "CrashLoopBackOff", "back-off"),
+                         0);
+        old = crash_looped_status(&pod, rc);
+        assert_string_equal(jstr_at(old, "containerStatuses.0.state.waiting.reason"),
+                            "CrashLoopBackOff");
+
+        s = generate(&pod, NULL, rc, NULL, old, T0 + SEC);
+        c = jpath(s, "containerStatuses.0");
+        assert_string_equal(jstr_at(c, "state.waiting.reason"), "CrashLoopBackOff");
+        assert_int_equal(jint_at(c, "restartCount"), 2);
+        assert_int_equal(jint_at(c, "lastState.terminated.exitCode"), 1);
+        assert_string_equal(jstr_at(c, "lastState.terminated.containerID"), "sim://c3");
+        assert_string_equal(jstr_at(c, "lastState.terminated.finishedAt"), fmt_time(T0 - 5 * SEC));
+        assert_null(json_object_get(c, "containerID"));
+        /* A stopped container, not one that never ran: the pod stays Running. */
+        assert_string_equal(jstr_at(s, "phase"), "Running");
+        json_decref(s);
+
+        /* Without a reason: the default waiting reason, the same lastState. */
+        s = generate(&pod, NULL, NULL, NULL, old, T0 + SEC);
+        c = jpath(s, "containerStatuses.0");
+        assert_string_equal(jstr_at(c, "state.waiting.reason"), "ContainerCreating");
+        assert_int_equal(jint_at(c, "restartCount"), 2);
+        assert_string_equal(jstr_at(c, "lastState.terminated.containerID"), "sim://c3");
+        assert_string_equal(jstr_at(s, "phase"), "Running");
+        json_decref(s);
+        json_decref(old);
+}
+
+/* A container terminated in the old status and gone from the runtime keeps
+ * its terminated state; the Never pod then finishes (instead of Pending). */
+static void test_status_terminated_reused(void **state)
+{
+        static const struct kc_api_container two[] = { { .name = "a", .image = "img-a" },
+                                                       { .name = "b", .image = "img-b" } };
+        struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_NEVER, two, 2, NULL, 0);
+        struct kc_container_status cs[2] = { cs_exited("a1", "a", 0, 0), cs_running("b1", "b", 0) };
+        struct kc_pod_status st = status_of(cs, 2);
+        json_t *old, *s, *c;
+
+        (void)state;
+        cs[0].reason = "Completed";
+        cs[0].message = "done";
+        old = generate(&pod, &st, NULL, NULL, NULL, T0);
+        assert_string_equal(jstr_at(old, "phase"), "Running");
+
+        /* a's instance is removed; b still runs. */
+        st = status_of(&cs[1], 1);
+        s = generate(&pod, &st, NULL, NULL, old, T0 + SEC);
+        assert_string_equal(jstr_at(s, "phase"), "Running");
+        c = jpath(s, "containerStatuses.0");
+        assert_string_equal(jstr_at(c, "name"), "a");
+        assert_true(json_equal(jpath(c, "state"), jpath(old, "containerStatuses.0.state")));
+        assert_string_equal(jstr_at(c, "state.terminated.message"), "done");
+        assert_string_equal(jstr_at(c, "state.terminated.finishedAt"), fmt_time(T0 - 30 * SEC));
+        assert_string_equal(jstr_at(c, "containerID"), "sim://a1");
+        assert_string_equal(jstr_at(c, "imageID"), "sha256:abc");
+        assert_false(jbool_at(c, "ready"));
+        assert_false(jbool_at(c, "started"));
+        json_decref(old);
+        old = s;
+
+        /* b exits 1: the pod fails. */
+        cs[1] = cs_exited("b1", "b", 1, 0);
+        s = generate(&pod, &st, NULL, NULL, old, T0 + 2 * SEC);
+        assert_string_equal(jstr_at(s, "phase"), "Failed");
+        assert_int_equal(jint_at(s, "containerStatuses.0.state.terminated.exitCode"), 0);
+        assert_int_equal(jint_at(s, "containerStatuses.1.state.terminated.exitCode"), 1);
+        json_decref(s);
+        /* ...or 0: it succeeds. */
+        cs[1].exit_code = 0;
+        s = generate(&pod, &st, NULL, NULL, old, T0 + 2 * SEC);
+        assert_string_equal(jstr_at(s, "phase"), "Succeeded");
+        json_decref(s);
+        json_decref(old);
+
+        /* An init container's reused exit 0 still counts as initialized. */
+        {
+                struct kc_api_pod ip = pod_with(KC_RESTART_POLICY_NEVER, &two[1], 1, two, 1);
+
+                st = status_of(cs, 2); /* a exited 0 (init), b exited 0 */
+                old = generate(&ip, &st, NULL, NULL, NULL, T0);
+                st = status_of(&cs[1], 1);
+                s = generate(&ip, &st, NULL, NULL, old, T0 + SEC);
+                assert_true(jbool_at(s, "initContainerStatuses.0.ready"));
+                assert_string_equal(jstr_at(s, "phase"), "Succeeded");
+                json_decref(s);
+                json_decref(old);
+        }
+}
+
+/* The terminated object upstream makes up for a container that vanished. */
+static void assert_status_unknown(json_t *t, const char *message)
+{
+        assert_int_equal(jint_at(t, "exitCode"), 137);
+        assert_string_equal(jstr_at(t, "reason"), "ContainerStatusUnknown");
+        assert_string_equal(jstr_at(t, "message"), message);
+        assert_true(json_is_null(json_object_get(t, "startedAt")));
+        assert_true(json_is_null(json_object_get(t, "finishedAt")));
+        assert_null(json_object_get(t, "containerID"));
+}
+
+/* Running in the old status, gone from the runtime: ContainerStatusUnknown,
+ * exit 137, in lastState, one restart more unless the pod is being deleted. */
+static void test_status_unknown_after_running(void **state)
+{
+        struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_ALWAYS, &app_ctr, 1, NULL, 0);
+        struct kc_container_status cs = cs_running("c4", "app", 3);
+        struct kc_pod_status st = status_of(&cs, 1);
+        json_t *old, *s, *c;
+
+        (void)state;
+        old = generate(&pod, &st, NULL, NULL, NULL, T0);
+        s = generate(&pod, NULL, NULL, NULL, old, T0 + SEC);
+        c = jpath(s, "containerStatuses.0");
+        assert_string_equal(jstr_at(c, "state.waiting.reason"), "ContainerCreating");
+        assert_status_unknown(jpath(c, "lastState.terminated"), MSG_UNKNOWN_DELETED);
+        assert_int_equal(jint_at(c, "restartCount"), 4);
+        assert_string_equal(jstr_at(s, "phase"), "Running");
+        json_decref(s);
+
+        /* Never: stopped, not back to Pending (where SyncPod would run it twice). */
+        pod.restart_policy = KC_RESTART_POLICY_NEVER;
+        s = generate(&pod, NULL, NULL, NULL, old, T0 + SEC);
+        assert_string_equal(jstr_at(s, "phase"), "Failed");
+        assert_string_equal(jstr_at(condition(s, "Ready"), "reason"), "PodFailed");
+        json_decref(s);
+        pod.restart_policy = KC_RESTART_POLICY_ALWAYS;
+
+        /* Being deleted: no restart counted. */
+        pod.deletion_ts = T0;
+        s = generate(&pod, NULL, NULL, NULL, old, T0 + SEC);
+        assert_int_equal(jint_at(s, "containerStatuses.0.restartCount"), 3);
+        assert_status_unknown(jpath(s, "containerStatuses.0.lastState.terminated"),
+                              MSG_UNKNOWN_DELETED);
+        json_decref(s);
+        pod.deletion_ts = 0;
+
+        /* The runtime still lists it, in the unknown state: terminated at once. */
+        cs.state = KC_CONTAINER_STATE_UNKNOWN;
+        s = generate(&pod, &st, NULL, NULL, old, T0 + SEC);
+        c = jpath(s, "containerStatuses.0");
+        assert_status_unknown(jpath(c, "state.terminated"), MSG_UNKNOWN_TERMINATED);
+        assert_int_equal(jint_at(c, "restartCount"), 4);
+        assert_string_equal(jstr_at(c, "containerID"), "sim://c4");
+        assert_string_equal(jstr_at(s, "phase"), "Running");
+        json_decref(s);
+        json_decref(old);
+}
+
+/* Where upstream makes no ContainerStatusUnknown. */
+static void test_status_unknown_not_applied(void **state)
+{
+        struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_ALWAYS, &app_ctr, 1, NULL, 0);
+        struct kc_container_status cs[2] = { cs_running("c2", "app", 1),
+                                             cs_exited("c1", "app", 2, 0) };
+        struct kc_pod_status st = status_of(cs, 2);
+        json_t *old, *s, *c;
+
+        (void)state;
+        /* Old status waiting (never ran): the default waiting state, nothing made up. */
+        old = generate(&pod, NULL, NULL, NULL, NULL, T0);
+        s = generate(&pod, NULL, NULL, NULL, old, T0 + SEC);
+        assert_true(json_equal(s, old));
+        json_decref(s);
+        /* Unknown runtime state without a running old status: waiting {}. */
+        cs[0].state = KC_CONTAINER_STATE_UNKNOWN;
+        s = generate(&pod, &st, NULL, NULL, old, T0 + SEC);
+        assert_int_equal(json_object_size(jpath(s, "containerStatuses.0.state.waiting")), 0);
+        assert_int_equal(jint_at(s, "containerStatuses.0.restartCount"), 1);
+        json_decref(s);
+        json_decref(old);
+
+        /* Running with a real lastState already: that one stays, no restart added. */
+        cs[0].state = KC_CONTAINER_STATE_RUNNING;
+        old = generate(&pod, &st, NULL, NULL, NULL, T0);
+        s = generate(&pod, NULL, NULL, NULL, old, T0 + SEC);
+        c = jpath(s, "containerStatuses.0");
+        assert_int_equal(jint_at(c, "restartCount"), 1);
+        assert_int_equal(jint_at(c, "lastState.terminated.exitCode"), 2);
+        assert_string_equal(jstr_at(c, "lastState.terminated.containerID"), "sim://c1");
+        json_decref(s);
+        json_decref(old);
+}
+
+/* ------------------------------------------------------------------------ */
 /* v1 Pod                                                                     */
 
 static void test_api_pod_to_json(void **state)
@@ -1053,6 +1283,11 @@ int main(void)
                 cmocka_unit_test(test_status_ips),
                 cmocka_unit_test(test_status_transition_times),
                 cmocka_unit_test(test_status_terminal_phase_sticks),
+                cmocka_unit_test(test_status_gc_keeps_restart_count),
+                cmocka_unit_test(test_status_gc_keeps_last_state),
+                cmocka_unit_test(test_status_terminated_reused),
+                cmocka_unit_test(test_status_unknown_after_running),
+                cmocka_unit_test(test_status_unknown_not_applied),
                 cmocka_unit_test(test_api_pod_to_json),
         };
 

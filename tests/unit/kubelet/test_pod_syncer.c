@@ -357,6 +357,120 @@ static void test_terminating_kills(void **state)
         kc_api_pod_unref(pod);
 }
 
+/* The container named @p name in the pod's runtime status, removed from the runtime. */
+static void remove_container(struct env *e, const struct kc_api_pod *pod, const char *name)
+{
+        struct kc_runtime_service svc = kc_sim_service(e->sim);
+        struct kc_pod_status *s = runtime_status(e, pod);
+        struct kc_runtime_error err = { 0 };
+        size_t i, n = 0;
+
+        for (i = 0; i < s->n_containers; i++) {
+                if (strcmp(s->containers[i].name, name) != 0)
+                        continue;
+                if (s->containers[i].state == KC_CONTAINER_STATE_RUNNING)
+                        assert_int_equal(
+                                svc.ops->stop_container(svc.self, s->containers[i].id, 0, &err), 0);
+                assert_int_equal(svc.ops->remove_container(svc.self, s->containers[i].id, &err), 0);
+                n++;
+        }
+        assert_int_not_equal(n, 0);
+        kc_pod_status_unref(s);
+}
+
+/*
+ * A Never pod whose finished container was removed from the runtime keeps
+ * that container's terminated status: the status manager accepts the next
+ * statuses and the pod finishes. Before, the removed container went back to
+ * waiting, the status manager refused every later status (terminated may
+ * not become waiting under Never) and the pod stayed Running for good.
+ */
+static void test_never_pod_finishes_after_removal(void **state)
+{
+        struct env *e = *state;
+        static const char *const quick[] = { "sleep", "1" }, *const slow[] = { "sleep", "3" };
+        const struct kc_api_container cs[] = {
+                { .name = "a", .image = "busybox:1.36", .command = quick, .n_command = 2 },
+                { .name = "b", .image = "busybox:1.36", .command = slow, .n_command = 2 },
+        };
+        const struct kc_api_pod tmpl = { .uid = "never2",
+                                         .name = "never2",
+                                         .namespace = "default",
+                                         .source = "file",
+                                         .creation_ts = T0,
+                                         .deletion_grace_s = -1,
+                                         .termination_grace_s = 5,
+                                         .restart_policy = KC_RESTART_POLICY_NEVER,
+                                         .containers = cs,
+                                         .n_containers = 2 };
+        struct kc_api_pod *pod = NULL;
+        struct kc_pod_status *s;
+        bool terminal;
+        int64_t requeue;
+        char *err = NULL;
+
+        assert_int_equal(kc_api_pod_new(&tmpl, &pod), 0);
+        assert_int_equal(do_sync(e, pod, KC_SYNC_POD_CREATE, &terminal, &requeue, &err), 0);
+        kc_fake_clock_advance(e->clock, 2 * SEC);
+        assert_int_equal(do_sync(e, pod, KC_SYNC_POD_SYNC, &terminal, &requeue, &err), 0);
+        assert_false(terminal);
+        assert_string_equal(stored(e, "never2", "phase", NULL), "Running");
+        assert_string_equal(stored(e, "never2", "containerStatuses", "state"), "terminated");
+
+        remove_container(e, pod, "a");
+        kc_fake_clock_advance(e->clock, 2 * SEC);
+        assert_int_equal(do_sync(e, pod, KC_SYNC_POD_SYNC, &terminal, &requeue, &err), 0);
+        assert_true(terminal);
+        assert_string_equal(stored(e, "never2", "phase", NULL), "Succeeded");
+        assert_string_equal(stored(e, "never2", "containerStatuses", "state"), "terminated");
+        /* Nothing ran a second time. */
+        s = runtime_status(e, pod);
+        assert_int_equal(s->n_containers, 1);
+        assert_string_equal(s->containers[0].name, "b");
+        kc_pod_status_unref(s);
+        kc_api_pod_unref(pod);
+}
+
+/*
+ * A Never pod's running container vanishes before its exit was seen: the
+ * pod fails (ContainerStatusUnknown, 137) instead of going back to Pending
+ * and running the container a second time.
+ */
+static void test_never_pod_vanished_container_fails(void **state)
+{
+        struct env *e = *state;
+        static const char *const cmd[] = { "run-forever" };
+        struct kc_api_pod *pod = make_pod("runonce", cmd, 1, KC_RESTART_POLICY_NEVER, false);
+        struct kc_pod_status *s;
+        json_t *st = NULL, *last;
+        bool terminal;
+        int64_t requeue;
+        char *err = NULL;
+
+        assert_int_equal(do_sync(e, pod, KC_SYNC_POD_CREATE, &terminal, &requeue, &err), 0);
+        kc_fake_clock_advance(e->clock, SEC);
+        assert_int_equal(do_sync(e, pod, KC_SYNC_POD_SYNC, &terminal, &requeue, &err), 0);
+        assert_string_equal(stored(e, "runonce", "containerStatuses", "state"), "running");
+
+        remove_container(e, pod, "app");
+        kc_fake_clock_advance(e->clock, SEC);
+        assert_int_equal(do_sync(e, pod, KC_SYNC_POD_SYNC, &terminal, &requeue, &err), 0);
+        assert_true(terminal);
+        assert_string_equal(stored(e, "runonce", "phase", NULL), "Failed");
+        assert_int_equal(kc_status_manager_get_pod_status(e->sm, "runonce", &st), 0);
+        last = json_object_get(json_array_get(json_object_get(st, "containerStatuses"), 0),
+                               "lastState");
+        last = json_object_get(last, "terminated");
+        assert_string_equal(json_string_value(json_object_get(last, "reason")),
+                            "ContainerStatusUnknown");
+        assert_int_equal(json_integer_value(json_object_get(last, "exitCode")), 137);
+        json_decref(st);
+        s = runtime_status(e, pod);
+        assert_int_equal(s->n_containers, 0);
+        kc_pod_status_unref(s);
+        kc_api_pod_unref(pod);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -365,6 +479,10 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_crash_loop_requeue, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_job_terminal_and_terminating, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_terminating_kills, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_never_pod_finishes_after_removal, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_never_pod_vanished_container_fails, setup,
+                                                teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

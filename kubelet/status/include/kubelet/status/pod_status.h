@@ -103,7 +103,25 @@ enum kc_pod_phase kc_pod_get_phase(const struct kc_api_pod *pod, const struct kc
  *   instance moves to lastState.
  *   lastState: {terminated} of the second newest instance when it exited,
  *   else {} (unless moved there as above).
- *   restartCount: the newest status' restart_count (0 without one).
+ *   restartCount: the newest status' restart_count.
+ *   Continuity with @p old_status (convertToAPIContainerStatuses' previous
+ *   statuses, same list, matched by name):
+ *   - no runtime status and the old one terminated: the old status is
+ *     reused (state, lastState, restartCount, containerID, imageID);
+ *   - no runtime status otherwise: the default waiting state above keeps
+ *     the old restartCount and lastState; when the old state was running
+ *     and there is no old lastState, lastState becomes {terminated
+ *     {exitCode 137, reason "ContainerStatusUnknown", message "The container
+ *     could not be located when the pod was deleted.  The container used to
+ *     be Running"}} and restartCount grows by one unless the pod is being
+ *     deleted (the container then counts as stopped, not as never started);
+ *   - an unknown-state runtime instance whose old state was running:
+ *     terminated {137, "ContainerStatusUnknown", "The container could not
+ *     be located when the pod was terminated"} (as the state for the newest
+ *     instance, with the old restartCount + 1; as lastState for the second
+ *     newest); without a running old state it is waiting {} as before.
+ *   Without @p old_status a container without runtime status has
+ *   restartCount 0 and lastState {}.
  *   ready: app containers: running (there are no probes yet, so a running
  *   container is ready); init containers: exited 0. started: running.
  *   image: the spec image. imageID: the newest status' image_ref ("" when
@@ -111,15 +129,15 @@ enum kc_pod_phase kc_pod_get_phase(const struct kc_api_pod *pod, const struct kc
  * - "qosClass": "BestEffort" (specs carry no resources).
  * Times are RFC 3339 seconds (kc_format_rfc3339); a zero time is null.
  *
- * Not done: pod-level reason/message, ephemeral containers, resources,
- * keeping a container's old status when its runtime statuses are all gone
- * (upstream reuses @p old_status's terminated state then).
+ * Not done: pod-level reason/message, ephemeral containers, resources.
  *
  * @param rc the reason cache; may be NULL (no entries).
  * @param host_ip the node's IP; NULL or "" when unknown.
  * @param runtime_name the containerID scheme: "sim", "containerd", ...
  * @param old_status the status this function produced last time for the
- *        same pod (e.g. from the status manager), or NULL; only read.
+ *        same pod (e.g. from the status manager), or NULL; only read. Its
+ *        phase, conditions' lastTransitionTime, startTime and container
+ *        statuses carry over as described above.
  * @param ret on success a new JSON object; untouched on failure.
  * @return 0, -EINVAL (NULL @p pod or @p runtime_name), -ENOMEM.
  *
