@@ -49,6 +49,7 @@
 #include "kubelet/server/server.h"
 #include "kubelet/sync_loop.h"
 #include "metrics/kubelet_metrics.h"
+#include "metrics/process.h"
 #include "metrics/registry.h"
 #include "pleg/evented.h"
 #include "pleg/generic.h"
@@ -56,6 +57,7 @@
 #include "runtime/cri.h"
 #include "runtime/error.h"
 #include "runtime/manager.h"
+#include "runtime/instrumented.h"
 #include "runtime/runtime_service.h"
 #include "runtime/sim.h"
 #include "runtime/sync_pod.h"
@@ -71,8 +73,9 @@ struct daemon {
         char *node_ip;
         struct kc_metrics_registry *registry;
         struct kc_kubelet_metrics metrics;
-        struct kc_sim *sim; /* the runtime: the simulated one, */
-        struct kc_cri *cri; /* or a CRI client */
+        struct kc_sim *sim;                           /* the runtime: the simulated one, */
+        struct kc_cri *cri;                           /* or a CRI client */
+        struct kc_instrumented_runtime *instrumented; /* around either */
         struct kc_runtime_service svc;
         char *runtime_name;
         char *runtime_version; /* "<name>://<version>" */
@@ -214,6 +217,11 @@ static int open_runtime(struct daemon *d)
                         return r;
                 d->svc = kc_sim_service(d->sim);
         }
+        /* newInstrumentedRuntimeService: every runtime call counts in the metrics. */
+        r = kc_instrumented_runtime_new(d->svc, &d->metrics, d->clock, &d->instrumented);
+        if (r < 0)
+                return r;
+        d->svc = kc_instrumented_runtime_service(d->instrumented);
         /* As upstream, a runtime that cannot say its version stops the start. */
         r = d->svc.ops->version(d->svc.self, &v, &err);
         if (r < 0) {
@@ -416,6 +424,7 @@ static void teardown(struct daemon *d)
         kc_kubelet_parts_done(&d->k);
         d->manager = kc_runtime_manager_free(d->manager);
         d->sim = kc_sim_free(d->sim); /* the simulated containers end with the process */
+        d->instrumented = kc_instrumented_runtime_free(d->instrumented);
         d->cri = kc_cri_free(d->cri);
         d->registry = kc_metrics_registry_free(d->registry);
         free(d->runtime_version);
@@ -451,6 +460,11 @@ int kc_cmd_daemon(const struct kc_kubelet_flags *f)
                 r = kc_metrics_registry_new(&d.registry);
         if (r >= 0)
                 r = kc_kubelet_metrics_register(d.registry, &d.metrics);
+        if (r >= 0)
+                r = kc_process_metrics_register(d.registry, NULL);
+        /* metrics.NodeName: always 1, for the node's name. */
+        if (r >= 0 && f->hostname_override)
+                r = kc_gauge_vec_set_mp(d.metrics.node_name, f->hostname_override, 1);
         if (r >= 0)
                 r = open_runtime(&d);
         if (r >= 0)

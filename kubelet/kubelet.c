@@ -29,6 +29,8 @@
 #include "kubelet/status/reason_cache.h"
 #include "kubelet/status/status_manager.h"
 #include "kubelet/sync_loop.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
 #include "podworkers/pod_workers.h"
 #include "runtime/api_pod.h"
 #include "runtime/cache.h"
@@ -230,18 +232,22 @@ static void handle_pod_syncs(void *ud, struct kc_api_pod *const *pods, size_t n)
         }
 }
 
-/* Kills every running runtime pod the workers are not already syncing or terminating. */
-static void kill_orphaned_runtime_pods(struct kc_kubelet *k,
-                                       const struct kc_pod_worker_sync_list *working)
+/*
+ * Kills every running runtime pod the workers are not already syncing or
+ * terminating. Returns how many the workers did not know at all (upstream's
+ * orphanCount: they are terminating runtime-only pods from now on).
+ */
+static size_t kill_orphaned_runtime_pods(struct kc_kubelet *k,
+                                         const struct kc_pod_worker_sync_list *working)
 {
         const struct kc_kill_pod_options kill = { .grace_period_override_s = ORPHAN_KILL_GRACE_S };
         struct kc_runtime_error err = { 0 };
         struct kc_pod_list running = { 0 };
-        size_t i;
+        size_t i, unknown = 0;
 
         if (k->d.runtime.ops->get_pods(k->d.runtime.self, false, &running, &err) < 0) {
                 kc_log_error("Error listing containers err=\"%s\"", err.message);
-                return;
+                return 0;
         }
         for (i = 0; i < running.n; i++) {
                 struct kc_pod *rp = running.pods[i];
@@ -254,11 +260,99 @@ static void kill_orphaned_runtime_pods(struct kc_kubelet *k,
 
                 if (w && (w->state == KC_POD_WORK_SYNC || w->state == KC_POD_WORK_TERMINATING))
                         continue; /* a worker is in charge already */
+                if (!w)
+                        unknown++;
                 kc_log_v(3, "Clean up orphaned pod containers podUID=\"%s\"", rp->id);
                 if (kc_pod_workers_update_pod(k->d.pod_workers, &o) < 0)
                         kc_log_error("Failed to kill orphaned pod podUID=\"%s\"", rp->id);
         }
         kc_pod_list_done(&running);
+        return unknown;
+}
+
+/* What housekeeping counts for the metrics. */
+struct cleanup_counts {
+        size_t restarted[2];  /* [static]: desired pods restarted (unknown to the workers) */
+        size_t orphaned;      /* runtime pods the workers did not know */
+        size_t working[5][3]; /* [config kind][lifecycle], see record_pod_counts() */
+};
+
+/* The config kinds of kubelet_working_pods: upstream's valid PodWorkerSync combinations. */
+static const struct {
+        const char *config, *static_label;
+} working_kinds[5] = {
+        { "desired", KC_METRICS_STATIC_TRUE }, { "desired", KC_METRICS_STATIC_FALSE },
+        { "orphan", KC_METRICS_STATIC_TRUE },  { "orphan", KC_METRICS_STATIC_FALSE },
+        { "runtime_only", "unknown" },
+};
+
+/* The working_kinds index of a worker (a worker without config is runtime_only). */
+static size_t working_kind(const struct kc_pod_worker_sync *w)
+{
+        if (!w->has_config)
+                return 4;
+        return (w->orphan ? 2 : 0) + (w->static_pod ? 0 : 1);
+}
+
+/*
+ * The end of HandlePodCleanups' metrics: desired, active and mirror pods
+ * as the pod manager and the workers see them, the restarts and orphans
+ * counted, and every (lifecycle, config, static) combination of working
+ * pods, zeros included, as upstream sets them.
+ */
+static void record_pod_counts(struct kc_kubelet *k, struct kc_api_pod *const *pods, size_t n,
+                              const struct kc_pod_worker_sync_list *working,
+                              const struct cleanup_counts *c)
+{
+        static const char *const lifecycles[3] = { "sync", "terminating", "terminated" };
+        static const enum kc_pod_work_type states[3] = { KC_POD_WORK_SYNC, KC_POD_WORK_TERMINATING,
+                                                         KC_POD_WORK_TERMINATED };
+        struct kc_kubelet_metrics *m = k->d.metrics;
+        size_t desired[2] = { 0 }, active[2] = { 0 }, mirrors, counts[5][3];
+        _cleanup_free_ char **orphaned_mirrors = NULL;
+        size_t i, j;
+
+        memcpy(counts, c->working, sizeof(counts));
+        mirrors = kc_pod_manager_get_orphaned_mirror_pod_names(k->d.pod_manager, &orphaned_mirrors);
+        for (i = 0; i < mirrors; i++)
+                free(orphaned_mirrors[i]);
+        for (i = 0; i < n; i++) {
+                struct kc_api_pod *mirror;
+                bool st = pods[i]->static_pod;
+
+                desired[st]++;
+                if (!kc_pod_workers_is_pod_known_terminated(k->d.pod_workers, pods[i]->uid) &&
+                    pods[i]->phase != KC_POD_PHASE_SUCCEEDED &&
+                    pods[i]->phase != KC_POD_PHASE_FAILED)
+                        active[st]++;
+                mirror =
+                        st ? kc_pod_manager_get_mirror_pod_by_pod(k->d.pod_manager, pods[i]) : NULL;
+                mirrors += mirror != NULL;
+                kc_api_pod_unref(mirror);
+        }
+        kc_gauge_vec_set_mp(m->desired_pods, KC_METRICS_STATIC_FALSE, (double)desired[0]);
+        kc_gauge_vec_set_mp(m->desired_pods, KC_METRICS_STATIC_TRUE, (double)desired[1]);
+        kc_gauge_vec_set_mp(m->active_pods, KC_METRICS_STATIC_FALSE, (double)active[0]);
+        kc_gauge_vec_set_mp(m->active_pods, KC_METRICS_STATIC_TRUE, (double)active[1]);
+        kc_gauge_set_mp(m->mirror_pods, (double)mirrors);
+        {
+                const char *t[] = { KC_METRICS_STATIC_TRUE }, *f[] = { KC_METRICS_STATIC_FALSE };
+
+                kc_counter_vec_add_mp(m->restarted_pods_total, t, (double)c->restarted[1]);
+                kc_counter_vec_add_mp(m->restarted_pods_total, f, (double)c->restarted[0]);
+        }
+        kc_counter_add_mp(m->orphaned_runtime_pods_total, (double)c->orphaned);
+        for (i = 0; i < working->n; i++)
+                for (j = 0; j < 3; j++)
+                        if (working->items[i].state == states[j])
+                                counts[working_kind(&working->items[i])][j]++;
+        for (i = 0; i < 5; i++)
+                for (j = 0; j < 3; j++) {
+                        const char *labels[] = { lifecycles[j], working_kinds[i].config,
+                                                 working_kinds[i].static_label };
+
+                        kc_gauge_vec_set_labels_mp(m->working_pods, labels, (double)counts[i][j]);
+                }
 }
 
 /*
@@ -360,6 +454,7 @@ static void handle_pod_cleanups(void *ud)
 {
         struct kc_kubelet *k = ud;
         struct kc_pod_worker_sync_list working = { 0 };
+        struct cleanup_counts counts = { 0 };
         struct kc_api_pod **pods = NULL;
         int64_t start = kc_clock_now(k->d.clock);
         size_t n, i;
@@ -369,7 +464,9 @@ static void handle_pod_cleanups(void *ud)
                 kc_log_error("Failed to sync known pods");
                 goto out;
         }
-        kill_orphaned_runtime_pods(k, &working);
+        counts.orphaned = kill_orphaned_runtime_pods(k, &working);
+        /* The orphans killed now are terminating runtime-only pods. */
+        counts.working[4][1] = counts.orphaned;
         evict_sandboxes_of_removed_pods(k, pods, n, start);
         /* Desired pods the workers no longer know (forgotten after a same-UID
          * restart, or terminated and purged) start again. */
@@ -387,7 +484,12 @@ static void handle_pod_cleanups(void *ud)
                 mirror = kc_pod_manager_get_mirror_pod_by_pod(k->d.pod_manager, pods[i]);
                 update_pod(k, KC_SYNC_POD_CREATE, pods[i], mirror, start);
                 kc_api_pod_unref(mirror);
+                /* Now known as well: a desired pod in sync. */
+                counts.restarted[pods[i]->static_pod]++;
+                counts.working[pods[i]->static_pod ? 0 : 1][0]++;
         }
+        if (k->d.metrics)
+                record_pod_counts(k, pods, n, &working, &counts);
         if (k->d.status_manager || k->d.reasons)
                 remove_orphaned_pod_state(k, &working, pods, n);
         if (k->d.backoff)

@@ -102,6 +102,7 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .enqueue = kc_kubelet_enqueue,
                 .enqueue_userdata = p->work_queue,
                 .resync_interval_ns = cfg->sync_frequency_ns,
+                .metrics = cfg->metrics,
         };
         if ((r = kc_pod_workers_new(&wc, &p->pod_workers)) < 0)
                 return r;
@@ -122,6 +123,7 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .backoff = p->backoff,
                 .status_manager = p->status_manager,
                 .reasons = p->reasons,
+                .metrics = cfg->metrics,
         };
         if ((r = kc_kubelet_new(&kd, &p->kubelet)) < 0)
                 return r;

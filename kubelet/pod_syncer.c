@@ -115,6 +115,22 @@ static int update_status(struct kc_pod_syncer *s, const struct kc_api_pod *pod,
         return r;
 }
 
+/*
+ * Whether the status manager has no status for @p uid yet, or a Pending one:
+ * the pod has not been seen running (PodStartDuration's condition).
+ */
+static bool stored_phase_is_pending(struct kc_pod_syncer *s, const char *uid)
+{
+        json_t *old = NULL;
+        bool pending;
+
+        if (kc_status_manager_get_pod_status(s->cfg.status_manager, uid, &old) < 0 || !old)
+                return true;
+        pending = phase_of(old) == KC_POD_PHASE_PENDING;
+        json_decref(old);
+        return pending;
+}
+
 /* The runtime manager reports each StartContainer: the reason cache keeps failures. */
 struct start_results {
         struct kc_pod_syncer *s;
@@ -151,7 +167,6 @@ static int sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type type,
 {
         struct kc_pod_syncer *s = ud;
         struct kc_kubelet_metrics *m = s->cfg.metrics;
-        int64_t start = kc_clock_now(s->cfg.clock);
         struct start_results sr = { .s = s, .pod = pod, .requeue_after = -1 };
         const struct kc_sync_pod_options opts = {
                 .backoff = s->cfg.backoff,
@@ -159,8 +174,10 @@ static int sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type type,
                 .ctx = ctx,
                 .on_start_result = on_start_result,
                 .userdata = &sr,
+                .metrics = m,
         };
         _cleanup_free_ char *net = NULL;
+        bool was_pending;
         int r, phase;
 
         (void)mirror;
@@ -173,7 +190,10 @@ static int sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type type,
                 kc_histogram_observe_mp(m->containers_per_pod, (double)pod->n_containers);
         }
 
+        was_pending = stored_phase_is_pending(s, pod->uid);
         phase = update_status(s, pod, status, false);
+        if (m && was_pending && phase == KC_POD_PHASE_RUNNING)
+                kc_histogram_observe_mp(m->pod_start_duration, seconds_since(s, pod->creation_ts));
         if (phase == KC_POD_PHASE_SUCCEEDED || phase == KC_POD_PHASE_FAILED) {
                 kc_log_v(2, "Pod is terminal pod=\"%s/%s\" phase=\"%s\"", pod->namespace, pod->name,
                          kc_pod_phase_to_string(phase));
@@ -199,10 +219,6 @@ static int sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type type,
         if (sr.failures)
                 update_status(s, pod, status, false);
 out:
-        if (m)
-                kc_histogram_vec_observe_mp(m->pod_worker_duration,
-                                            kc_sync_pod_type_to_string(type),
-                                            seconds_since(s, start));
         return r;
 }
 

@@ -23,9 +23,11 @@
  *   double buffer: a scrape that is one observation off is fine for kubelet
  *   alerting, and observe stays three atomics with no writer coordination.
  *
- * Vectors (gauge and histogram)
- *   A vector has one label dimension; each label value has its own series,
- *   created on first use and never deleted. The sorted series index is an
+ * Vectors (gauge, counter and histogram)
+ *   A histogram vector has one label dimension, a gauge or counter vector up
+ *   to KC_METRICS_LABELS_MAX; each label value (each combination, joined by
+ *   LABEL_SEP into one key) has its own series, created on first use and
+ *   never deleted. The sorted series index is an
  *   immutable snapshot published through an atomic pointer: writers that
  *   create a series copy the index under the vector's mutex, insert and
  *   publish the copy with release; lookups load it with acquire and
@@ -87,6 +89,7 @@ enum metric_type {
         METRIC_GAUGE_VEC,
         METRIC_HISTOGRAM,
         METRIC_HISTOGRAM_VEC,
+        METRIC_COUNTER_VEC,
         _METRIC_TYPE_MAX,
 };
 
@@ -96,6 +99,7 @@ static const char *const metric_type_names[] = {
         [METRIC_GAUGE_VEC] = "gauge", /* one gauge per label value */
         [METRIC_HISTOGRAM] = "histogram",
         [METRIC_HISTOGRAM_VEC] = "histogram", /* one histogram per label value */
+        [METRIC_COUNTER_VEC] = "counter",     /* one counter per label value */
 };
 static_assert(KC_ELEMENTSOF(metric_type_names) == _METRIC_TYPE_MAX,
               "every metric type needs its # TYPE name");
@@ -119,11 +123,16 @@ struct kc_gauge {
 
 /*
  * Common head of the series of a vector; always the first member. A series
- * is one allocation (the label value aside), freed with free().
+ * is one allocation (the label value aside), freed with free(). With more
+ * than one label, label_value is the values joined by LABEL_SEP: the key
+ * the index sorts and searches by.
  */
 struct series {
         char *label_value;
 };
+
+/* 0xff never occurs in UTF-8, so it cannot be part of a valid label value. */
+#define LABEL_SEP '\xff'
 
 struct gauge_series {
         struct series s;
@@ -165,12 +174,23 @@ struct series_set {
 /* Common head of the vector metrics; always the first member. */
 struct vec {
         struct metric m;
-        char *label_name;
+        char *label_names[KC_METRICS_LABELS_MAX];
+        size_t n_labels;
         struct series_set set;
 };
 
 struct kc_gauge_vec {
         struct vec v; /* its set holds struct gauge_series */
+};
+
+struct kc_counter_vec {
+        struct vec v; /* its set holds struct gauge_series: a value that only goes up */
+};
+
+struct collector {
+        void (*fn)(void *userdata);
+        void (*free_fn)(void *userdata); /* may be NULL */
+        void *userdata;
 };
 
 struct kc_histogram {
@@ -189,6 +209,9 @@ struct kc_metrics_registry {
         struct metric **metrics;
         size_t n_metrics;
         size_t cap_metrics;
+        struct collector *collectors; /* called before each render */
+        size_t n_collectors;
+        size_t cap_collectors;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -504,7 +527,8 @@ int kc_metrics_registry_new(struct kc_metrics_registry **ret)
 static void vec_done(struct vec *v)
 {
         series_set_done(&v->set);
-        free(v->label_name);
+        for (size_t i = 0; i < v->n_labels; i++)
+                free(v->label_names[i]);
 }
 
 static void metric_free(struct metric *m)
@@ -516,6 +540,7 @@ static void metric_free(struct metric *m)
         case METRIC_GAUGE:
                 break;
         case METRIC_GAUGE_VEC:
+        case METRIC_COUNTER_VEC:
                 vec_done((struct vec *)m);
                 break;
         case METRIC_HISTOGRAM: {
@@ -545,6 +570,10 @@ struct kc_metrics_registry *kc_metrics_registry_free(struct kc_metrics_registry 
         for (size_t i = 0; i < r->n_metrics; i++)
                 metric_free(r->metrics[i]);
         free(r->metrics);
+        for (size_t i = 0; i < r->n_collectors; i++)
+                if (r->collectors[i].free_fn)
+                        r->collectors[i].free_fn(r->collectors[i].userdata);
+        free(r->collectors);
         pthread_mutex_destroy(&r->lock);
         free(r);
         return NULL;
@@ -641,30 +670,67 @@ int kc_metrics_gauge_new(struct kc_metrics_registry *r, const char *name, const 
         return k;
 }
 
+/* 1..KC_METRICS_LABELS_MAX valid, distinct label names. */
+static bool label_names_are_valid(const char *const *names, size_t n)
+{
+        if (!names || n == 0 || n > KC_METRICS_LABELS_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                if (!label_name_is_valid(names[i]))
+                        return false;
+                for (size_t j = 0; j < i; j++)
+                        if (strcmp(names[i], names[j]) == 0)
+                                return false;
+        }
+        return true;
+}
+
 /*
  * Allocates a vector metric of @p size (a struct vec first) with its label
- * name and an empty series set. Does not register it.
+ * names and an empty series set. Does not register it.
  */
 static int vec_alloc(enum metric_type type, const char *name, const char *help,
-                     const char *label_name, size_t size, struct metric **ret)
+                     const char *const *label_names, size_t n_labels, size_t size,
+                     struct metric **ret)
 {
         struct metric *m;
         struct vec *v;
         int k;
 
         assert(size >= sizeof(struct vec));
-        if (!label_name_is_valid(label_name))
+        if (!label_names_are_valid(label_names, n_labels))
                 return -EINVAL;
         k = metric_alloc(type, name, help, size, &m);
         if (k < 0)
                 return k;
         v = (struct vec *)m;
         series_set_init(&v->set);
-        v->label_name = strdup(label_name);
-        if (!v->label_name) {
-                metric_free(m);
-                return -ENOMEM;
+        for (; v->n_labels < n_labels; v->n_labels++) {
+                v->label_names[v->n_labels] = strdup(label_names[v->n_labels]);
+                if (!v->label_names[v->n_labels]) {
+                        metric_free(m);
+                        return -ENOMEM;
+                }
         }
+        *ret = m;
+        return 0;
+}
+
+/* A registered gauge or counter vector. */
+static int value_vec_new(struct kc_metrics_registry *r, enum metric_type type, const char *name,
+                         const char *help, const char *const *label_names, size_t n_labels,
+                         struct metric **ret)
+{
+        struct metric *m;
+        int k;
+
+        assert(r && ret);
+        k = vec_alloc(type, name, help, label_names, n_labels, sizeof(struct vec), &m);
+        if (k < 0)
+                return k;
+        k = register_or_free(r, m);
+        if (k < 0)
+                return k;
         *ret = m;
         return 0;
 }
@@ -672,17 +738,41 @@ static int vec_alloc(enum metric_type type, const char *name, const char *help,
 int kc_metrics_gauge_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
                              const char *label_name, struct kc_gauge_vec **ret)
 {
-        struct metric *m;
-        int k;
+        return kc_metrics_gauge_vec_new_labels(r, name, help, &label_name, 1, ret);
+}
 
-        assert(r && ret);
-        k = vec_alloc(METRIC_GAUGE_VEC, name, help, label_name, sizeof(struct kc_gauge_vec), &m);
-        if (k < 0)
-                return k;
-        k = register_or_free(r, m);
-        if (k < 0)
-                return k;
-        *ret = (struct kc_gauge_vec *)m;
+int kc_metrics_gauge_vec_new_labels(struct kc_metrics_registry *r, const char *name,
+                                    const char *help, const char *const *label_names,
+                                    size_t n_labels, struct kc_gauge_vec **ret)
+{
+        struct metric *m;
+        int k = value_vec_new(r, METRIC_GAUGE_VEC, name, help, label_names, n_labels, &m);
+
+        if (k == 0)
+                *ret = (struct kc_gauge_vec *)m; /* the vector head comes first */
+        return k;
+}
+
+int kc_metrics_counter_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                               const char *const *label_names, size_t n_labels,
+                               struct kc_counter_vec **ret)
+{
+        struct metric *m;
+        int k = value_vec_new(r, METRIC_COUNTER_VEC, name, help, label_names, n_labels, &m);
+
+        if (k == 0)
+                *ret = (struct kc_counter_vec *)m;
+        return k;
+}
+
+int kc_metrics_registry_add_collector(struct kc_metrics_registry *r, void (*fn)(void *userdata),
+                                      void (*free_fn)(void *userdata), void *userdata)
+{
+        assert(r && fn);
+        KC_LOCK_GUARD(&r->lock);
+        if (KC_ARRAY_GROW(r->collectors, r->cap_collectors, r->n_collectors + 1, 4) < 0)
+                return -ENOMEM;
+        r->collectors[r->n_collectors++] = (struct collector){ fn, free_fn, userdata };
         return 0;
 }
 
@@ -736,8 +826,8 @@ int kc_metrics_histogram_vec_new(struct kc_metrics_registry *r, const char *name
         k = hist_bounds_check(&buckets, &n_buckets);
         if (k < 0)
                 return k;
-        k = vec_alloc(METRIC_HISTOGRAM_VEC, name, help, label_name, sizeof(struct kc_histogram_vec),
-                      &m);
+        k = vec_alloc(METRIC_HISTOGRAM_VEC, name, help, &label_name, 1,
+                      sizeof(struct kc_histogram_vec), &m);
         if (k < 0)
                 return k;
         hv = (struct kc_histogram_vec *)m;
@@ -825,15 +915,44 @@ static void gauge_series_init(struct series *s, const void *userdata)
         atomic_init(&((struct gauge_series *)s)->bits, double_to_bits(0.0));
 }
 
-/* Sets the series of @p label_value to @p v, or with @p add adds @p v; creates it first. */
-static int gauge_vec_update(struct kc_gauge_vec *g, const char *label_value, double v, bool add)
+/* The longest joined label values a multi-label series may have. */
+#define SERIES_KEY_MAX 512
+
+/*
+ * The index key of the series for @p values (one per label of @p v): the
+ * values joined by LABEL_SEP into @p buf. -EINVAL for a NULL value, one
+ * holding LABEL_SEP, or a key longer than SERIES_KEY_MAX.
+ */
+static int series_key(const struct vec *v, const char *const *values, char buf[SERIES_KEY_MAX])
+{
+        size_t len = 0;
+
+        if (!values)
+                return -EINVAL;
+        for (size_t i = 0; i < v->n_labels; i++) {
+                size_t n;
+
+                if (!values[i] || strchr(values[i], LABEL_SEP))
+                        return -EINVAL;
+                n = strlen(values[i]);
+                if (len + n + 1 > SERIES_KEY_MAX)
+                        return -EINVAL;
+                if (i > 0)
+                        buf[len - 1] = LABEL_SEP;
+                memcpy(buf + len, values[i], n + 1);
+                len += n + 1;
+        }
+        return 0;
+}
+
+/* Sets the series of @p key to @p v, or with @p add adds @p v; creates it first. */
+static int value_vec_update(struct vec *vec, const char *key, double v, bool add)
 {
         _Atomic uint64_t *bits;
         struct series *s;
         int k;
 
-        k = series_get(&g->v.set, label_value, sizeof(struct gauge_series), gauge_series_init, NULL,
-                       &s);
+        k = series_get(&vec->set, key, sizeof(struct gauge_series), gauge_series_init, NULL, &s);
         if (k < 0)
                 return k;
         bits = &((struct gauge_series *)s)->bits; /* the series head comes first */
@@ -845,27 +964,94 @@ static int gauge_vec_update(struct kc_gauge_vec *g, const char *label_value, dou
         return 0;
 }
 
-int kc_gauge_vec_set_mp(struct kc_gauge_vec *g, const char *label_value, double v)
-{
-        return gauge_vec_update(g, label_value, v, false);
-}
-
-int kc_gauge_vec_add_mp(struct kc_gauge_vec *g, const char *label_value, double v)
-{
-        return gauge_vec_update(g, label_value, v, true);
-}
-
-int kc_gauge_vec_value(const struct kc_gauge_vec *g, const char *label_value, double *ret)
+/* The value of the series of @p key: -ENOENT when missing. */
+static int value_vec_lookup(const struct vec *vec, const char *key, double *ret)
 {
         const struct series *s;
         int k;
 
-        k = series_lookup(&g->v.set, label_value, &s);
+        k = series_lookup(&vec->set, key, &s);
         if (k < 0)
                 return k;
         *ret = atomic_double_load(&((const struct gauge_series *)s)->bits,
                                   memory_order_relaxed); /* standalone value */
         return 0;
+}
+
+/* The single-label calls on a vector with more labels are a caller bug: -EINVAL. */
+static int single_label_key(const struct vec *v, const char *label_value, const char **ret)
+{
+        if (v->n_labels != 1)
+                return -EINVAL;
+        *ret = label_value;
+        return 0;
+}
+
+int kc_gauge_vec_set_mp(struct kc_gauge_vec *g, const char *label_value, double v)
+{
+        const char *key;
+        int k = single_label_key(&g->v, label_value, &key);
+
+        return k < 0 ? k : value_vec_update(&g->v, key, v, false);
+}
+
+int kc_gauge_vec_add_mp(struct kc_gauge_vec *g, const char *label_value, double v)
+{
+        const char *key;
+        int k = single_label_key(&g->v, label_value, &key);
+
+        return k < 0 ? k : value_vec_update(&g->v, key, v, true);
+}
+
+int kc_gauge_vec_value(const struct kc_gauge_vec *g, const char *label_value, double *ret)
+{
+        const char *key;
+        int k = single_label_key(&g->v, label_value, &key);
+
+        return k < 0 ? k : value_vec_lookup(&g->v, key, ret);
+}
+
+int kc_gauge_vec_set_labels_mp(struct kc_gauge_vec *g, const char *const *label_values, double v)
+{
+        char key[SERIES_KEY_MAX];
+        int k = series_key(&g->v, label_values, key);
+
+        return k < 0 ? k : value_vec_update(&g->v, key, v, false);
+}
+
+int kc_gauge_vec_labels_value(const struct kc_gauge_vec *g, const char *const *label_values,
+                              double *ret)
+{
+        char key[SERIES_KEY_MAX];
+        int k = series_key(&g->v, label_values, key);
+
+        return k < 0 ? k : value_vec_lookup(&g->v, key, ret);
+}
+
+int kc_counter_vec_add_mp(struct kc_counter_vec *c, const char *const *label_values, double v)
+{
+        char key[SERIES_KEY_MAX];
+        int k;
+
+        /* Counters only go up (as kc_counter_add_mp). */
+        if (v < 0)
+                return -EINVAL;
+        k = series_key(&c->v, label_values, key);
+        return k < 0 ? k : value_vec_update(&c->v, key, v, true);
+}
+
+int kc_counter_vec_inc_mp(struct kc_counter_vec *c, const char *const *label_values)
+{
+        return kc_counter_vec_add_mp(c, label_values, 1.0);
+}
+
+int kc_counter_vec_value(const struct kc_counter_vec *c, const char *const *label_values,
+                         double *ret)
+{
+        char key[SERIES_KEY_MAX];
+        int k = series_key(&c->v, label_values, key);
+
+        return k < 0 ? k : value_vec_lookup(&c->v, key, ret);
 }
 
 void kc_gauge_vec_foreach(const struct kc_gauge_vec *g,
@@ -1099,6 +1285,46 @@ static void render_histogram(struct strbuf *b, const char *name, const struct la
         render_sample(b, name, "_count", labels, n, (double)count);
 }
 
+/*
+ * The labels of series @p s of @p v: with several labels, its key split at
+ * LABEL_SEP into @p buf (keys of such series fit, see series_key()).
+ */
+static void series_labels(const struct vec *v, const struct series *s,
+                          char buf[static SERIES_KEY_MAX], struct label *labels)
+{
+        char *p = buf;
+
+        if (v->n_labels == 1) {
+                labels[0] = (struct label){ v->label_names[0], s->label_value };
+                return;
+        }
+        snprintf(buf, SERIES_KEY_MAX, "%s", s->label_value);
+        for (size_t i = 0; i < v->n_labels; i++) {
+                char *sep = strchr(p, LABEL_SEP);
+
+                if (sep)
+                        *sep = '\0';
+                labels[i] = (struct label){ v->label_names[i], p };
+                p = sep ? sep + 1 : p + strlen(p);
+        }
+}
+
+/* A gauge or counter vector: one sample per series, in key order. */
+static void render_value_vec(struct strbuf *b, const struct vec *v)
+{
+        const struct series_index *idx = series_index_load(&v->set);
+
+        for (size_t i = 0; idx && i < idx->n; i++) {
+                const struct gauge_series *s = (const struct gauge_series *)idx->items[i];
+                struct label labels[KC_METRICS_LABELS_MAX];
+                char buf[SERIES_KEY_MAX];
+
+                series_labels(v, &s->s, buf, labels);
+                render_sample(b, v->m.name, NULL, labels, v->n_labels,
+                              atomic_double_load(&s->bits, memory_order_relaxed));
+        }
+}
+
 static void render_metric(struct strbuf *b, const struct metric *m)
 {
         strbuf_puts(b, "# HELP ");
@@ -1120,19 +1346,10 @@ static void render_metric(struct strbuf *b, const struct metric *m)
                 render_sample(b, m->name, NULL, NULL, 0,
                               kc_gauge_value((const struct kc_gauge *)m));
                 break;
-        case METRIC_GAUGE_VEC: {
-                const struct kc_gauge_vec *g = (const struct kc_gauge_vec *)m;
-                const struct series_index *idx = series_index_load(&g->v.set);
-
-                for (size_t i = 0; idx && i < idx->n; i++) {
-                        const struct gauge_series *s = (const struct gauge_series *)idx->items[i];
-                        const struct label l = { g->v.label_name, s->s.label_value };
-
-                        render_sample(b, m->name, NULL, &l, 1,
-                                      atomic_double_load(&s->bits, memory_order_relaxed));
-                }
+        case METRIC_GAUGE_VEC:
+        case METRIC_COUNTER_VEC:
+                render_value_vec(b, (const struct vec *)m);
                 break;
-        }
         case METRIC_HISTOGRAM: {
                 const struct kc_histogram *h = (const struct kc_histogram *)m;
 
@@ -1145,7 +1362,7 @@ static void render_metric(struct strbuf *b, const struct metric *m)
 
                 for (size_t i = 0; idx && i < idx->n; i++) {
                         const struct hist_series *s = (const struct hist_series *)idx->items[i];
-                        const struct label l = { hv->v.label_name, s->s.label_value };
+                        const struct label l = { hv->v.label_names[0], s->s.label_value };
 
                         render_histogram(b, m->name, &l, &hv->bounds, &s->cells);
                 }
@@ -1166,6 +1383,9 @@ int kc_metrics_render(const struct kc_metrics_registry *r, char **ret)
         assert(ret);
         strbuf_puts(&b, ""); /* an empty registry still renders "" */
         pthread_mutex_lock(lock);
+        /* Collectors refresh their metrics first (the Go client's Collect). */
+        for (size_t i = 0; i < r->n_collectors; i++)
+                r->collectors[i].fn(r->collectors[i].userdata);
         for (size_t i = 0; i < r->n_metrics; i++)
                 render_metric(&b, r->metrics[i]);
         pthread_mutex_unlock(lock);

@@ -77,6 +77,8 @@
 #include "core/log.h"
 #include "core/map.h"
 #include "internal.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
 #include "podworkers/pod_workers.h"
 #include "runtime/api_pod.h"
 #include "runtime/cache.h"
@@ -243,6 +245,7 @@ struct kc_pod_workers {
         unsigned min_threads, max_threads;
         size_t stack_size;
         int64_t idle_timeout_ns;
+        struct kc_kubelet_metrics *metrics; /* borrowed, may be NULL */
 
         pthread_mutex_t lock;
         /*
@@ -1111,6 +1114,25 @@ static void complete_work_locked(struct kc_pod_workers *pw, struct pod_entry *e,
         }
 }
 
+/*
+ * PodWorkerDuration: from the update's StartTime (when the kubelet received
+ * it) to the end of its sync, by update type; a terminated pod's last sync
+ * is "terminated". Updates without a StartTime are not observed.
+ */
+static void observe_worker_duration(struct kc_pod_workers *pw, const struct pod_work *w,
+                                    const struct sync_result *res)
+{
+        const char *op = kc_sync_pod_type_to_string(w->u.type);
+
+        if (!pw->metrics || w->u.start_time == 0)
+                return;
+        if (res->err == 0 && w->type == KC_POD_WORK_TERMINATED)
+                op = "terminated";
+        (void)kc_histogram_vec_observe_mp(pw->metrics->pod_worker_duration, op,
+                                          (double)(kc_clock_now(pw->clock) - w->u.start_time) /
+                                                  (double)KC_NSEC_PER_SEC);
+}
+
 /* Runs the work startPodSync handed out and completes it. Unlocked on entry and exit. */
 static void sync_and_complete(struct kc_pod_workers *pw, struct pod_entry *e,
                               const struct pod_work *w)
@@ -1145,6 +1167,7 @@ static void sync_and_complete(struct kc_pod_workers *pw, struct pod_entry *e,
         pthread_mutex_lock(&pw->lock);
         complete_work_locked(pw, e, w, &res, exit_worker);
         pthread_mutex_unlock(&pw->lock);
+        observe_worker_duration(pw, w, &res);
 
         free(res.msg);
         kc_pod_status_unref(status);
@@ -1253,6 +1276,7 @@ int kc_pod_workers_new(const struct kc_pod_workers_config *cfg, struct kc_pod_wo
                 pw->stack_size = PTHREAD_STACK_MIN;
         pw->idle_timeout_ns =
                 cfg->idle_timeout_ns > 0 ? cfg->idle_timeout_ns : DEFAULT_IDLE_TIMEOUT_NS;
+        pw->metrics = cfg->metrics;
 
         if (kc_map_new(&pw->pods) < 0 || kc_map_new(&pw->started_static) < 0 ||
             kc_map_new(&pw->waiting_static) < 0 || kc_map_new(&pw->held) < 0) {

@@ -22,6 +22,8 @@
 #include "core/format.h"
 #include "core/log.h"
 #include "internal.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
 #include "runtime/api_pod.h"
 #include "runtime/container.h"
 #include "runtime/error.h"
@@ -211,8 +213,15 @@ struct start_ctx {
         const char *sandbox_id;
         const struct kc_pod_sandbox_config *sb_config;
         bool make_log_dirs; /* a pod logs root is set: create the directories */
+        bool counted;       /* this start counts in kubelet_started_containers_total */
         struct sp_result *res;
 };
+
+/* The container_type label of the started-containers metrics (upstream's metric labels). */
+static const char *container_type(bool init)
+{
+        return init ? "init_container" : "container";
+}
 
 /* mkdir -p for a log directory (0755, as the kubelet). */
 static int make_dirs(const char *path)
@@ -264,6 +273,13 @@ static void start_fail(struct start_ctx *sc, const struct kc_api_container *c, b
         else
                 result_fail(sc->res, r, "failed to \"StartContainer\" for \"%s\" with %s: %s",
                             str_or_empty(c->name), reason, str_or_empty(msg));
+        if (sc->counted && sc->opts->metrics) {
+                /* The code is startContainer's error, as upstream: a reason of low cardinality. */
+                const char *labels[] = { container_type(init), str_or_empty(reason) };
+
+                (void)kc_counter_vec_inc_mp(sc->opts->metrics->started_containers_errors_total,
+                                            labels);
+        }
         report(sc, c, init, r, reason, msg, retry_after_ns);
 }
 
@@ -430,6 +446,7 @@ static bool start_one(struct start_ctx *sc, const struct kc_api_container *c, bo
         _cleanup_free_ char *bo_msg = NULL, *image_ref = NULL, *image_msg = NULL;
         const char *image_reason = NULL;
         int64_t retry_after = -1;
+        bool go_on = true;
         int r;
 
         if (cancelled(sc->opts->ctx, sc->res))
@@ -449,15 +466,23 @@ static bool start_one(struct start_ctx *sc, const struct kc_api_container *c, bo
                 }
         }
 
+        /* Past its back-off, the start counts (metrics.StartedContainersTotal). */
+        if (sc->opts->metrics) {
+                const char *labels[] = { container_type(init) };
+
+                (void)kc_counter_vec_inc_mp(sc->opts->metrics->started_containers_total, labels);
+        }
+        sc->counted = true;
         r = kc_ensure_image_exists(*sc->svc, sc->opts->image_backoff, pod, c, sc->sb_config,
                                    &image_ref, &image_reason, &image_msg, &retry_after);
-        if (r < 0) {
+        if (r < 0)
                 start_fail(sc, c, init, r,
                            image_reason ? image_reason : KC_ERR_IMAGE_INSPECT_REASON,
                            image_msg ? image_msg : strerror(-r), retry_after);
-                return true;
-        }
-        return start_container(sc, c, init, image_ref);
+        else
+                go_on = start_container(sc, c, init, image_ref);
+        sc->counted = false;
+        return go_on;
 }
 
 /* Step 2, killPodWithSyncResult: the pod's running containers, then every sandbox. */
@@ -620,7 +645,11 @@ static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
         }
         sandbox_id = a.sandbox_id;
         if (a.create_sandbox) {
+                if (opts->metrics)
+                        kc_counter_inc_mp(opts->metrics->started_pods_total);
                 r = create_sandbox_step(svc, logs_root, pod, &sb, opts->ctx, res, &new_sb_id);
+                if (r < 0 && opts->metrics)
+                        kc_counter_inc_mp(opts->metrics->started_pods_errors_total);
                 if (r < 0)
                         return r;
                 sandbox_id = new_sb_id;

@@ -147,6 +147,66 @@ class Http(harness.E2ETestCase):
         self.assertGreaterEqual(s.get("kubelet_containers_per_pod_count_sum", 0), 2)
         self.assertEqual(samples[("kubelet_running_pods", frozenset())], 1)
 
+    def test_metrics_dashboards(self):
+        """The metrics the kubernetes-mixin rules and dashboards read (issue 17, F-PW-20,
+        F-PLEG-22): node name, pod counts, starts, runtime operations, process_*."""
+        d = self.start_daemon(manifests=self.manifests())
+        d.wait_running("web")
+
+        def settled():
+            s = harness.metric_samples(d.get_text("/metrics"))
+            ran = s.get(("kubelet_pod_start_duration_seconds_count", frozenset()), 0) >= 1
+            working = s.get(("kubelet_working_pods", frozenset(
+                {("lifecycle", "sync"), ("config", "desired"), ("static", "true")})))
+            return ran and working == 1 and s
+
+        s = harness.wait_until(settled, 20, "pod start observed and housekeeping counted", daemon=d)
+        self.assertEqual(s[("kubelet_node_name", frozenset({("node", d.node_name)}))], 1)
+        self.assertEqual(s[("kubelet_desired_pods", frozenset({("static", "true")}))], 1)
+        self.assertEqual(s[("kubelet_desired_pods", frozenset({("static", "")}))], 0)
+        self.assertEqual(s[("kubelet_active_pods", frozenset({("static", "true")}))], 1)
+        self.assertEqual(s[("kubelet_mirror_pods", frozenset())], 0)
+        self.assertEqual(s[("kubelet_orphaned_runtime_pods_total", frozenset())], 0)
+        # 15 working_pods series: 5 config kinds x 3 lifecycles, zeros included.
+        working = [k for k in s if k[0] == "kubelet_working_pods"]
+        self.assertEqual(len(working), 15, working)
+        self.assertEqual(s[("kubelet_started_pods_total", frozenset())], 1)
+        self.assertEqual(s[("kubelet_started_pods_errors_total", frozenset())], 0)
+        self.assertEqual(
+            s[("kubelet_started_containers_total", frozenset({("container_type", "container")}))], 2)
+        # The instrumented runtime service: upstream's operation names.
+        for op in ("version", "status", "run_podsandbox", "create_container", "start_container",
+                   "list_podsandbox", "list_containers"):
+            key = frozenset({("operation_type", op)})
+            self.assertGreaterEqual(s.get(("kubelet_runtime_operations_total", key), 0), 1, op)
+            self.assertGreaterEqual(
+                s.get(("kubelet_runtime_operations_duration_seconds_count", key), 0), 1, op)
+        self.assertEqual(s[("kubelet_runtime_operations_total",
+                            frozenset({("operation_type", "run_podsandbox")}))], 1)
+        # pod_worker_duration is labelled by update type, as upstream.
+        ops = {dict(k[1]).get("operation_type") for k in s
+               if k[0] == "kubelet_pod_worker_duration_seconds_count"}
+        self.assertIn("create", ops)
+        self.assertTrue(ops <= {"create", "update", "sync", "kill", "terminated"}, ops)
+        # process_* as the Go client's process collector gives them.
+        self.assertGreater(s[("process_resident_memory_bytes", frozenset())], 1 << 20)
+        self.assertGreater(s[("process_virtual_memory_bytes", frozenset())],
+                           s[("process_resident_memory_bytes", frozenset())])
+        self.assertGreaterEqual(s[("process_open_fds", frozenset())], 3)
+        self.assertGreater(s[("process_max_fds", frozenset())], 0)
+        self.assertGreaterEqual(s[("process_cpu_seconds_total", frozenset())], 0)
+        self.assertLess(abs(s[("process_start_time_seconds", frozenset())] - time.time()), 120)
+        from prometheus_client.parser import text_string_to_metric_families
+
+        fams = {f.name: f for f in text_string_to_metric_families(d.get_text("/metrics"))}
+        for name, typ in (("kubelet_node_name", "gauge"), ("kubelet_working_pods", "gauge"),
+                          ("kubelet_restarted_pods", "counter"),
+                          ("kubelet_runtime_operations", "counter"),
+                          ("kubelet_runtime_operations_duration_seconds", "histogram"),
+                          ("kubelet_pod_start_duration_seconds", "histogram"),
+                          ("process_cpu_seconds", "counter"), ("process_open_fds", "gauge")):
+            self.assertEqual(fams[name].type, typ, name)
+
     def test_pods_and_node(self):
         d = self.start_daemon(manifests=self.manifests())
         d.wait_running("web")

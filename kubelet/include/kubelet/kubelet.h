@@ -27,6 +27,7 @@ struct kc_status_manager;
 struct kc_pod_workers;
 struct kc_work_queue;
 struct kc_backoff;
+struct kc_kubelet_metrics;
 
 /** What the kubelet's handlers work with; all borrowed, outliving the kubelet. */
 struct kc_kubelet_deps {
@@ -44,6 +45,9 @@ struct kc_kubelet_deps {
         struct kc_status_manager *status_manager;
         /** So are their start-failure reasons (D18); may be NULL. */
         struct kc_reason_cache *reasons;
+        /** Housekeeping's pod counts (desired, active, mirror, working, restarted,
+         * orphaned runtime pods); may be NULL. */
+        struct kc_kubelet_metrics *metrics;
 };
 
 struct kc_kubelet;

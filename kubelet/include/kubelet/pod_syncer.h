@@ -49,10 +49,13 @@ struct kc_pod_syncer_config {
  *   is not ready (the pod workers retry it after ~1 s); otherwise the
  *   runtime manager's SyncPod runs, its start results feed the reason
  *   cache, and a sync refused only by back-offs is requeued when the first
- *   one ends (D10). Observes kubelet_pod_worker_duration_seconds, and on
- *   create kubelet_pod_worker_start_duration_seconds (since the pod's
+ *   one ends (D10). Observes on create
+ *   kubelet_pod_worker_start_duration_seconds (since the pod's
  *   creation_ts, which file pods set to config.seen) and
- *   kubelet_containers_per_pod_count;
+ *   kubelet_containers_per_pod_count, and kubelet_pod_start_duration_seconds
+ *   (since creation_ts) when the pod goes from no status or Pending to
+ *   Running (D25); the pod workers time the whole sync
+ *   (kubelet_pod_worker_duration_seconds);
  * - sync_terminating_pod: KillPod with the given grace (else the pod's),
  *   then checks that nothing runs any more and stores the final status;
  * - sync_terminating_runtime_pod: KillPod of an orphan with 1 s (raised to

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct kc_counter;
+struct kc_counter_vec;
 struct kc_gauge;
 struct kc_gauge_vec;
 struct kc_histogram;
@@ -46,7 +47,34 @@ struct kc_kubelet_metrics {
         /* kubelet_evented_pleg_connection_latency_seconds, DefBuckets: per CRI
          * event, now minus the event's created_at. */
         struct kc_histogram *evented_pleg_connection_latency;
+        /* kubelet_node_name{node}: set to 1 for the node's name at start. */
+        struct kc_gauge_vec *node_name;
+        /* Housekeeping (HandlePodCleanups) sets the next five and counts the two after. */
+        struct kc_gauge_vec *working_pods; /* kubelet_working_pods{lifecycle,config,static} */
+        struct kc_gauge_vec *desired_pods; /* kubelet_desired_pods{static} */
+        struct kc_gauge_vec *active_pods;  /* kubelet_active_pods{static} */
+        struct kc_gauge *mirror_pods;      /* kubelet_mirror_pods */
+        struct kc_counter_vec *restarted_pods_total;    /* kubelet_restarted_pods_total{static} */
+        struct kc_counter *orphaned_runtime_pods_total; /* kubelet_orphaned_runtime_pods_total */
+        /* The runtime manager's SyncPod: sandboxes and containers it starts. */
+        struct kc_counter *started_pods_total;        /* kubelet_started_pods_total */
+        struct kc_counter *started_pods_errors_total; /* kubelet_started_pods_errors_total */
+        /* kubelet_started_containers_total{container_type} */
+        struct kc_counter_vec *started_containers_total;
+        /* kubelet_started_containers_errors_total{container_type,code} */
+        struct kc_counter_vec *started_containers_errors_total;
+        /* The instrumented runtime service (runtime/instrumented.h), per CRI call. */
+        struct kc_counter_vec *runtime_operations; /* kubelet_runtime_operations_total */
+        /* kubelet_runtime_operations_duration_seconds, ExponentialBuckets(.005, 2.5, 14) */
+        struct kc_histogram_vec *runtime_operations_duration;
+        struct kc_counter_vec *runtime_operations_errors; /* ..._errors_total */
+        /* kubelet_pod_start_duration_seconds: first sighting to first seen running. */
+        struct kc_histogram *pod_start_duration;
 };
+
+/** The values of the static label (upstream: "true", or empty for API pods). */
+#define KC_METRICS_STATIC_TRUE "true"
+#define KC_METRICS_STATIC_FALSE ""
 
 /**
  * Registers every kubelet metric in @p r, in field order, and fills @p ret.

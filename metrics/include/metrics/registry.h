@@ -16,8 +16,12 @@ struct kc_metrics_registry;
 struct kc_counter;
 struct kc_gauge;
 struct kc_gauge_vec;
+struct kc_counter_vec;
 struct kc_histogram;
 struct kc_histogram_vec;
+
+/** The most labels a gauge or counter vector may have. */
+#define KC_METRICS_LABELS_MAX 4
 
 /** Prometheus' DefBuckets: .005 .01 .025 .05 .1 .25 .5 1 2.5 5 10. */
 extern const double kc_metrics_default_buckets[11];
@@ -50,6 +54,29 @@ int kc_metrics_gauge_new(struct kc_metrics_registry *r, const char *name, const 
 int kc_metrics_gauge_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
                              const char *label_name, struct kc_gauge_vec **ret);
 /**
+ * A gauge with 1..KC_METRICS_LABELS_MAX label dimensions, e.g. lifecycle,
+ * config, static. @p label_names must be valid and distinct (-EINVAL).
+ * Series render their labels in @p label_names order.
+ */
+int kc_metrics_gauge_vec_new_labels(struct kc_metrics_registry *r, const char *name,
+                                    const char *help, const char *const *label_names,
+                                    size_t n_labels, struct kc_gauge_vec **ret);
+/** A counter with 1..KC_METRICS_LABELS_MAX label dimensions (as above). */
+int kc_metrics_counter_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                               const char *const *label_names, size_t n_labels,
+                               struct kc_counter_vec **ret);
+
+/**
+ * Registers @p fn, called (with the registry locked: it must not register
+ * metrics or render) at the start of every kc_metrics_render(), to refresh
+ * metrics whose values are read at scrape time (the Go client's Collect),
+ * e.g. the process_* metrics. The registry owns @p userdata from then on
+ * and frees it with @p free_fn (may be NULL) when it is freed.
+ * @return 0, or -ENOMEM with @p userdata still the caller's.
+ */
+int kc_metrics_registry_add_collector(struct kc_metrics_registry *r, void (*fn)(void *userdata),
+                                      void (*free_fn)(void *userdata), void *userdata);
+/**
  * @p buckets NULL means kc_metrics_default_buckets. Finite upper bounds,
  * strictly ascending; a trailing +Inf is dropped as implicit (-EINVAL
  * otherwise). Copied.
@@ -75,12 +102,31 @@ void kc_gauge_set_mp(struct kc_gauge *g, double v);
 void kc_gauge_add_mp(struct kc_gauge *g, double v);
 double kc_gauge_value(const struct kc_gauge *g);
 
-/** Creates the series for @p label_value on first use (-ENOMEM on failure). */
+/**
+ * Single-label vectors. Creates the series for @p label_value on first use
+ * (-ENOMEM on failure); -EINVAL on a vector with several labels.
+ */
 int kc_gauge_vec_set_mp(struct kc_gauge_vec *g, const char *label_value, double v);
 int kc_gauge_vec_add_mp(struct kc_gauge_vec *g, const char *label_value, double v);
 /** -ENOENT when the series does not exist. */
 int kc_gauge_vec_value(const struct kc_gauge_vec *g, const char *label_value, double *ret);
-/** Calls @p cb for every series, in label-value order. */
+
+/**
+ * Any thread. @p label_values holds one value per label of the vector, in
+ * its label order. -EINVAL for a NULL value, a value holding the byte 0xff
+ * (never valid UTF-8), or values longer than 510 bytes in all; -ENOMEM;
+ * -ENOENT (lookups) when the series does not exist.
+ */
+int kc_gauge_vec_set_labels_mp(struct kc_gauge_vec *g, const char *const *label_values, double v);
+int kc_gauge_vec_labels_value(const struct kc_gauge_vec *g, const char *const *label_values,
+                              double *ret);
+/** @p v must be >= 0 (-EINVAL). */
+int kc_counter_vec_add_mp(struct kc_counter_vec *c, const char *const *label_values, double v);
+int kc_counter_vec_inc_mp(struct kc_counter_vec *c, const char *const *label_values);
+int kc_counter_vec_value(const struct kc_counter_vec *c, const char *const *label_values,
+                         double *ret);
+
+/** Calls @p cb for every series of a single-label vector, in label-value order. */
 void kc_gauge_vec_foreach(const struct kc_gauge_vec *g,
                           void (*cb)(const char *label_value, double v, void *userdata),
                           void *userdata);

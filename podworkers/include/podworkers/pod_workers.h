@@ -155,6 +155,8 @@ struct kc_pod_syncer_ops {
                                    struct kc_pod_status *status, char **ret_err);
 };
 
+struct kc_kubelet_metrics;
+
 /** What kc_pod_workers_new needs. Zero values select the defaults. */
 struct kc_pod_workers_config {
         struct kc_clock *clock;                 /* borrowed, required */
@@ -177,6 +179,10 @@ struct kc_pod_workers_config {
         unsigned max_threads;
         size_t stack_size;
         int64_t idle_timeout_ns;
+        /** Borrowed, may be NULL: each sync of an update with a StartTime observes
+         * kubelet_pod_worker_duration_seconds{operation_type} from that StartTime
+         * (the update type; "terminated" once a terminated pod is done). */
+        struct kc_kubelet_metrics *metrics;
 };
 
 /** PodWorkerSync: what SyncKnownPods reports for a kept worker. */

@@ -56,6 +56,8 @@ struct kc_start_result {
 /** Receives each start result; the strings are valid during the call only. */
 typedef void (*kc_start_result_fn)(void *userdata, const struct kc_start_result *res);
 
+struct kc_kubelet_metrics;
+
 struct kc_sync_pod_options {
         struct kc_backoff *backoff;       /* restart backoff; NULL: never back off */
         struct kc_backoff *image_backoff; /* image pull backoff; NULL: never back off */
@@ -63,6 +65,10 @@ struct kc_sync_pod_options {
         /* May be NULL; called on the calling thread for every start attempted. */
         kc_start_result_fn on_start_result;
         void *userdata;
+        /* May be NULL. Counts kubelet_started_pods_total (each sandbox creation) and
+         * _errors_total (failed), kubelet_started_containers_total{container_type}
+         * (each start past its back-off) and _errors_total{container_type,code}. */
+        struct kc_kubelet_metrics *metrics;
 };
 
 /**

@@ -34,6 +34,22 @@ static const struct {
         { "kubelet_evented_pleg_connection_error_count", "counter" },
         { "kubelet_evented_pleg_connection_success_count", "counter" },
         { "kubelet_evented_pleg_connection_latency_seconds", "histogram" },
+        /* Issue 17: what the kubernetes-mixin rules and dashboards read. */
+        { "kubelet_node_name", "gauge" },
+        { "kubelet_working_pods", "gauge" },
+        { "kubelet_desired_pods", "gauge" },
+        { "kubelet_active_pods", "gauge" },
+        { "kubelet_mirror_pods", "gauge" },
+        { "kubelet_restarted_pods_total", "counter" },
+        { "kubelet_orphaned_runtime_pods_total", "counter" },
+        { "kubelet_started_pods_total", "counter" },
+        { "kubelet_started_pods_errors_total", "counter" },
+        { "kubelet_started_containers_total", "counter" },
+        { "kubelet_started_containers_errors_total", "counter" },
+        { "kubelet_runtime_operations_total", "counter" },
+        { "kubelet_runtime_operations_duration_seconds", "histogram" },
+        { "kubelet_runtime_operations_errors_total", "counter" },
+        { "kubelet_pod_start_duration_seconds", "histogram" },
 };
 
 static void test_register_and_render(void **state)
@@ -145,12 +161,28 @@ static void test_register_and_render(void **state)
                       "kubelet_evented_pleg_connection_latency_seconds_bucket{le=\"+Inf\"} 0\n"
                       "kubelet_evented_pleg_connection_latency_seconds_sum 0\n"
                       "kubelet_evented_pleg_connection_latency_seconds_count 0\n"));
-        assert_true(strlen(text) >
-                    strlen("kubelet_evented_pleg_connection_latency_seconds_count 0\n"));
+        /* Issue 17: upstream's help texts, labels and buckets. */
+        assert_non_null(strstr(text, "# HELP kubelet_node_name [ALPHA] The node's name. The count "
+                                     "is always 1.\n# TYPE kubelet_node_name gauge\n"));
+        assert_non_null(strstr(text, "# HELP kubelet_runtime_operations_total [ALPHA] Cumulative "
+                                     "number of runtime operations by operation type.\n"));
+        assert_non_null(strstr(text, "# HELP kubelet_pleg_relist_duration_seconds [ALPHA] "
+                                     "Duration in seconds for relisting pods in PLEG.\n"));
+        assert_non_null(strstr(text, "# HELP kubelet_pod_worker_duration_seconds [ALPHA] Duration "
+                                     "in seconds to sync a single pod. Broken down by operation "
+                                     "type: create, update, or sync\n"));
+        /* The last metric registered: podStartupDurationBuckets, 0.5 to 3600. */
+        assert_non_null(strstr(text, "# TYPE kubelet_pod_start_duration_seconds histogram\n"
+                                     "kubelet_pod_start_duration_seconds_bucket{le=\"0.5\"} 0\n"
+                                     "kubelet_pod_start_duration_seconds_bucket{le=\"1\"} 0\n"));
+        assert_non_null(strstr(text, "kubelet_pod_start_duration_seconds_bucket{le=\"2700\"} 0\n"
+                                     "kubelet_pod_start_duration_seconds_bucket{le=\"3600\"} 0\n"
+                                     "kubelet_pod_start_duration_seconds_bucket{le=\"+Inf\"} 0\n"
+                                     "kubelet_pod_start_duration_seconds_sum 0\n"
+                                     "kubelet_pod_start_duration_seconds_count 0\n"));
         assert_string_equal(text + strlen(text) -
-                                    strlen("kubelet_evented_pleg_connection_latency_seconds_count "
-                                           "0\n"),
-                            "kubelet_evented_pleg_connection_latency_seconds_count 0\n");
+                                    strlen("kubelet_pod_start_duration_seconds_count 0\n"),
+                            "kubelet_pod_start_duration_seconds_count 0\n");
 }
 
 /* The struct fields are the registered objects: updates show in the scrape. */

@@ -727,7 +727,7 @@ static void test_kubelet_metrics(void **state)
 
                 assert_int_equal(kc_metrics_render(r, &text), 0);
                 stats = assert_text_format(text);
-                assert_int_equal(stats.families, 12);
+                assert_int_equal(stats.families, 27);
         }
 
         kc_histogram_observe_mp(m.pleg_relist_duration, 0.02);
@@ -743,6 +743,23 @@ static void test_kubelet_metrics(void **state)
         kc_histogram_observe_mp(m.pod_worker_start_duration, 0.001);
         kc_histogram_observe_mp(m.containers_per_pod, 2);
         kc_histogram_observe_mp(m.containers_per_pod, 40);
+        /* Issue 17's metrics: multi-label gauges, counter vectors, the runtime operations. */
+        {
+                const char *const working[] = { "sync", "desired", "" };
+                const char *const op[] = { "list_podsandbox" };
+                const char *const err[] = { "container", "CreateContainerError" };
+
+                assert_int_equal(kc_gauge_vec_set_mp(m.node_name, "node-a", 1), 0);
+                assert_int_equal(kc_gauge_vec_set_labels_mp(m.working_pods, working, 2), 0);
+                assert_int_equal(kc_gauge_vec_set_mp(m.desired_pods, "true", 1), 0);
+                kc_gauge_set_mp(m.mirror_pods, 0);
+                kc_counter_inc_mp(m.started_pods_total);
+                assert_int_equal(kc_counter_vec_inc_mp(m.runtime_operations, op), 0);
+                assert_int_equal(
+                        kc_histogram_vec_observe_mp(m.runtime_operations_duration, op[0], 0.01), 0);
+                assert_int_equal(kc_counter_vec_inc_mp(m.started_containers_errors_total, err), 0);
+                kc_histogram_observe_mp(m.pod_start_duration, 3.5);
+        }
         kc_counter_inc_mp(m.evented_pleg_connection_error_count);
         kc_counter_inc_mp(m.evented_pleg_connection_success_count);
         kc_histogram_observe_mp(m.evented_pleg_connection_latency, 0.003);
@@ -751,12 +768,14 @@ static void test_kubelet_metrics(void **state)
 
                 assert_int_equal(kc_metrics_render(r, &text), 0);
                 stats = assert_text_format(text);
-                assert_int_equal(stats.families, 12);
+                assert_int_equal(stats.families, 27);
                 /* 2 DefBuckets histograms, a counter, 2 gauges, 2 gauge series, 3 pod
                  * worker series and a DefBuckets histogram, then 5 buckets; the
                  * EventedPLEG counters and DefBuckets histogram. */
-                assert_int_equal(stats.samples,
-                                 2 * 14 + 1 + 2 + 2 + 3 * 14 + 14 + (5 + 3) + 2 + 14);
+                /* Issue 17: 9 single samples, a runtime-operations series
+                 * (14 buckets) and the pod start histogram (25 buckets). */
+                assert_int_equal(stats.samples, 2 * 14 + 1 + 2 + 2 + 3 * 14 + 14 + (5 + 3) + 2 +
+                                                        14 + 9 + (14 + 3) + (25 + 3));
         }
 }
 

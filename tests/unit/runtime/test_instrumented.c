@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * instrumentedRuntimeService (issue 17): every call through the wrapper
+ * counts in kubelet_runtime_operations_total{operation_type}, observes its
+ * duration and, when it fails, counts in ..._errors_total, under upstream's
+ * operation names; calls the inner service lacks stay NULL.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "metrics/kubelet_metrics.h"
+#include "metrics/registry.h"
+#include "runtime/error.h"
+#include "runtime/instrumented.h"
+#include "runtime/runtime_service.h"
+
+struct fake {
+        struct kc_clock *clock;
+        int fail; /* the next status call fails with it */
+};
+
+/* Status takes 0.3 s on the fake clock, and fails when asked to. */
+static int fake_status(void *self, struct kc_runtime_status_result *ret,
+                       struct kc_runtime_error *err)
+{
+        struct fake *f = self;
+
+        (void)ret;
+        kc_fake_clock_advance(f->clock, 300 * 1000 * 1000);
+        if (f->fail)
+                return kc_runtime_error_set(err, f->fail, KC_RUNTIME_UNAVAILABLE, "down");
+        return 0;
+}
+
+static int fake_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
+                                 struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
+{
+        (void)self, (void)filter, (void)err;
+        *ret = (struct kc_pod_sandbox_list){ 0 };
+        return 0;
+}
+
+static const struct kc_runtime_service_ops fake_ops = {
+        .status = fake_status,
+        .list_pod_sandbox = fake_list_pod_sandbox,
+};
+
+static double counter(struct kc_counter_vec *cv, const char *op)
+{
+        const char *labels[] = { op };
+        double v = -1;
+
+        return kc_counter_vec_value(cv, labels, &v) == 0 ? v : 0;
+}
+
+static void test_records_every_call(void **state)
+{
+        _cleanup_(kc_metrics_registry_freep) struct kc_metrics_registry *r = NULL;
+        struct kc_kubelet_metrics m = {};
+        struct kc_instrumented_runtime *ir = NULL;
+        struct kc_runtime_service svc;
+        struct kc_runtime_status_result st = { 0 };
+        struct kc_pod_sandbox_list l = { 0 };
+        struct kc_runtime_error err = { 0 };
+        struct fake f = { 0 };
+        uint64_t n = 0;
+        double sum = 0;
+
+        (void)state;
+        assert_int_equal(kc_fake_clock_new(&f.clock, 1000), 0);
+        assert_int_equal(kc_metrics_registry_new(&r), 0);
+        assert_int_equal(kc_kubelet_metrics_register(r, &m), 0);
+        assert_int_equal(kc_instrumented_runtime_new((struct kc_runtime_service){ &fake_ops, &f },
+                                                     &m, f.clock, &ir),
+                         0);
+        svc = kc_instrumented_runtime_service(ir);
+        /* Missing calls stay missing. */
+        assert_null(svc.ops->remove_pod_sandbox);
+        assert_null(svc.ops->version);
+
+        assert_int_equal(svc.ops->status(svc.self, &st, &err), 0);
+        f.fail = -ECONNREFUSED;
+        assert_int_equal(svc.ops->status(svc.self, &st, &err), -ECONNREFUSED);
+        assert_string_equal(err.message, "down");
+        assert_int_equal(svc.ops->list_pod_sandbox(svc.self, NULL, &l, &err), 0);
+
+        assert_true(counter(m.runtime_operations, "status") == 2);
+        assert_true(counter(m.runtime_operations_errors, "status") == 1);
+        assert_true(counter(m.runtime_operations, "list_podsandbox") == 1);
+        assert_true(counter(m.runtime_operations_errors, "list_podsandbox") == 0);
+        assert_int_equal(kc_histogram_vec_count(m.runtime_operations_duration, "status", &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(kc_histogram_vec_sum(m.runtime_operations_duration, "status", &sum), 0);
+        assert_true(sum > 0.59 && sum < 0.61);
+
+        kc_instrumented_runtime_free(ir);
+        kc_clock_free(f.clock);
+}
+
+static void test_bad_arguments(void **state)
+{
+        struct kc_kubelet_metrics m = {};
+        struct kc_instrumented_runtime *ir = (void *)&m;
+
+        (void)state;
+        assert_int_equal(kc_instrumented_runtime_new((struct kc_runtime_service){ 0 }, &m,
+                                                     kc_clock_real(), &ir),
+                         -EINVAL);
+        assert_ptr_equal(ir, (void *)&m); /* untouched */
+        assert_int_equal(kc_instrumented_runtime_new((struct kc_runtime_service){ &fake_ops, NULL },
+                                                     NULL, kc_clock_real(), &ir),
+                         -EINVAL);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_records_every_call),
+                cmocka_unit_test(test_bad_arguments),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
