@@ -483,16 +483,22 @@ static size_t removed_pods_left(struct kc_sim *sim)
         return n;
 }
 
+/* Whether the removal after those already done (of @p n) is asleep. */
+static bool next_removal_asleep(struct kc_clock *clock, struct kc_sim *sim, size_t n)
+{
+        return delayed_call_asleep(clock, sim, n - removed_pods_left(sim) + 1);
+}
+
 /* Ends the slow removals one by one: each time the next one sleeps, the
  * fake clock steps 10 s, and the removal completes. */
 static void drain_slow_removals(struct kc_clock *clock, struct kc_sim *sim, size_t n)
 {
-        size_t k;
+        size_t left;
 
-        for (k = 1; k <= n; k++) {
-                assert_true(KC_TEST_WAIT_UNTIL(delayed_call_asleep(clock, sim, k), 5000));
+        while ((left = removed_pods_left(sim)) > 0) {
+                assert_true(KC_TEST_WAIT_UNTIL(next_removal_asleep(clock, sim, n), 5000));
                 kc_fake_clock_advance(clock, 10 * SEC);
-                assert_true(KC_TEST_WAIT_UNTIL(removed_pods_left(sim) == n - k, 5000));
+                assert_true(KC_TEST_WAIT_UNTIL(removed_pods_left(sim) == left - 1, 5000));
         }
 }
 
@@ -513,12 +519,14 @@ static void test_housekeeping_stays_responsive_while_gc_is_slow(void **state)
         EXPECT(e, "sync_pod(B,create)");
         kc_fake_clock_advance(e->clock, 2 * SEC); /* housekeeping; pod workers synced */
         kc_fake_clock_advance(e->clock, 61 * SEC);
-        assert_true(KC_TEST_WAIT_UNTIL(delayed_call_asleep(e->clock, e->sim, 1), 5000));
+        /* The pass may have started at the first housekeeping: the 61 s then
+         * ended its first removal already. */
+        assert_true(KC_TEST_WAIT_UNTIL(next_removal_asleep(e->clock, e->sim, N_SLOW), 5000));
 
         /* The loop is not the one asleep in RemovePodSandbox. */
         send(e, KC_POD_OP_ADD, "C");
         EXPECT(e, "sync_pod(C,create)");
-        assert_int_equal(removed_pods_left(e->sim), N_SLOW);
+        assert_true(removed_pods_left(e->sim) >= N_SLOW - 1);
 
         /* Housekeeping keeps running meanwhile (every 2 s, and a GC request
          * after 60 s is refused); the pass still removes them all. */
