@@ -703,6 +703,7 @@ static void node_teardown(struct node *n)
         if (n->pleg)
                 kc_generic_pleg_stop(n->pleg);
         n->runtime_up = kc_runtime_up_poller_stop(n->runtime_up);
+        kc_kubelet_stop(n->kubelet);
         n->pod_workers = kc_pod_workers_free(n->pod_workers);
         n->deletor = kc_pod_container_deletor_free(n->deletor);
         n->loop = kc_sync_loop_free(n->loop);

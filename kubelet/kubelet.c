@@ -4,7 +4,9 @@
  * getPodsToSync, cleanUpContainersInPod; kubelet_pods.go HandlePodCleanups),
  * UPSTREAM.md §6.3: what syncLoop's branches do with the pod manager, the
  * pod workers, the work queue and the container deletor. Every handler runs
- * on the syncLoop thread.
+ * on the syncLoop thread; housekeeping's runtime removals run on the
+ * container GC's thread (container_gc.c), and its per-pod lookups are map
+ * lookups, so a housekeeping pass is linear in pods.
  *
  * Not here yet (later issues): admission (every pod is admitted), the
  * status manager (readiness reconcile, evicted-status checks), probes and
@@ -23,6 +25,7 @@
 #include "core/log.h"
 #include "core/memory.h"
 #include "core/work_queue.h"
+#include "container_gc.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/pod_container_deletor.h"
 #include "kubelet/pod_manager.h"
@@ -39,13 +42,15 @@
 
 /* Orphaned runtime pods are killed with a 1 s grace period (upstream). */
 #define ORPHAN_KILL_GRACE_S 1
-/* How often housekeeping removes the sandboxes of removed pods (upstream's
- * ContainerGCPeriod). */
+/* How often housekeeping asks for the sandboxes of removed pods to be
+ * removed (upstream's ContainerGCPeriod). */
 #define CONTAINER_GC_PERIOD_NS (60 * KC_NSEC_PER_SEC)
 
 struct kc_kubelet {
         struct kc_kubelet_deps d;
         struct kc_sync_loop *loop;
+        /* The container GC's thread; NULL without RemovePodSandbox or once stopped. */
+        struct kc_container_gc *gc;
         int64_t last_container_gc; /* 0: never */
 };
 
@@ -60,12 +65,32 @@ int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret)
         if (!k)
                 return -ENOMEM;
         k->d = *deps;
+        if (deps->runtime.ops->remove_pod_sandbox) {
+                const struct kc_container_gc_config gc = {
+                        .runtime = deps->runtime,
+                        .pod_manager = deps->pod_manager,
+                        .pod_workers = deps->pod_workers,
+                };
+                int r = kc__container_gc_new(&gc, &k->gc);
+
+                if (r < 0) {
+                        free(k);
+                        return r;
+                }
+        }
         *ret = k;
         return 0;
 }
 
+void kc_kubelet_stop(struct kc_kubelet *k)
+{
+        if (k)
+                k->gc = kc__container_gc_free(k->gc);
+}
+
 struct kc_kubelet *kc_kubelet_free(struct kc_kubelet *k)
 {
+        kc_kubelet_stop(k);
         free(k);
         return NULL;
 }
@@ -382,71 +407,26 @@ static void remove_orphaned_pod_state(struct kc_kubelet *k,
                 kc_log_error("Failed to remove the container reasons of orphaned pods");
 }
 
-static bool pod_is_desired(struct kc_api_pod *const *pods, size_t n, const char *uid)
-{
-        size_t i;
-
-        for (i = 0; i < n; i++)
-                if (strcmp(pods[i]->uid, uid) == 0)
-                        return true;
-        return false;
-}
-
 /*
- * The container garbage collection's sandbox eviction for removed pods
- * (upstream containerGC.evictSandboxes with ShouldPodContentBeRemoved):
- * a runtime pod that is not desired, whose content the pod workers say may
- * go (deleted and terminated, or unknown once they synced), with no ready
- * sandbox and no running container, loses its sandboxes and with them its
- * dead containers. Without it every deleted pod stayed in the runtime, so
- * each relist, the PLEG records and the pod cache grew with the number of
- * pods ever deleted (found by bench/soak.py). Sandboxes of pods still
- * desired are left (upstream keeps the newest one), and so is anything
- * running: killing orphans is kill_orphaned_runtime_pods' job.
+ * The container GC's pass for removed pods (container_gc.c), every
+ * CONTAINER_GC_PERIOD_NS: only requested here, it runs on the GC's thread,
+ * so housekeeping returns whatever the runtime's latency. A pass still
+ * running refuses the request; the period then starts again, so the next
+ * pass comes about a period after the slow one ended (upstream's
+ * wait.Until is sliding too).
  */
-static void evict_sandboxes_of_removed_pods(struct kc_kubelet *k, struct kc_api_pod *const *pods,
-                                            size_t n, int64_t now)
+static void request_container_gc(struct kc_kubelet *k, int64_t now)
 {
-        struct kc_runtime_error err = { 0 };
-        struct kc_pod_list all = { 0 };
-        size_t i, j, removed = 0;
+        int r;
 
-        if (!k->d.runtime.ops->remove_pod_sandbox)
-                return;
-        if (k->last_container_gc && now - k->last_container_gc < CONTAINER_GC_PERIOD_NS)
+        if (!k->gc || (k->last_container_gc && now - k->last_container_gc < CONTAINER_GC_PERIOD_NS))
                 return;
         k->last_container_gc = now;
-        if (k->d.runtime.ops->get_pods(k->d.runtime.self, true, &all, &err) < 0) {
-                kc_log_error("Container garbage collection failed to list pods err=\"%s\"",
-                             err.message);
-                return;
-        }
-        for (i = 0; i < all.n; i++) {
-                const struct kc_pod *rp = all.pods[i];
-                bool active = false;
-
-                for (j = 0; j < rp->n_sandboxes && !active; j++)
-                        active = rp->sandboxes[j].state == KC_CONTAINER_STATE_RUNNING;
-                for (j = 0; j < rp->n_containers && !active; j++)
-                        active = rp->containers[j].state == KC_CONTAINER_STATE_RUNNING;
-                if (active || !rp->id || pod_is_desired(pods, n, rp->id) ||
-                    !kc_pod_workers_should_pod_content_be_removed(k->d.pod_workers, rp->id))
-                        continue;
-                for (j = 0; j < rp->n_sandboxes; j++) {
-                        struct kc_runtime_error e = { 0 };
-
-                        if (k->d.runtime.ops->remove_pod_sandbox(k->d.runtime.self,
-                                                                 rp->sandboxes[j].id, &e) < 0)
-                                kc_log_error("Failed to remove sandbox sandboxID=\"%s\" "
-                                             "podUID=\"%s\" err=\"%s\"",
-                                             rp->sandboxes[j].id, rp->id, e.message);
-                        else
-                                removed++;
-                }
-        }
-        if (removed)
-                kc_log_v(2, "Container garbage collection removed sandboxes count=%zu", removed);
-        kc_pod_list_done(&all);
+        r = kc__container_gc_request(k->gc);
+        if (r == -EBUSY)
+                kc_log_v(4, "Container garbage collection still running, next pass postponed");
+        else if (r < 0)
+                kc_log_errno(r, "Failed to request container garbage collection: %m");
 }
 
 /* HandlePodCleanups (housekeeping). */
@@ -467,7 +447,7 @@ static void handle_pod_cleanups(void *ud)
         counts.orphaned = kill_orphaned_runtime_pods(k, &working);
         /* The orphans killed now are terminating runtime-only pods. */
         counts.working[4][1] = counts.orphaned;
-        evict_sandboxes_of_removed_pods(k, pods, n, start);
+        request_container_gc(k, start);
         /* Desired pods the workers no longer know (forgotten after a same-UID
          * restart, or terminated and purged) start again. */
         for (i = 0; i < n; i++) {

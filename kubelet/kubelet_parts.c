@@ -149,6 +149,7 @@ void kc_kubelet_parts_stop(struct kc_kubelet_parts *p)
 {
         if (!p)
                 return;
+        kc_kubelet_stop(p->kubelet); /* its container GC reads the pod workers */
         p->pod_workers = kc_pod_workers_free(p->pod_workers);
         p->deletor = kc_pod_container_deletor_free(p->deletor);
 }

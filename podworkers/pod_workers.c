@@ -1747,15 +1747,24 @@ void kc_pod_worker_sync_list_done(struct kc_pod_worker_sync_list *l)
         free(l->items);
         l->items = NULL;
         l->n = 0;
+        l->by_uid = kc_map_free(l->by_uid);
 }
 
 const struct kc_pod_worker_sync *
 kc_pod_worker_sync_list_find(const struct kc_pod_worker_sync_list *l, const char *uid)
 {
-        for (size_t i = 0; l && i < l->n; i++)
-                if (strcmp(l->items[i].uid, uid) == 0)
-                        return &l->items[i];
-        return NULL;
+        return l && l->by_uid && uid ? kc_map_get(l->by_uid, uid) : NULL;
+}
+
+/* The UID index of @p l, over its final items (they never move afterwards). */
+static int sync_list_index(struct kc_pod_worker_sync_list *l)
+{
+        if (kc_map_new(&l->by_uid) < 0 || kc_map_reserve(l->by_uid, l->n) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < l->n; i++)
+                if (kc_map_put(l->by_uid, l->items[i].uid, &l->items[i]) < 0)
+                        return -ENOMEM;
+        return 0;
 }
 
 int kc_pod_workers_sync_known_pods(struct kc_pod_workers *pw, struct kc_api_pod *const *desired,
@@ -1824,6 +1833,8 @@ int kc_pod_workers_sync_known_pods(struct kc_pod_workers *pw, struct kc_api_pod 
         }
         pthread_mutex_unlock(&pw->lock);
 
+        if (r == 0 && out.items)
+                r = sync_list_index(&out);
         if (r < 0) {
                 kc_pod_worker_sync_list_done(&out);
                 return r;

@@ -52,7 +52,20 @@ struct kc_kubelet_deps {
 
 struct kc_kubelet;
 
+/**
+ * When the runtime has RemovePodSandbox, starts the container GC's thread,
+ * which housekeeping hands the sandbox removals of removed pods to.
+ * @return 0, -EINVAL, -ENOMEM or the pthread_create error (*ret unchanged).
+ */
 int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret);
+/**
+ * Stops and joins the container GC's thread (a RemovePodSandbox in flight is
+ * waited for; the rest of the pass is dropped); housekeeping afterwards
+ * removes no sandbox. Call it before freeing the pod workers or the pod
+ * manager. Not concurrently with housekeeping; idempotent; NULL-safe.
+ */
+void kc_kubelet_stop(struct kc_kubelet *k);
+/** kc_kubelet_stop(), then frees. NULL-safe; returns NULL. */
 struct kc_kubelet *kc_kubelet_free(struct kc_kubelet *k);
 KC_DEFINE_CLEANUP_FUNC(struct kc_kubelet, kc_kubelet_free)
 

@@ -92,8 +92,8 @@ struct kc_kubelet_parts {
  */
 int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_kubelet_parts *ret);
 /**
- * Stops the threads the parts own: the pod workers (in-flight syncs
- * cancelled and joined) and the deletor. The caller stops syncLoop, PLEG
+ * Stops the threads the parts own: the kubelet's container GC, the pod
+ * workers (in-flight syncs cancelled and joined) and the deletor. The caller stops syncLoop, PLEG
  * and the runtime-up poller first. Idempotent.
  */
 void kc_kubelet_parts_stop(struct kc_kubelet_parts *p);

@@ -30,6 +30,7 @@
 struct kc_api_pod;
 struct kc_cancel;
 struct kc_clock;
+struct kc_map;
 struct kc_pod;
 struct kc_pod_cache;
 struct kc_pod_status;
@@ -194,12 +195,14 @@ struct kc_pod_worker_sync {
         bool static_pod;
 };
 
+/** SyncKnownPods' map[UID]PodWorkerSync: the entries, and an index by UID over them. */
 struct kc_pod_worker_sync_list {
         struct kc_pod_worker_sync *items;
         size_t n;
+        struct kc_map *by_uid; /* uid → &items[i]; NULL in a zeroed list */
 };
 void kc_pod_worker_sync_list_done(struct kc_pod_worker_sync_list *l);
-/** The entry for @p uid, or NULL. */
+/** The entry for @p uid, or NULL. O(1): housekeeping calls it once per pod. */
 const struct kc_pod_worker_sync *
 kc_pod_worker_sync_list_find(const struct kc_pod_worker_sync_list *l, const char *uid);
 

@@ -8,6 +8,7 @@
  */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "core/clock.h"
 #include "core/work_queue.h"
 #include "health/runtime_state.h"
+#include "container_gc.h"
 #include "kc_test.h"
 #include "kubelet/config/pod_update.h"
 #include "kubelet/kubelet.h"
@@ -226,6 +228,7 @@ static void env_stop(struct env *e)
         kc_sync_loop_stop_mp(e->loop);
         pthread_join(e->thread, NULL);
         kc_sync_loop_free(e->loop);
+        kc_kubelet_stop(e->k);
         kc_pod_workers_free(e->pw);
         kc_kubelet_free(e->k);
         kc_pod_container_deletor_free(e->deletor);
@@ -419,6 +422,178 @@ static void test_housekeeping_removes_sandboxes_of_removed_pods(void **state)
         env_stop(e);
 }
 
+#define N_SLOW 20
+
+/* The sim's calls asleep in an injected latency right now. */
+static unsigned sim_delayed_now(struct kc_sim *sim)
+{
+        struct kc_sim_stats st;
+
+        assert_int_equal(kc_sim_get_stats(sim, &st), 0);
+        return st.delayed_now;
+}
+
+/* Whether the @p k-th delayed call (from 1) is asleep on the fake clock:
+ * counted by the sim and registered on the clock, so an advance ends it. */
+static bool delayed_call_asleep(struct kc_clock *clock, struct kc_sim *sim, uint64_t k)
+{
+        struct kc_sim_stats st;
+
+        assert_int_equal(kc_sim_get_stats(sim, &st), 0);
+        return st.delays_taken == k && st.delayed_now == 1 && kc_fake_clock_sleepers(clock) == 1;
+}
+
+/* @p n removed pods "gone-NN", each with one dead sandbox "gs-NN". */
+static void set_removed_pods(struct kc_sim *sim, size_t n)
+{
+        struct kc_sim_container_spec sbs[N_SLOW];
+        struct kc_sim_pod_spec pods[N_SLOW];
+        char ids[N_SLOW][16], uids[N_SLOW][16];
+        size_t i;
+
+        assert_true(n <= N_SLOW);
+        for (i = 0; i < n; i++) {
+                snprintf(ids[i], sizeof(ids[i]), "gs-%02zu", i);
+                snprintf(uids[i], sizeof(uids[i]), "gone-%02zu", i);
+                sbs[i] = (struct kc_sim_container_spec){ .id = ids[i],
+                                                         .name = "POD",
+                                                         .state = KC_CONTAINER_STATE_EXITED };
+                pods[i] = (struct kc_sim_pod_spec){ .id = uids[i],
+                                                    .name = uids[i],
+                                                    .namespace = "x",
+                                                    .sandboxes = &sbs[i],
+                                                    .n_sandboxes = 1 };
+        }
+        assert_int_equal(kc_sim_set_pods(sim, pods, n), 0);
+}
+
+/* Sandboxes the runtime still holds for the removed pods "gone-NN". */
+static size_t removed_pods_left(struct kc_sim *sim)
+{
+        struct kc_pod_runtime rt = kc_sim_pod_runtime(sim);
+        struct kc_runtime_error err = { 0 };
+        struct kc_pod_list all = { 0 };
+        size_t i, n = 0;
+
+        assert_int_equal(rt.ops->get_pods(rt.self, true, &all, &err), 0);
+        for (i = 0; i < all.n; i++)
+                if (strncmp(all.pods[i]->id, "gone-", 5) == 0)
+                        n += all.pods[i]->n_sandboxes;
+        kc_pod_list_done(&all);
+        return n;
+}
+
+/* Whether the removal after those already done (of @p n) is asleep. */
+static bool next_removal_asleep(struct kc_clock *clock, struct kc_sim *sim, size_t n)
+{
+        return delayed_call_asleep(clock, sim, n - removed_pods_left(sim) + 1);
+}
+
+/* Ends the slow removals one by one: each time the next one sleeps, the
+ * fake clock steps 10 s, and the removal completes. */
+static void drain_slow_removals(struct kc_clock *clock, struct kc_sim *sim, size_t n)
+{
+        size_t left;
+
+        while ((left = removed_pods_left(sim)) > 0) {
+                assert_true(KC_TEST_WAIT_UNTIL(next_removal_asleep(clock, sim, n), 5000));
+                kc_fake_clock_advance(clock, 10 * SEC);
+                assert_true(KC_TEST_WAIT_UNTIL(removed_pods_left(sim) == left - 1, 5000));
+        }
+}
+
+/* Issue 17, F-LOOP-07: housekeeping hands the sandbox removals of removed
+ * pods to the container GC's thread. With RemovePodSandbox taking 10 s
+ * (fake clock) for each of 20 removed pods, syncLoop still handles a new
+ * pod while the first removal sleeps, and every sandbox goes in the end.
+ * Before, the removals ran on the syncLoop thread: the loop slept 200 s. */
+static void test_housekeeping_stays_responsive_while_gc_is_slow(void **state)
+{
+        struct env *e = env_start();
+
+        (void)state;
+        set_removed_pods(e->sim, N_SLOW);
+        assert_int_equal(kc_sim_inject_latency(e->sim, "RemovePodSandbox", NULL, 10 * SEC, N_SLOW),
+                         0);
+        send(e, KC_POD_OP_ADD, "B"); /* the "file" source is now seen */
+        EXPECT(e, "sync_pod(B,create)");
+        kc_fake_clock_advance(e->clock, 2 * SEC); /* housekeeping; pod workers synced */
+        kc_fake_clock_advance(e->clock, 61 * SEC);
+        /* The pass may have started at the first housekeeping: the 61 s then
+         * ended its first removal already. */
+        assert_true(KC_TEST_WAIT_UNTIL(next_removal_asleep(e->clock, e->sim, N_SLOW), 5000));
+
+        /* The loop is not the one asleep in RemovePodSandbox. */
+        send(e, KC_POD_OP_ADD, "C");
+        EXPECT(e, "sync_pod(C,create)");
+        assert_true(removed_pods_left(e->sim) >= N_SLOW - 1);
+
+        /* Housekeeping keeps running meanwhile (every 2 s, and a GC request
+         * after 60 s is refused); the pass still removes them all. */
+        drain_slow_removals(e->clock, e->sim, N_SLOW);
+        assert_int_equal(removed_pods_left(e->sim), 0);
+        assert_int_equal(runtime_objects(e, "B"), 0);
+        env_stop(e);
+}
+
+static atomic_bool gc_free_entered, gc_free_returned;
+
+static void *gc_free_main(void *gc)
+{
+        atomic_store(&gc_free_entered, true);
+        kc__container_gc_free(gc);
+        atomic_store(&gc_free_returned, true);
+        return NULL;
+}
+
+/* The container GC on its own: one pass at a time (a request while one
+ * runs is refused, not queued), and freeing it mid-pass waits only for the
+ * removal in flight. */
+static void test_container_gc_one_pass_at_a_time(void **state)
+{
+        struct env *e = env_start();
+        struct kc_container_gc *gc = NULL;
+        const struct kc_container_gc_config cfg = {
+                .runtime = kc_sim_pod_runtime(e->sim),
+                .pod_manager = e->pm,
+                .pod_workers = e->pw,
+        };
+        pthread_t stopper;
+        int i;
+
+        (void)state;
+        set_removed_pods(e->sim, 3);
+        assert_int_equal(kc_sim_inject_latency(e->sim, "RemovePodSandbox", NULL, 10 * SEC, 3), 0);
+        /* Unknown pods' content may go once the pod workers synced. */
+        assert_int_equal(kc_pod_workers_sync_known_pods(e->pw, NULL, 0, NULL), 0);
+        assert_int_equal(kc__container_gc_new(&cfg, &gc), 0);
+
+        assert_int_equal(kc__container_gc_request(gc), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(delayed_call_asleep(e->clock, e->sim, 1), 5000));
+        assert_int_equal(kc__container_gc_request(gc), -EBUSY);
+        kc_fake_clock_advance(e->clock, 10 * SEC);
+        assert_true(KC_TEST_WAIT_UNTIL(removed_pods_left(e->sim) == 2, 5000));
+        assert_true(KC_TEST_WAIT_UNTIL(delayed_call_asleep(e->clock, e->sim, 2), 5000));
+        assert_int_equal(kc__container_gc_request(gc), -EBUSY);
+
+        /* Free while the second removal sleeps: it waits for that call only
+         * (the third normally never starts; if the stop lands after the
+         * advance, the third sleeps too and the next advance ends it). */
+        assert_int_equal(pthread_create(&stopper, NULL, gc_free_main, gc), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(atomic_load(&gc_free_entered), 5000));
+        kc_test_sleep_ms(20);
+        for (i = 0; i < 3 && !atomic_load(&gc_free_returned); i++) {
+                kc_fake_clock_advance(e->clock, 10 * SEC);
+                (void)KC_TEST_WAIT_UNTIL(atomic_load(&gc_free_returned), 500);
+        }
+        pthread_join(stopper, NULL);
+        assert_true(atomic_load(&gc_free_returned));
+        assert_true(removed_pods_left(e->sim) <= 1);
+        assert_int_equal(sim_delayed_now(e->sim), 0);
+        kc_sim_clear_faults(e->sim);
+        env_stop(e);
+}
+
 static bool has_reason(struct env *e, const char *uid)
 {
         return kc_reason_cache_get(e->reasons, uid, "c", NULL, NULL) == 0;
@@ -459,6 +634,8 @@ int main(void)
                 cmocka_unit_test(test_housekeeping_kills_orphans),
                 cmocka_unit_test(test_housekeeping_removes_sandboxes_of_removed_pods),
                 cmocka_unit_test(test_housekeeping_forgets_reasons_of_removed_pods),
+                cmocka_unit_test(test_housekeeping_stays_responsive_while_gc_is_slow),
+                cmocka_unit_test(test_container_gc_one_pass_at_a_time),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include "core/cancel.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
+#include "core/map.h"
 #include "fixture.h"
 #include "kc_test.h"
 #include "podworkers/pod_workers.h"
@@ -82,7 +83,14 @@ static void test_sync_known_pods(void **state)
         assert_int_equal(kc_pod_worker_sync_list_find(&l, "2")->state, KC_POD_WORK_SYNC);
         assert_true(kc_pod_worker_sync_list_find(&l, "2")->has_config);
         assert_false(kc_pod_worker_sync_list_find(&l, "2")->orphan);
+        assert_null(kc_pod_worker_sync_list_find(&l, "3")); /* purged */
+        /* Issue 17: an index by UID (upstream's map) makes each find O(1). */
+        assert_non_null(l.by_uid);
+        assert_int_equal(kc_map_size(l.by_uid), l.n);
+        assert_ptr_equal(kc_map_get(l.by_uid, "14"), kc_pod_worker_sync_list_find(&l, "14"));
         kc_pod_worker_sync_list_done(&l);
+        assert_null(l.by_uid);
+        assert_null(kc_pod_worker_sync_list_find(&l, "2"));
         assert_false(kc_pod_workers_is_pod_termination_requested(fx->pw, "2"));
         /* unknown UID after a SyncKnownPods */
         assert_true(kc_pod_workers_should_pod_containers_be_terminating(fx->pw, "abc"));
