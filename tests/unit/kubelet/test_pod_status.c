@@ -906,6 +906,44 @@ static void test_status_ips(void **state)
         json_decref(s);
 }
 
+/*
+ * Issue 17 (D20): a stopped pod keeps the IPs of its old status; a pod
+ * with a ready sandbox shows what the runtime says.
+ */
+static void test_status_ips_kept_after_stop(void **state)
+{
+        struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_ALWAYS, &app_ctr, 1, NULL, 0);
+        struct kc_container_status cs = cs_running("c1", "app", 0);
+        struct kc_pod_status st = status_of(&cs, 1);
+        const char *ips[] = { "10.88.0.5", "fd00::5" };
+        struct kc_sandbox_status stopped = ready_sandbox;
+        json_t *running, *s;
+
+        (void)state;
+        st.ips = ips;
+        st.n_ips = KC_ELEMENTSOF(ips);
+        running = generate(&pod, &st, NULL, "192.168.1.10", NULL, T0);
+
+        /* Stopped: no IP from the runtime, no ready sandbox. */
+        cs = cs_exited("c1", "app", 137, 0);
+        st.n_ips = 0;
+        stopped.state = KC_SANDBOX_STATE_NOTREADY;
+        st.sandboxes = &stopped;
+        s = generate(&pod, &st, NULL, "192.168.1.10", running, T0 + SEC);
+        assert_string_equal(jstr_at(s, "podIP"), "10.88.0.5");
+        assert_int_equal(json_array_size(jpath(s, "podIPs")), 2);
+        assert_string_equal(jstr_at(s, "podIPs.1.ip"), "fd00::5");
+        json_decref(s);
+
+        /* A ready sandbox without an IP: none (the runtime is believed). */
+        st.sandboxes = &ready_sandbox;
+        s = generate(&pod, &st, NULL, "192.168.1.10", running, T0 + SEC);
+        assert_null(json_object_get(s, "podIP"));
+        assert_null(json_object_get(s, "podIPs"));
+        json_decref(s);
+        json_decref(running);
+}
+
 /* lastTransitionTime moves only when a condition's status changes; startTime sticks. */
 static void test_status_transition_times(void **state)
 {
@@ -1077,6 +1115,7 @@ int main(void)
                 cmocka_unit_test(test_status_terminated),
                 cmocka_unit_test(test_status_restart_count_and_order),
                 cmocka_unit_test(test_status_ips),
+                cmocka_unit_test(test_status_ips_kept_after_stop),
                 cmocka_unit_test(test_status_transition_times),
                 cmocka_unit_test(test_status_terminal_phase_sticks),
                 cmocka_unit_test(test_api_pod_to_json),
