@@ -6,7 +6,9 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/array.h"
 #include "core/backoff.h"
 #include "core/cancel.h"
 #include "core/cleanup.h"
@@ -36,32 +39,127 @@
 /* v1 default of spec.terminationGracePeriodSeconds. */
 #define DEFAULT_TERMINATION_GRACE_S 30
 
-/* Records the first error: its code is returned, its message kept. */
+/*
+ * A PodSyncResult: the first failure's code (returned) and the text of
+ * every failure, joined as upstream's aggregate error when finished.
+ */
 struct sp_result {
         int r;
-        char *msg;
+        char **msgs;
+        size_t n_msgs, cap;
 };
 
+/* Records a failure: @p r if it is the first, and its text (lost only on ENOMEM). */
 static void result_fail(struct sp_result *res, int r, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 static void result_fail(struct sp_result *res, int r, const char *fmt, ...)
 {
         va_list ap;
+        char *msg;
 
-        if (res->r < 0)
-                return;
-        res->r = r;
+        if (res->r == 0)
+                res->r = r;
         va_start(ap, fmt);
-        res->msg = kc_strdup_vprintf(fmt, ap);
+        msg = kc_strdup_vprintf(fmt, ap);
         va_end(ap);
+        if (!msg || KC_ARRAY_GROW(res->msgs, res->cap, res->n_msgs + 1, 4) < 0) {
+                free(msg);
+                return;
+        }
+        res->msgs[res->n_msgs++] = msg;
+}
+
+/* Go's %q of @p s: double-quoted, '"', '\\' and control bytes escaped. NULL on ENOMEM. */
+static char *go_quote(const char *s)
+{
+        static const char from[] = "\"\\\a\b\f\n\r\t\v", to[] = "\"\\abfnrtv";
+        char *q = malloc(strlen(s) * 4 + 3), *o;
+        const char *p;
+
+        if (!q)
+                return NULL;
+        o = q;
+        *o++ = '"';
+        for (; *s; s++) {
+                unsigned char ch = (unsigned char)*s;
+
+                if (ch && (p = strchr(from, ch))) {
+                        *o++ = '\\';
+                        *o++ = to[p - from];
+                } else if (ch < 0x20 || ch == 0x7f) {
+                        o += sprintf(o, "\\x%02x", ch);
+                } else {
+                        *o++ = (char)ch;
+                }
+        }
+        *o++ = '"';
+        *o = '\0';
+        return q;
+}
+
+/*
+ * A failed SyncResult, as PodSyncResult.Error() words it:
+ * failed to "<action>" for "<target>" with <reason>: "<message>".
+ */
+static void result_fail_action(struct sp_result *res, int r, const char *action, const char *target,
+                               const char *reason, const char *msg)
+{
+        _cleanup_free_ char *qt = go_quote(target ? target : ""), *qm = go_quote(msg ? msg : "");
+
+        if (!qt || !qm)
+                result_fail(res, r, "out of memory");
+        else
+                result_fail(res, r, "failed to \"%s\" for %s with %s: %s", action, qt, reason, qm);
+}
+
+/*
+ * utilerrors.NewAggregate(...).Error(): duplicates dropped; one message as
+ * it is, several as "[a, b, ...]". NULL when there is none or on ENOMEM.
+ */
+static char *aggregate_text(char *const *msgs, size_t n)
+{
+        size_t i, j, len = 2, n_distinct = 0;
+        char *out, *o;
+
+        for (i = 0; i < n; i++) {
+                for (j = 0; j < i && strcmp(msgs[j], msgs[i]) != 0; j++)
+                        ;
+                if (j < i)
+                        continue;
+                len += strlen(msgs[i]) + 2;
+                n_distinct++;
+        }
+        if (n_distinct == 0)
+                return NULL;
+        if (n_distinct == 1)
+                return strdup(msgs[0]);
+        out = o = malloc(len + 1);
+        if (!out)
+                return NULL;
+        *o++ = '[';
+        for (i = 0; i < n; i++) {
+                for (j = 0; j < i && strcmp(msgs[j], msgs[i]) != 0; j++)
+                        ;
+                if (j < i)
+                        continue;
+                o = stpcpy(o, o == out + 1 ? "" : ", ");
+                o = stpcpy(o, msgs[i]);
+        }
+        strcpy(o, "]");
+        return out;
 }
 
 static int result_finish(struct sp_result *res, char **ret_err)
 {
+        size_t i;
+
         if (ret_err)
-                *ret_err = res->r < 0 ? TAKE_PTR(res->msg) : NULL;
-        free(res->msg);
-        res->msg = NULL;
+                *ret_err = res->r < 0 ? aggregate_text(res->msgs, res->n_msgs) : NULL;
+        for (i = 0; i < res->n_msgs; i++)
+                free(res->msgs[i]);
+        free(res->msgs);
+        res->msgs = NULL;
+        res->n_msgs = res->cap = 0;
         return res->r;
 }
 
@@ -79,6 +177,12 @@ static const char *str_or_empty(const char *s)
         return s ? s : "";
 }
 
+/* A runtime call's error text: its message, else the errno's. */
+static const char *error_text(const struct kc_runtime_error *e, int r)
+{
+        return e->message[0] ? e->message : strerror(-r);
+}
+
 /* killContainer's grace: deletion grace, else spec grace, else the v1 default. */
 static int64_t pod_grace(const struct kc_api_pod *pod)
 {
@@ -89,38 +193,122 @@ static int64_t pod_grace(const struct kc_api_pod *pod)
         return DEFAULT_TERMINATION_GRACE_S;
 }
 
-/*
- * killPodWithSyncResult: stop the containers, then the sandboxes. Returns
- * false when cancelled.
- */
-static bool kill_ids(struct kc_runtime_service *svc, const char *const *cids, size_t n_c,
-                     const char *const *sbids, size_t n_sb, int64_t grace_s, struct kc_cancel *ctx,
-                     struct sp_result *res)
-{
-        struct kc_runtime_error e;
-        size_t i;
-        int r;
+/* A container to stop: its runtime ID and name (the SyncResult's target). */
+struct kill_target {
+        const char *id;
+        const char *name;
+};
 
-        if (grace_s < KC_MINIMUM_GRACE_PERIOD_S)
-                grace_s = KC_MINIMUM_GRACE_PERIOD_S;
-        for (i = 0; i < n_c; i++) {
-                if (cancelled(ctx, res))
+/* killContainersWithSyncResult's containers, shared by the stopping threads. */
+struct kill_set {
+        struct kc_runtime_service *svc;
+        const struct kill_target *targets;
+        size_t n;
+        int64_t grace_s;
+        struct kc_cancel *ctx;
+        atomic_size_t next; /* the next target a thread claims */
+        struct kill_outcome {
+                int r;
+                bool skipped; /* not stopped: the context was cancelled first */
+                struct kc_runtime_error e;
+        } * out;
+};
+
+/*
+ * One stopping thread: claims targets until none is left. Each
+ * StopContainer carries the grace as its timeout; the runtime service
+ * gives the call its own deadline (grace + request timeout).
+ */
+static void *kill_worker(void *arg)
+{
+        struct kill_set *ks = arg;
+        size_t i;
+
+        while ((i = atomic_fetch_add(&ks->next, 1)) < ks->n) {
+                struct kill_outcome *o = &ks->out[i];
+
+                if (ks->ctx && kc_cancel_is_set(ks->ctx)) {
+                        o->skipped = true;
+                        continue;
+                }
+                o->r = ks->svc->ops->stop_container(ks->svc->self, ks->targets[i].id, ks->grace_s,
+                                                    &o->e);
+                /* killContainer: a container the runtime no longer knows is stopped. */
+                if (o->r < 0 && o->e.code == KC_RUNTIME_NOT_FOUND)
+                        o->r = 0;
+        }
+        return NULL;
+}
+
+/*
+ * Stops every target at once (upstream: one goroutine each), with at most
+ * KC_KILL_POD_PARALLELISM calls in flight (D19), the calling thread being
+ * one of the stoppers; then records each failure in target order. A thread
+ * that cannot be created leaves its share to the others. Returns false
+ * when cancelled.
+ */
+static bool stop_containers(struct kill_set *ks, struct sp_result *res)
+{
+        pthread_t th[KC_KILL_POD_PARALLELISM - 1];
+        size_t n_th = 0, i;
+
+        while (n_th + 1 < ks->n && n_th < KC_ELEMENTSOF(th) &&
+               pthread_create(&th[n_th], NULL, kill_worker, ks) == 0)
+                n_th++;
+        kill_worker(ks);
+        for (i = 0; i < n_th; i++)
+                pthread_join(th[i], NULL);
+        for (i = 0; i < ks->n; i++)
+                if (!ks->out[i].skipped && ks->out[i].r < 0)
+                        result_fail_action(res, ks->out[i].r, "KillContainer", ks->targets[i].name,
+                                           "KillContainerError",
+                                           error_text(&ks->out[i].e, ks->out[i].r));
+        return !cancelled(ks->ctx, res);
+}
+
+/*
+ * killPodWithSyncResult: stops the containers in parallel, then the
+ * sandboxes one by one; a sandbox already gone (NOT_FOUND) counts as
+ * stopped. The sandboxes share one KillPodSandbox result for @p pod_uid
+ * (the last failure's text). Returns false when cancelled.
+ */
+static bool kill_ids(struct kc_runtime_service *svc, const char *pod_uid,
+                     const struct kill_target *cs, size_t n_c, const char *const *sbids,
+                     size_t n_sb, int64_t grace_s, struct kc_cancel *ctx, struct sp_result *res)
+{
+        struct kill_set ks = { .svc = svc, .targets = cs, .n = n_c, .ctx = ctx };
+        _cleanup_free_ struct kill_outcome *out = NULL;
+        struct kc_runtime_error e, sb_e = { 0 };
+        int r, sb_r = 0;
+        size_t i;
+
+        if (cancelled(ctx, res))
+                return false;
+        ks.grace_s = grace_s < KC_MINIMUM_GRACE_PERIOD_S ? KC_MINIMUM_GRACE_PERIOD_S : grace_s;
+        if (n_c > 0) {
+                out = calloc(n_c, sizeof(*out));
+                if (!out) {
+                        result_fail(res, -ENOMEM, "out of memory");
+                        return true;
+                }
+                ks.out = out;
+                atomic_init(&ks.next, 0);
+                if (!stop_containers(&ks, res))
                         return false;
-                e = (struct kc_runtime_error){ 0 };
-                r = svc->ops->stop_container(svc->self, cids[i], grace_s, &e);
-                if (r < 0)
-                        result_fail(res, r, "failed to \"KillContainer\" for \"%s\": %s", cids[i],
-                                    e.message);
         }
         for (i = 0; i < n_sb; i++) {
                 if (cancelled(ctx, res))
                         return false;
                 e = (struct kc_runtime_error){ 0 };
                 r = svc->ops->stop_pod_sandbox(svc->self, sbids[i], &e);
-                if (r < 0)
-                        result_fail(res, r, "failed to \"KillPodSandbox\" for \"%s\": %s", sbids[i],
-                                    e.message);
+                if (r < 0 && e.code != KC_RUNTIME_NOT_FOUND) {
+                        sb_r = r;
+                        sb_e = e;
+                }
         }
+        if (sb_r < 0)
+                result_fail_action(res, sb_r, "KillPodSandbox", pod_uid, "KillPodSandboxError",
+                                   error_text(&sb_e, sb_r));
         return true;
 }
 
@@ -133,7 +321,8 @@ int kc_runtime_manager_kill_pod(struct kc_runtime_manager *m, const struct kc_ap
         struct kc_container_list cl = { 0 };
         struct kc_pod_sandbox_list sbl = { 0 };
         struct kc_runtime_error e = { 0 };
-        _cleanup_free_ const char **cids = NULL, **sbids = NULL;
+        _cleanup_free_ struct kill_target *cs = NULL;
+        _cleanup_free_ const char **sbids = NULL;
         size_t n_c = 0, n_sb = 0, i;
         const char *uid;
         int r;
@@ -146,15 +335,16 @@ int kc_runtime_manager_kill_pod(struct kc_runtime_manager *m, const struct kc_ap
                 return result_finish(&res, ret_err);
 
         if (running_pod) {
-                cids = calloc(running_pod->n_containers + 1, sizeof(*cids));
+                cs = calloc(running_pod->n_containers + 1, sizeof(*cs));
                 sbids = calloc(running_pod->n_sandboxes + 1, sizeof(*sbids));
-                if (!cids || !sbids)
+                if (!cs || !sbids)
                         return -ENOMEM;
                 for (i = 0; i < running_pod->n_containers; i++)
-                        cids[n_c++] = running_pod->containers[i].id;
+                        cs[n_c++] = (struct kill_target){ running_pod->containers[i].id,
+                                                          running_pod->containers[i].name };
                 for (i = 0; i < running_pod->n_sandboxes; i++)
                         sbids[n_sb++] = running_pod->sandboxes[i].id;
-                kill_ids(&svc, cids, n_c, sbids, n_sb, grace_s, ctx, &res);
+                kill_ids(&svc, running_pod->id, cs, n_c, sbids, n_sb, grace_s, ctx, &res);
                 return result_finish(&res, ret_err);
         }
 
@@ -187,17 +377,17 @@ int kc_runtime_manager_kill_pod(struct kc_runtime_manager *m, const struct kc_ap
                 result_fail(&res, r, "failed to list sandboxes of pod %s: %s", uid, e.message);
                 goto out;
         }
-        cids = calloc(cl.n + 1, sizeof(*cids));
+        cs = calloc(cl.n + 1, sizeof(*cs));
         sbids = calloc(sbl.n + 1, sizeof(*sbids));
-        if (!cids || !sbids) {
+        if (!cs || !sbids) {
                 result_fail(&res, -ENOMEM, "out of memory");
                 goto out;
         }
         for (i = 0; i < cl.n; i++)
-                cids[n_c++] = cl.items[i].id;
+                cs[n_c++] = (struct kill_target){ cl.items[i].id, cl.items[i].metadata.name };
         for (i = 0; i < sbl.n; i++)
                 sbids[n_sb++] = sbl.items[i].id;
-        kill_ids(&svc, cids, n_c, sbids, n_sb, grace_s, ctx, &res);
+        kill_ids(&svc, uid, cs, n_c, sbids, n_sb, grace_s, ctx, &res);
 out:
         kc_runtime_result_done(&cl);
         kc_runtime_result_done(&sbl);
@@ -259,20 +449,11 @@ static void report(struct start_ctx *sc, const struct kc_api_container *c, bool 
                 sc->opts->on_start_result(sc->opts->userdata, &res);
 }
 
-/*
- * A failed start: recorded as the sync's error (if first) and reported.
- * Back-offs log as "<reason>: <message>" (their messages name the container
- * or the image), other failures in upstream's SyncResult shape.
- */
+/* A failed start: recorded as a failed StartContainer SyncResult, and reported. */
 static void start_fail(struct start_ctx *sc, const struct kc_api_container *c, bool init, int r,
                        const char *reason, const char *msg, int64_t retry_after_ns)
 {
-        if (kc__streq(reason, KC_CRASH_LOOP_BACK_OFF_REASON) ||
-            kc__streq(reason, KC_IMAGE_PULL_BACK_OFF_REASON))
-                result_fail(sc->res, r, "%s: %s", reason, str_or_empty(msg));
-        else
-                result_fail(sc->res, r, "failed to \"StartContainer\" for \"%s\" with %s: %s",
-                            str_or_empty(c->name), reason, str_or_empty(msg));
+        result_fail_action(sc->res, r, "StartContainer", c->name, reason, msg);
         if (sc->counted && sc->opts->metrics) {
                 /* The code is startContainer's error, as upstream: a reason of low cardinality. */
                 const char *labels[] = { container_type(init), str_or_empty(reason) };
@@ -490,37 +671,39 @@ static int kill_pod_step(struct kc_runtime_service *svc, const struct kc_api_pod
                          const struct kc_pod_status *status, struct kc_cancel *ctx,
                          struct sp_result *res)
 {
-        _cleanup_free_ const char **cids = NULL, **sbids = NULL;
+        _cleanup_free_ struct kill_target *cs = NULL;
+        _cleanup_free_ const char **sbids = NULL;
         size_t i, n;
 
         /* ConvertPodStatusToRunningPod: running containers, every sandbox. */
-        cids = calloc(status->n_containers + 1, sizeof(*cids));
+        cs = calloc(status->n_containers + 1, sizeof(*cs));
         sbids = calloc(status->n_sandboxes + 1, sizeof(*sbids));
-        if (!cids || !sbids) {
-                result_fail(res, -ENOMEM, "out of memory");
+        if (!cs || !sbids) {
+                result_fail(res, -ENOMEM, "failed to SyncPod: out of memory");
                 return res->r;
         }
         for (i = 0, n = 0; i < status->n_containers; i++)
                 if (status->containers[i].state == KC_CONTAINER_STATE_RUNNING)
-                        cids[n++] = status->containers[i].id;
+                        cs[n++] = (struct kill_target){ status->containers[i].id,
+                                                        status->containers[i].name };
         for (i = 0; i < status->n_sandboxes; i++)
                 sbids[i] = status->sandboxes[i].id;
-        kill_ids(svc, cids, n, sbids, status->n_sandboxes, pod_grace(pod), ctx, res);
+        kill_ids(svc, pod->uid, cs, n, sbids, status->n_sandboxes, pod_grace(pod), ctx, res);
         return res->r; /* upstream: killPod failed → return */
 }
 
-/* Step 3: the containers not to keep; a failure does not stop the others. */
+/* Step 3: the containers not to keep, one by one; the first failure ends the sync. */
 static int kill_containers_step(struct kc_runtime_service *svc, const struct kc_api_pod *pod,
                                 const struct kc_pod_actions *a, struct kc_cancel *ctx,
                                 struct sp_result *res)
 {
         size_t i;
 
-        for (i = 0; i < a->n_containers_to_kill; i++) {
-                const char *id = a->containers_to_kill[i].id;
+        for (i = 0; i < a->n_containers_to_kill && res->r == 0; i++) {
+                const struct kill_target t = { a->containers_to_kill[i].id,
+                                               a->containers_to_kill[i].name };
 
-                if (!kill_ids(svc, &id, 1, NULL, 0, pod_grace(pod), ctx, res))
-                        break;
+                kill_ids(svc, pod->uid, &t, 1, NULL, 0, pod_grace(pod), ctx, res);
         }
         return res->r;
 }
@@ -593,22 +776,25 @@ static int create_sandbox_step(struct kc_runtime_service *svc, const char *logs_
                                struct kc_cancel *ctx, struct sp_result *res, char **ret_id)
 {
         struct kc_runtime_error e = { 0 };
+        _cleanup_free_ char *target = NULL, *msg = NULL;
         int r;
 
         if (cancelled(ctx, res))
                 return res->r;
+        /* The SyncResult's target: format.Pod, "<name>_<namespace>(<uid>)". */
+        target = kc_strdup_printf("%s_%s(%s)", str_or_empty(pod->name),
+                                  str_or_empty(pod->namespace), str_or_empty(pod->uid));
         r = logs_root ? make_dirs(spec->log_dir) : 0;
-        if (r < 0) {
-                result_fail(res, r, "create pod log directory %s: %s", spec->log_dir, strerror(-r));
-                return res->r;
-        }
-        r = svc->ops->run_pod_sandbox(svc->self, &spec->config, ret_id, &e);
         if (r < 0)
-                result_fail(res, r,
-                            "failed to \"CreatePodSandbox\" for \"%s_%s(%s)\" with "
-                            "CreatePodSandboxError: %s",
-                            str_or_empty(pod->name), str_or_empty(pod->namespace),
-                            str_or_empty(pod->uid), e.message);
+                msg = kc_strdup_printf("Failed to create log directory for pod \"%s\": %s",
+                                       str_or_empty(target), strerror(-r));
+        else
+                r = svc->ops->run_pod_sandbox(svc->self, &spec->config, ret_id, &e);
+        if (r < 0 && !msg)
+                msg = kc_strdup_printf("Failed to create pod sandbox: %s", error_text(&e, r));
+        if (r < 0)
+                result_fail_action(res, r, "CreatePodSandbox", target, "CreatePodSandboxError",
+                                   msg ? msg : strerror(ENOMEM));
         return res->r;
 }
 
@@ -628,7 +814,8 @@ static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
         /* Step 1: compute the actions. */
         r = kc_compute_pod_actions(pod, status, &a);
         if (r < 0) {
-                result_fail(res, r, "failed to compute pod actions: %s", strerror(-r));
+                result_fail(res, r, "failed to SyncPod: failed to compute pod actions: %s",
+                            strerror(-r));
                 return r;
         }
 
@@ -640,7 +827,7 @@ static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
 
         /* Step 4: create the sandbox. */
         if (generate_pod_sandbox_config(logs_root, pod, a.attempt, &sb) < 0) {
-                result_fail(res, -ENOMEM, "out of memory");
+                result_fail(res, -ENOMEM, "failed to SyncPod: out of memory");
                 return res->r;
         }
         sandbox_id = a.sandbox_id;

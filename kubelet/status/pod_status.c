@@ -853,6 +853,31 @@ static size_t sort_pod_ips(const struct kc_pod_status *s, const char *host_ip,
         return n;
 }
 
+/*
+ * The pod IPs a stopped pod keeps: those of @p old (its stored v1 status,
+ * at most 2) when the runtime status @p s shows no ready sandbox, whose
+ * network is gone with it (upstream: GenericPLEG.getPodIPs keeps the
+ * cached IPs, preserveDataFromBeforeStopping those from before KillPod).
+ * The strings point into @p old. @return how many, 0 when none.
+ */
+static size_t kept_pod_ips(const struct kc_pod_status *s, const json_t *old,
+                           const char *ret[static 2])
+{
+        const json_t *v;
+        size_t i, n = 0;
+
+        for (i = 0; i < s->n_sandboxes; i++)
+                if (s->sandboxes[i].state == KC_SANDBOX_STATE_READY)
+                        return 0;
+        json_array_foreach (json_object_get(old, "podIPs"), i, v) {
+                const char *ip = json_string_value(json_object_get(v, "ip"));
+
+                if (ip && *ip && n < 2)
+                        ret[n++] = ip;
+        }
+        return n;
+}
+
 /* A kc_json_item_fn: {"ip": ips[i]} of the strings @p ips. */
 static int ip_item(const void *ips, size_t i, json_t **ret)
 {
@@ -990,6 +1015,8 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
                 return r;
 
         n_ips = sort_pod_ips(status, host_ip, ips);
+        if (n_ips == 0)
+                n_ips = kept_pod_ips(status, old_status, ips);
         if (pod->host_network && n_ips == 0 && host_ip)
                 ips[n_ips++] = host_ip;
 

@@ -14,7 +14,7 @@
 #include "kubelet/status/reason_cache.h"
 
 struct rc_entry {
-        struct kc_list lru_link; /* on kc_reason_cache.lru: the newest first */
+        struct kc_list lru_link; /* on kc_reason_cache.lru: the most recently used first */
         char *key;               /* the map's key */
         const char *uid;         /* the pod's: the tail of key */
         char *reason;
@@ -24,7 +24,7 @@ struct rc_entry {
 struct kc_reason_cache {
         pthread_mutex_t lock;
         struct kc_map *map; /* key -> struct rc_entry */
-        struct kc_list lru; /* struct rc_entry in update order, the newest first */
+        struct kc_list lru; /* struct rc_entry by last use (update or get), the newest first */
 };
 
 /*
@@ -144,7 +144,7 @@ int kc_reason_cache_update(struct kc_reason_cache *rc, const char *uid, const ch
                 return -ENOMEM;
         }
         if (kc_map_size(rc->map) >= KC_REASON_CACHE_MAX_ENTRIES) {
-                /* The least recently updated. */
+                /* The least recently used. */
                 victim = kc_list_entry(kc_list_last(&rc->lru), struct rc_entry, lru_link);
                 kc_list_del(&victim->lru_link);
                 kc_map_remove(rc->map, victim->key);
@@ -217,6 +217,9 @@ int kc_reason_cache_get(struct kc_reason_cache *rc, const char *uid, const char 
         e = kc_map_get(rc->map, key);
         if (!e)
                 return -ENOENT;
+        /* A read is a use, as in upstream's LRU: the entry becomes the newest. */
+        kc_list_del(&e->lru_link);
+        kc_list_add_head(&rc->lru, &e->lru_link);
         if ((ret_reason && !(r = strdup(e->reason))) || (ret_message && !(m = strdup(e->message))))
                 return -ENOMEM;
         if (ret_reason)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../cri/grpc.h"
 #include "../internal.h"
 #include "core/clock.h"
 #include "core/enum_table.h"
@@ -128,7 +129,7 @@ int kc__sim_enter_locked(struct kc_sim *s, enum sim_op op, const char *key,
         }
         if (take_entry(&s->faults, &s->n_faults, op, key, &f, msg, sizeof(msg))) {
                 s->faults_taken++;
-                return kc_runtime_error_set(err, -EIO, KC_RUNTIME_UNKNOWN, "%s", msg);
+                return kc_runtime_error_set(err, kc_grpc_code_to_errno(f.code), f.code, "%s", msg);
         }
         kc__sim_advance_locked(s);
         return 0;
@@ -144,7 +145,8 @@ void kc__sim_faults_done(struct kc_sim *s)
 
 /* Appends an entry (one allocation with its strings) to the faults or the delays. */
 static int add_entry(struct kc_sim *s, bool delay, const char *op, const char *key,
-                     const char *message, int64_t delay_ns, unsigned times)
+                     enum kc_runtime_code code, const char *message, int64_t delay_ns,
+                     unsigned times)
 {
         struct kc__packer pk = { 0 };
         struct sim_fault *f = NULL;
@@ -168,7 +170,12 @@ static int add_entry(struct kc_sim *s, bool delay, const char *op, const char *k
                         continue;
                 }
                 *f = (struct sim_fault){
-                        .op = o, .key = k, .message = m, .remaining = times, .delay_ns = delay_ns
+                        .op = o,
+                        .key = k,
+                        .message = m,
+                        .remaining = times,
+                        .delay_ns = delay_ns,
+                        .code = code,
                 };
         }
         KC_LOCK_GUARD(&s->lock);
@@ -185,9 +192,15 @@ static int add_entry(struct kc_sim *s, bool delay, const char *op, const char *k
 int kc_sim_inject_fault(struct kc_sim *s, const char *op, const char *key, const char *message,
                         unsigned times)
 {
-        if (!s || !op || times == 0)
+        return kc_sim_inject_fault_code(s, op, key, KC_RUNTIME_UNKNOWN, message, times);
+}
+
+int kc_sim_inject_fault_code(struct kc_sim *s, const char *op, const char *key,
+                             enum kc_runtime_code code, const char *message, unsigned times)
+{
+        if (!s || !op || times == 0 || code <= KC_RUNTIME_OK || code > KC_RUNTIME_UNAUTHENTICATED)
                 return -EINVAL;
-        return add_entry(s, false, op, key, message ? message : "injected fault", 0, times);
+        return add_entry(s, false, op, key, code, message ? message : "injected fault", 0, times);
 }
 
 int kc_sim_inject_latency(struct kc_sim *s, const char *op, const char *key, int64_t delay_ns,
@@ -195,7 +208,7 @@ int kc_sim_inject_latency(struct kc_sim *s, const char *op, const char *key, int
 {
         if (!s || !op || times == 0 || delay_ns <= 0)
                 return -EINVAL;
-        return add_entry(s, true, op, key, NULL, delay_ns, times);
+        return add_entry(s, true, op, key, KC_RUNTIME_OK, NULL, delay_ns, times);
 }
 
 void kc_sim_clear_faults(struct kc_sim *s)

@@ -163,6 +163,7 @@ struct sim_fault {
         const char *message;
         unsigned remaining;
         int64_t delay_ns; /* > 0: a latency spike (no failure), see kc_sim_inject_latency */
+        enum kc_runtime_code code; /* a fault's status code */
 };
 
 /* A pulled image: one allocation with its strings. */

@@ -12,6 +12,7 @@
 
 #include "core/cleanup.h"
 #include "runtime/container.h"
+#include "runtime/error.h"
 #include "runtime/runtime_service.h"
 
 struct kc_clock;
@@ -89,6 +90,16 @@ int kc_sim_set_network_ready(struct kc_sim *s, bool ready, const char *reason, c
  */
 int kc_sim_inject_fault(struct kc_sim *s, const char *op, const char *key, const char *message,
                         unsigned times);
+
+/**
+ * kc_sim_inject_fault() with status @p code instead of UNKNOWN (the call
+ * returns the code's errno, e.g. -ENOENT for KC_RUNTIME_NOT_FOUND), as a
+ * runtime answers for an object already gone.
+ * @return 0, -EINVAL (as kc_sim_inject_fault(), or @p code OK or out of
+ * range) or -ENOMEM.
+ */
+int kc_sim_inject_fault_code(struct kc_sim *s, const char *op, const char *key,
+                             enum kc_runtime_code code, const char *message, unsigned times);
 
 /**
  * Latency injection: the next @p times calls of operation @p op (matched

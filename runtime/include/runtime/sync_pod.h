@@ -22,6 +22,9 @@ struct kc_runtime_manager;
 /** KillPod raises any smaller grace period to this (minimumGracePeriodInSeconds). */
 #define KC_MINIMUM_GRACE_PERIOD_S 2
 
+/** KillPod stops at most this many containers at once (docs/deviations.md D19). */
+#define KC_KILL_POD_PARALLELISM 16
+
 /** The runtime service the manager was built on (borrowed). */
 struct kc_runtime_service kc_runtime_manager_service(struct kc_runtime_manager *m);
 
@@ -96,12 +99,17 @@ struct kc_sync_pod_options {
  * safe, for the same pod they are not (the pod worker serialises them).
  * @param status the pod's current runtime status (NULL: none known).
  * @param opts may be NULL (no backoffs, no context, no callback).
- * @param ret_err (may be NULL) on failure the first error's message,
- *        malloc'd, for the worker's log: "<reason>: <message>" for
- *        CrashLoopBackOff and ImagePullBackOff ("CrashLoopBackOff: back-off
- *        10s restarting failed container=<c> pod=<name>_<ns>(<uid>)"), for
- *        other start failures upstream's SyncResult shape
- *        'failed to "StartContainer" for "<c>" with <reason>: <message>'.
+ * A failed kill in step 3 ends the sync, as upstream.
+ * @param ret_err (may be NULL) on failure, malloc'd, upstream's
+ *        PodSyncResult.Error() text: each failed action as
+ *        'failed to "<action>" for "<target>" with <reason>: "<message>"'
+ *        (action StartContainer, KillContainer, KillPodSandbox or
+ *        CreatePodSandbox; the message quoted as Go's %q), e.g.
+ *        'failed to "StartContainer" for "app" with CrashLoopBackOff:
+ *        "back-off 10s restarting failed container=app pod=<name>_<ns>(<uid>)"';
+ *        other failures "failed to SyncPod: <what>" or "context canceled".
+ *        One failure reads as itself, several as "[<a>, <b>, ...]" in the
+ *        order they happened, duplicates once (utilerrors aggregate).
  * @return 0; the first error: -ECANCELED (ctx), -EAGAIN (CrashLoopBackOff,
  *         ImagePullBackOff), a runtime call's -errno, -EINVAL or -ENOMEM.
  */
@@ -110,12 +118,20 @@ int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_ap
                                 const struct kc_sync_pod_options *opts, char **ret_err);
 
 /**
- * @brief KillPod: @p grace_s below 2 s is raised to 2 s; StopContainer(timeout
- * = grace) for every container of @p running_pod (sequentially; upstream runs
- * them in parallel), then StopPodSandbox for each of its sandboxes. With
- * @p running_pod NULL the pod's running containers and all its sandboxes
- * are listed through the service by the io.kubernetes.pod.uid label of
- * @p pod. Errors do not stop the other calls; the first is returned.
+ * @brief KillPod (killPodWithSyncResult): @p grace_s below 2 s is raised
+ * to 2 s; StopContainer(timeout = grace) for every container of
+ * @p running_pod, all at once (at most KC_KILL_POD_PARALLELISM calls in
+ * flight, D19; each call has its own deadline, grace + the runtime
+ * request timeout), and once every one has returned StopPodSandbox for
+ * each of its sandboxes. With @p running_pod NULL the pod's running
+ * containers and all its sandboxes are listed through the service by the
+ * io.kubernetes.pod.uid label of @p pod. A container or sandbox the
+ * runtime answers NOT_FOUND for counts as stopped. Errors do not stop the
+ * other calls; the first is returned, and *@p ret_err holds every one in
+ * the PodSyncResult text kc_runtime_manager_sync_pod() describes
+ * (KillContainer for the container's name, KillPodSandbox for the pod UID).
+ * Thread contract: blocks the caller until every stop returned; the
+ * service must accept concurrent calls (the sim and the CRI client do).
  * @param pod may be NULL when @p running_pod is given.
  * @return 0, -ECANCELED, the first runtime call's -errno, -EINVAL, -ENOMEM.
  */

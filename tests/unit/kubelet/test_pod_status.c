@@ -314,7 +314,11 @@ static void rc_put(struct kc_reason_cache *rc, unsigned i)
         assert_int_equal(kc_reason_cache_update(rc, "u", name, "CrashLoopBackOff", "m"), 0);
 }
 
-/* Bounded to 1000 entries; the least recently UPDATED entry goes first. */
+/*
+ * Bounded to 1000 entries; the least recently USED entry goes first, as
+ * upstream's ReasonCache (an lru.Cache: Add and Get both refresh). Note
+ * that rc_has is a get, so it refreshes too.
+ */
 static void test_reason_cache_eviction(void **state)
 {
         _cleanup_(kc_reason_cache_freep) struct kc_reason_cache *rc = NULL;
@@ -326,7 +330,7 @@ static void test_reason_cache_eviction(void **state)
                 rc_put(rc, i);
         assert_int_equal(kc_reason_cache_len(rc), 1000);
         for (i = 0; i < KC_REASON_CACHE_MAX_ENTRIES; i++)
-                assert_true(rc_has(rc, i));
+                assert_true(rc_has(rc, i)); /* in insertion order: the order stays */
 
         /* Entry 1001 evicts c0, the oldest. */
         rc_put(rc, 1000);
@@ -335,29 +339,50 @@ static void test_reason_cache_eviction(void **state)
         assert_true(rc_has(rc, 1));
         assert_true(rc_has(rc, 1000));
 
-        /* Updating c1 makes it recent: c2 goes next. */
-        rc_put(rc, 1);
+        /* Updating c2 makes it recent: c3 goes next. */
+        rc_put(rc, 2);
         rc_put(rc, 1001);
-        assert_true(rc_has(rc, 1));
-        assert_false(rc_has(rc, 2));
-
-        /* Reading does not refresh: c3 (read just now) goes next. */
-        assert_true(rc_has(rc, 3));
-        rc_put(rc, 1002);
+        assert_true(rc_has(rc, 2));
         assert_false(rc_has(rc, 3));
-        assert_true(rc_has(rc, 4));
         assert_int_equal(kc_reason_cache_len(rc), 1000);
 
         /* Replacing an existing key in a full cache evicts nothing. */
-        rc_put(rc, 1002);
-        assert_true(rc_has(rc, 4));
+        rc_put(rc, 1001);
         assert_int_equal(kc_reason_cache_len(rc), 1000);
 
-        /* Removing makes room. */
+        /* Removing makes room: nothing is evicted. */
         assert_int_equal(kc_reason_cache_remove(rc, "u", "c4"), 0);
         rc_put(rc, 1003);
-        assert_true(rc_has(rc, 5));
         assert_int_equal(kc_reason_cache_len(rc), 1000);
+        assert_true(rc_has(rc, 5));
+}
+
+/*
+ * Issue 17: a get refreshes recency. c0 is the oldest entry, read just
+ * before the cache overflows: it survives and c1 is evicted instead
+ * (upstream's lru.Cache.Get moves the entry to the front).
+ */
+static void test_reason_cache_get_refreshes(void **state)
+{
+        _cleanup_(kc_reason_cache_freep) struct kc_reason_cache *rc = NULL;
+        _cleanup_free_ char *reason = NULL;
+        unsigned i;
+
+        (void)state;
+        assert_int_equal(kc_reason_cache_new(&rc), 0);
+        for (i = 0; i < KC_REASON_CACHE_MAX_ENTRIES; i++)
+                rc_put(rc, i);
+        assert_int_equal(kc_reason_cache_get(rc, "u", "c0", &reason, NULL), 0);
+        assert_string_equal(reason, "CrashLoopBackOff");
+        rc_put(rc, 1000);
+        assert_int_equal(kc_reason_cache_len(rc), 1000);
+        assert_int_equal(kc_reason_cache_get(rc, "u", "c1", NULL, NULL), -ENOENT);
+        assert_int_equal(kc_reason_cache_get(rc, "u", "c0", NULL, NULL), 0);
+        /* A miss changes nothing: c2 is the next to go. */
+        assert_int_equal(kc_reason_cache_get(rc, "u", "c1", NULL, NULL), -ENOENT);
+        rc_put(rc, 1001);
+        assert_int_equal(kc_reason_cache_get(rc, "u", "c2", NULL, NULL), -ENOENT);
+        assert_int_equal(kc_reason_cache_get(rc, "u", "c3", NULL, NULL), 0);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -881,6 +906,44 @@ static void test_status_ips(void **state)
         json_decref(s);
 }
 
+/*
+ * Issue 17 (D20): a stopped pod keeps the IPs of its old status; a pod
+ * with a ready sandbox shows what the runtime says.
+ */
+static void test_status_ips_kept_after_stop(void **state)
+{
+        struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_ALWAYS, &app_ctr, 1, NULL, 0);
+        struct kc_container_status cs = cs_running("c1", "app", 0);
+        struct kc_pod_status st = status_of(&cs, 1);
+        const char *ips[] = { "10.88.0.5", "fd00::5" };
+        struct kc_sandbox_status stopped = ready_sandbox;
+        json_t *running, *s;
+
+        (void)state;
+        st.ips = ips;
+        st.n_ips = KC_ELEMENTSOF(ips);
+        running = generate(&pod, &st, NULL, "192.168.1.10", NULL, T0);
+
+        /* Stopped: no IP from the runtime, no ready sandbox. */
+        cs = cs_exited("c1", "app", 137, 0);
+        st.n_ips = 0;
+        stopped.state = KC_SANDBOX_STATE_NOTREADY;
+        st.sandboxes = &stopped;
+        s = generate(&pod, &st, NULL, "192.168.1.10", running, T0 + SEC);
+        assert_string_equal(jstr_at(s, "podIP"), "10.88.0.5");
+        assert_int_equal(json_array_size(jpath(s, "podIPs")), 2);
+        assert_string_equal(jstr_at(s, "podIPs.1.ip"), "fd00::5");
+        json_decref(s);
+
+        /* A ready sandbox without an IP: none (the runtime is believed). */
+        st.sandboxes = &ready_sandbox;
+        s = generate(&pod, &st, NULL, "192.168.1.10", running, T0 + SEC);
+        assert_null(json_object_get(s, "podIP"));
+        assert_null(json_object_get(s, "podIPs"));
+        json_decref(s);
+        json_decref(running);
+}
+
 /* lastTransitionTime moves only when a condition's status changes; startTime sticks. */
 static void test_status_transition_times(void **state)
 {
@@ -1269,6 +1332,7 @@ int main(void)
                 cmocka_unit_test(test_format_rfc3339),
                 cmocka_unit_test(test_reason_cache_basics),
                 cmocka_unit_test(test_reason_cache_eviction),
+                cmocka_unit_test(test_reason_cache_get_refreshes),
                 cmocka_unit_test(test_reason_cache_remove_orphans),
                 cmocka_unit_test(test_phase_table),
                 cmocka_unit_test(test_phase_terminal),
@@ -1281,6 +1345,7 @@ int main(void)
                 cmocka_unit_test(test_status_terminated),
                 cmocka_unit_test(test_status_restart_count_and_order),
                 cmocka_unit_test(test_status_ips),
+                cmocka_unit_test(test_status_ips_kept_after_stop),
                 cmocka_unit_test(test_status_transition_times),
                 cmocka_unit_test(test_status_terminal_phase_sticks),
                 cmocka_unit_test(test_status_gc_keeps_restart_count),

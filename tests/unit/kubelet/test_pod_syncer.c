@@ -489,6 +489,62 @@ static void test_never_pod_vanished_container_fails(void **state)
         kc_api_pod_unref(pod);
 }
 
+/* The status' podIPs[0].ip ("" when absent). */
+static const char *stored_pod_ips0(struct env *e, const char *uid)
+{
+        static char buf[64];
+        json_t *st = NULL;
+        const char *ip;
+
+        assert_int_equal(kc_status_manager_get_pod_status(e->sm, uid, &st), 0);
+        ip = json_string_value(
+                json_object_get(json_array_get(json_object_get(st, "podIPs"), 0), "ip"));
+        snprintf(buf, sizeof(buf), "%s", ip ? ip : "");
+        json_decref(st);
+        return buf;
+}
+
+/*
+ * Issue 17: the terminal status keeps the pod IPs. KillPod stops the
+ * sandbox and the runtime then reports no IP; SyncTerminatingPod's final
+ * status and SyncTerminatedPod's still show the IP the pod had
+ * (upstream's preserveDataFromBeforeStopping).
+ */
+static void test_terminal_status_keeps_ips(void **state)
+{
+        struct env *e = *state;
+        static const char *const cmd[] = { "run-forever" };
+        struct kc_api_pod *pod = make_pod("keepip", cmd, 1, KC_RESTART_POLICY_ALWAYS, false);
+        struct kc_pod_status *s;
+        char ip[64], *err = NULL;
+        bool terminal;
+        int64_t requeue;
+
+        assert_int_equal(do_sync(e, pod, KC_SYNC_POD_CREATE, &terminal, &requeue, &err), 0);
+        assert_int_equal(do_sync(e, pod, KC_SYNC_POD_SYNC, &terminal, &requeue, &err), 0);
+        assert_string_equal(stored(e, "keepip", "phase", NULL), "Running");
+        snprintf(ip, sizeof(ip), "%s", stored(e, "keepip", "podIP", NULL));
+        assert_true(ip[0] != '\0');
+        assert_string_equal(stored_pod_ips0(e, "keepip"), ip);
+
+        s = runtime_status(e, pod);
+        assert_int_equal(
+                kc_pod_syncer_kubelet_ops.sync_terminating_pod(e->syncer, NULL, pod, s, 0, &err),
+                0);
+        kc_pod_status_unref(s);
+        s = runtime_status(e, pod);
+        assert_int_equal(s->n_ips, 0); /* the runtime forgot it */
+        assert_string_equal(stored(e, "keepip", "phase", NULL), "Failed");
+        assert_string_equal(stored(e, "keepip", "podIP", NULL), ip);
+        assert_string_equal(stored_pod_ips0(e, "keepip"), ip);
+        assert_int_equal(
+                kc_pod_syncer_kubelet_ops.sync_terminated_pod(e->syncer, NULL, pod, s, &err), 0);
+        kc_pod_status_unref(s);
+        assert_string_equal(stored(e, "keepip", "podIP", NULL), ip);
+        assert_string_equal(stored_pod_ips0(e, "keepip"), ip);
+        kc_api_pod_unref(pod);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -501,6 +557,7 @@ int main(void)
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_never_pod_vanished_container_fails, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_terminal_status_keeps_ips, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,8 +7,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -45,6 +48,7 @@ struct fixture {
         struct kc_backoff *backoff;
         struct kc_backoff *image_backoff;
         struct kc_sync_pod_options opts;
+        pthread_mutex_t stop_lock; /* KillPod stops containers from several threads */
         int64_t stop_timeouts[16];
         size_t n_stops;
         struct rec_result {
@@ -122,9 +126,11 @@ static int rec_stop_container(void *self, const char *id, int64_t timeout_s,
 {
         struct fixture *f = self;
 
+        pthread_mutex_lock(&f->stop_lock);
         if (f->n_stops < 16)
                 f->stop_timeouts[f->n_stops] = timeout_s;
         f->n_stops++;
+        pthread_mutex_unlock(&f->stop_lock);
         return f->sim_svc.ops->stop_container(f->sim_svc.self, id, timeout_s, err);
 }
 
@@ -198,6 +204,7 @@ static int setup(void **state)
         struct fixture *f = calloc(1, sizeof(*f));
 
         assert_non_null(f);
+        pthread_mutex_init(&f->stop_lock, NULL);
         sim_env_new(&f->clock, &f->sim, NULL);
         f->sim_svc = kc_sim_service(f->sim);
         f->rec_ops = (struct kc_runtime_service_ops){
@@ -237,6 +244,7 @@ static int teardown(void **state)
         kc_backoff_free(f->backoff);
         kc_runtime_manager_free(f->mgr);
         sim_env_free(f->clock, f->sim);
+        pthread_mutex_destroy(&f->stop_lock);
         free(f);
         return 0;
 }
@@ -489,8 +497,10 @@ static void test_crash_loop(void **state)
         kc_fake_clock_advance(f->clock, 5 * SEC);
         assert_int_equal(sync_once(f, &pod, &err), -EAGAIN);
         assert_non_null(err);
-        assert_string_equal(err, "CrashLoopBackOff: back-off 10s restarting failed "
-                                 "container=crasher pod=crash_default(uid-2)");
+        /* Issue 17: upstream's SyncResult text, the message %q-quoted. */
+        assert_string_equal(err, "failed to \"StartContainer\" for \"crasher\" with "
+                                 "CrashLoopBackOff: \"back-off 10s restarting failed "
+                                 "container=crasher pod=crash_default(uid-2)\"");
         assert_result(f, "crasher", -EAGAIN, KC_CRASH_LOOP_BACK_OFF_REASON);
         /* Exited at T0 + 1 s, 10 s window, now T0 + 6 s. */
         assert_int_equal(result_for(f, "crasher")->retry_after, 5 * SEC);
@@ -685,6 +695,167 @@ static void test_kill_running_pod(void **state)
         kc_runtime_result_done(&sbl);
 }
 
+/* A KillPod on its own thread, for the driver to move the fake clock meanwhile. */
+struct kill_call {
+        struct fixture *f;
+        const struct kc_api_pod *pod;
+        int64_t grace_s;
+        int r;
+        char *err;
+        atomic_bool done;
+};
+
+static void *kill_call_run(void *arg)
+{
+        struct kill_call *k = arg;
+
+        k->r = kc_runtime_manager_kill_pod(k->f->mgr, k->pod, NULL, k->grace_s, NULL, &k->err);
+        atomic_store(&k->done, true);
+        return NULL;
+}
+
+static unsigned sim_asleep(struct fixture *f)
+{
+        struct kc_sim_stats st;
+
+        assert_int_equal(kc_sim_get_stats(f->sim, &st), 0);
+        return st.delayed_now;
+}
+
+/*
+ * Issue 17 (F-SYNC-03): KillPod stops the containers in parallel, as
+ * upstream's killContainersWithSyncResult. Three containers that ignore
+ * SIGTERM (the sim holds each StopContainer for the 30 s grace): the kill
+ * takes 30 s of clock time, not 90 s. The driver advances the clock by the
+ * grace whenever a stop is held, once every held stop has arrived (or
+ * after 2 s of real time, which only a sequential kill needs).
+ */
+static void test_kill_pod_parallel(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "a", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+                { .name = "b", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+                { .name = "c", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-30", "stubborn", cs, 3, KC_RESTART_POLICY_ALWAYS);
+        struct kill_call k = { .f = f, .pod = &pod, .grace_s = 30 };
+        const struct timespec tick = { 0, 1000000 };
+        struct kc_container_list cl = { 0 };
+        char *err = NULL;
+        int64_t start;
+        pthread_t th;
+        size_t i;
+
+        pod.termination_grace_s = 30;
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_int_equal(kc_sim_inject_latency(f->sim, "StopContainer", NULL, 30 * SEC, 3), 0);
+        start = kc_clock_now(f->clock);
+        assert_int_equal(pthread_create(&th, NULL, kill_call_run, &k), 0);
+        while (!atomic_load(&k.done)) {
+                for (i = 0; i < 2000 && sim_asleep(f) < 3 && !atomic_load(&k.done); i++)
+                        nanosleep(&tick, NULL);
+                if (sim_asleep(f) == 0)
+                        continue;
+                kc_fake_clock_advance(f->clock, 30 * SEC);
+                /* The held stops wake before the next round. */
+                for (i = 0; i < 2000 && sim_asleep(f) > 0; i++)
+                        nanosleep(&tick, NULL);
+        }
+        pthread_join(th, NULL);
+        assert_int_equal(k.r, 0);
+        assert_null(k.err);
+        assert_int_equal(kc_clock_now(f->clock) - start, 30 * SEC);
+        assert_int_equal(f->n_stops, 3);
+        for (i = 0; i < 3; i++)
+                assert_int_equal(f->stop_timeouts[i], 30); /* each call: the grace */
+        list_pod_containers(f, "uid-30", &cl);
+        assert_int_equal(cl.n, 3);
+        for (i = 0; i < cl.n; i++)
+                assert_int_equal(cl.items[i].state, KC_CONTAINER_STATE_EXITED);
+        kc_runtime_result_done(&cl);
+}
+
+/*
+ * Issue 17: a sandbox (or a container) the runtime no longer knows is
+ * stopped: NOT_FOUND does not fail the kill, as upstream's
+ * crierror.IsNotFound checks. Other failures are upstream's SyncResults.
+ */
+static void test_kill_pod_not_found(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "a", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+                { .name = "b", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-31", "gone", cs, 2, KC_RESTART_POLICY_ALWAYS);
+        char *err = NULL;
+
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_int_equal(kc_sim_inject_fault_code(f->sim, "StopPodSandbox", NULL,
+                                                  KC_RUNTIME_NOT_FOUND, "sandbox not found", 1),
+                         0);
+        assert_int_equal(kc_sim_inject_fault_code(f->sim, "StopContainer", NULL,
+                                                  KC_RUNTIME_NOT_FOUND, "container not found", 1),
+                         0);
+        assert_int_equal(kc_runtime_manager_kill_pod(f->mgr, &pod, NULL, 0, NULL, &err), 0);
+        assert_null(err);
+
+        /* Any other failure fails the kill, every one in the error. */
+        pod.uid = "uid-32";
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_int_equal(kc_sim_inject_fault(f->sim, "StopPodSandbox", NULL, "stuck", 1), 0);
+        assert_int_equal(kc_runtime_manager_kill_pod(f->mgr, &pod, NULL, 0, NULL, &err), -EIO);
+        assert_string_equal(err, "failed to \"KillPodSandbox\" for \"uid-32\" with "
+                                 "KillPodSandboxError: \"stuck\"");
+        free(err);
+        pod.uid = "uid-35";
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_int_equal(kc_sim_inject_fault(f->sim, "StopContainer", NULL, "busy", 2), 0);
+        assert_int_equal(kc_runtime_manager_kill_pod(f->mgr, &pod, NULL, 0, NULL, &err), -EIO);
+        /* In container order, whichever stop finished first. */
+        assert_string_equal(err, "[failed to \"KillContainer\" for \"a\" with "
+                                 "KillContainerError: \"busy\", failed to \"KillContainer\" "
+                                 "for \"b\" with KillContainerError: \"busy\"]");
+        free(err);
+}
+
+/*
+ * Issue 17: SyncPod's error is upstream's PodSyncResult.Error(): one
+ * failed SyncResult as it is, several as "[a, b]", the
+ * message quoted as Go's %q.
+ */
+static void test_sync_errors_aggregate(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "a", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+                { .name = "b", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+                { .name = "c", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-33", "agg", cs, 3, KC_RESTART_POLICY_ALWAYS);
+        char *err = NULL;
+
+        assert_int_equal(kc_sim_inject_fault(f->sim, "CreateContainer", NULL, "boom", 1), 0);
+        assert_int_equal(kc_sim_inject_fault(f->sim, "StartContainer", NULL, "line1\n\"x\"\\y", 1),
+                         0);
+        assert_int_equal(sync_once(f, &pod, &err), -EIO); /* the first failure's code */
+        assert_string_equal(err, "[failed to \"StartContainer\" for \"a\" with "
+                                 "CreateContainerError: \"boom\", failed to \"StartContainer\" "
+                                 "for \"b\" with RunContainerError: "
+                                 "\"line1\\n\\\"x\\\"\\\\y\"]");
+        free(err);
+
+        /* A sandbox failure: its target is format.Pod, its message says what failed. */
+        pod.uid = "uid-34";
+        assert_int_equal(kc_sim_inject_fault(f->sim, "RunPodSandbox", NULL, "no net", 1), 0);
+        assert_int_equal(sync_once(f, &pod, &err), -EIO);
+        assert_string_equal(err, "failed to \"CreatePodSandbox\" for \"agg_default(uid-34)\" "
+                                 "with CreatePodSandboxError: \"Failed to create pod sandbox: "
+                                 "no net\"");
+        free(err);
+}
+
 static const char *const true_cmd[] = { "true" };
 
 /* One init container per sync, and the app containers only once init is done. */
@@ -747,7 +918,7 @@ static void test_create_fails(void **state)
         assert_non_null(strstr(err, "boom"));
         assert_non_null(strstr(err, "\"a\""));
         assert_string_equal(err, "failed to \"StartContainer\" for \"a\" with "
-                                 "CreateContainerError: boom");
+                                 "CreateContainerError: \"boom\"");
         free(err);
         assert_int_equal(f->n_results, 2);
         assert_result(f, "a", -EIO, KC_CREATE_CONTAINER_ERROR_REASON);
@@ -790,7 +961,7 @@ static void test_run_fails(void **state)
         assert_int_equal(kc_sim_inject_fault(f->sim, "StartContainer", NULL, "kaput", 1), 0);
         assert_int_equal(sync_once(f, &pod, &err), -EIO);
         assert_string_equal(err, "failed to \"StartContainer\" for \"a\" with RunContainerError: "
-                                 "kaput");
+                                 "\"kaput\"");
         free(err);
         assert_int_equal(f->n_results, 1);
         assert_result(f, "a", -EIO, KC_RUN_CONTAINER_ERROR_REASON);
@@ -818,9 +989,10 @@ static void test_image_pull_backoff(void **state)
 
         assert_int_equal(sync_once(f, &pod, &err), -ENOENT);
         assert_string_equal(err, "failed to \"StartContainer\" for \"bad\" with ErrImagePull: "
-                                 "failed to pull and unpack image \"example.com/doesnotexist:1\": "
-                                 "failed to resolve reference \"example.com/doesnotexist:1\": "
-                                 "example.com/doesnotexist:1: not found");
+                                 "\"failed to pull and unpack image "
+                                 "\\\"example.com/doesnotexist:1\\\": failed to resolve "
+                                 "reference \\\"example.com/doesnotexist:1\\\": "
+                                 "example.com/doesnotexist:1: not found\"");
         free(err);
         assert_int_equal(f->n_results, 2);
         assert_result(f, "good", 0, NULL);
@@ -833,8 +1005,8 @@ static void test_image_pull_backoff(void **state)
         kc_fake_clock_advance(f->clock, 3 * SEC);
         f->n_results = 0;
         assert_int_equal(sync_once(f, &pod, &err), -EAGAIN);
-        assert_string_equal(err, "ImagePullBackOff: Back-off pulling image "
-                                 "\"example.com/doesnotexist:1\"");
+        assert_string_equal(err, "failed to \"StartContainer\" for \"bad\" with ImagePullBackOff: "
+                                 "\"Back-off pulling image \\\"example.com/doesnotexist:1\\\"\"");
         free(err);
         assert_int_equal(f->n_results, 1);
         assert_result(f, "bad", -EAGAIN, KC_IMAGE_PULL_BACK_OFF_REASON);
@@ -875,7 +1047,7 @@ static void test_image_pull_recovers(void **state)
                          0);
         assert_int_equal(sync_once(f, &pod, &err), -EIO);
         assert_string_equal(err, "failed to \"StartContainer\" for \"app\" with ErrImagePull: "
-                                 "connection refused");
+                                 "\"connection refused\"");
         free(err);
         assert_result(f, "app", -EIO, KC_ERR_IMAGE_PULL_REASON);
 
@@ -953,8 +1125,8 @@ static void test_never_pull(void **state)
 
         assert_int_equal(sync_once(f, &pod, &err), -ENOENT);
         assert_string_equal(err, "failed to \"StartContainer\" for \"local\" with "
-                                 "ErrImageNeverPull: Container image \"local/tool:dev\" is not "
-                                 "present with pull policy of Never");
+                                 "ErrImageNeverPull: \"Container image \\\"local/tool:dev\\\" "
+                                 "is not present with pull policy of Never\"");
         free(err);
         assert_result(f, "local", -ENOENT, KC_ERR_IMAGE_NEVER_PULL_REASON);
         assert_string_equal(result_for(f, "local")->message,
@@ -978,8 +1150,8 @@ static void test_invalid_image_name(void **state)
         char *err = NULL;
 
         assert_int_equal(sync_once(f, &pod, &err), -EINVAL);
-        assert_non_null(strstr(err, "with InvalidImageName: Failed to apply default image tag "
-                                    "\"Not/Valid Image\""));
+        assert_non_null(strstr(err, "with InvalidImageName: \"Failed to apply default image "
+                                    "tag \\\"Not/Valid Image\\\""));
         free(err);
         assert_result(f, "x", -EINVAL, KC_INVALID_IMAGE_NAME_REASON);
         assert_int_equal(sim_op_count(f->sim, "ImageStatus"), 0);
@@ -1126,6 +1298,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_spec_change, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kill_pod, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kill_running_pod, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_kill_pod_parallel, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_kill_pod_not_found, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sync_errors_aggregate, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_init_containers, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_create_fails, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_run_fails, setup, teardown),

@@ -83,6 +83,9 @@ enum kc_pod_phase kc_pod_get_phase(const struct kc_api_pod *pod, const struct kc
  * - "podIP", "podIPs" [{ip}] from @p status->ips as sortPodIPs orders them:
  *   the first IP of @p host_ip's family (IPv4 when unknown), then the first
  *   of the other family; other entries and invalid addresses are dropped.
+ *   When @p status has none and no ready sandbox (the pod was stopped: its
+ *   network is gone), @p old_status's podIP/podIPs stay (upstream's
+ *   preserveDataFromBeforeStopping and GenericPLEG.getPodIPs; D20).
  *   A host-network pod without pod IPs gets @p host_ip.
  * - "startTime": @p old_status's when set, else @p now_ns.
  * - "initContainerStatuses" (only when the spec has init containers, spec

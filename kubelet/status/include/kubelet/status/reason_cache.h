@@ -29,9 +29,9 @@
  * a failure updates the entry, a success removes it.
  *
  * At most KC_REASON_CACHE_MAX_ENTRIES entries: inserting a new key into a
- * full cache evicts the least recently updated entry (reads do not count as
- * use; upstream's LRU also refreshes on Get). Every call is safe from any
- * thread (one internal mutex).
+ * full cache evicts the least recently used entry, as upstream's LRU: an
+ * update and a successful get both count as use. Every call is safe from
+ * any thread (one internal mutex).
  */
 struct kc_reason_cache;
 
@@ -60,7 +60,7 @@ int kc_reason_cache_remove(struct kc_reason_cache *rc, const char *uid, const ch
 /**
  * Forgets every entry of a pod not among @p keep_uids (@p n entries, NULL
  * ones ignored). Not upstream's, which keeps a deleted pod's entries until
- * they are the least recently updated of 1,000 (docs/deviations.md D18):
+ * they are the least recently used of 1,000 (docs/deviations.md D18):
  * housekeeping calls it with the pods still desired or still known to the
  * pod workers.
  * @return the number of entries dropped, -EINVAL or -ENOMEM (nothing
@@ -71,8 +71,8 @@ int kc_reason_cache_remove_orphans(struct kc_reason_cache *rc, const char *const
 
 /**
  * @brief Get: malloc'd copies of the container's reason and message ("" when
- * none was given). Either out-parameter may be NULL. Does not change the
- * eviction order.
+ * none was given). Either out-parameter may be NULL. A hit makes the entry
+ * the most recently used (upstream's lru.Cache.Get).
  * @return 0, -ENOENT when absent, -EINVAL or -ENOMEM; out-parameters
  * unchanged on failure.
  */
