@@ -4,6 +4,8 @@
  * kuberuntime_container.go): the acting half of the runtime manager, over
  * any runtime service.
  */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "core/array.h"
@@ -564,6 +567,64 @@ static int make_container_log_dir(const struct start_ctx *sc, const struct kc_ap
 }
 
 /*
+ * calcRestartCountByLogDir: one more than the highest <n> among the files
+ * <n>.log (and rotated <n>.log.<suffix>) in @p dir, the container's log
+ * directory; 0 when the directory does not exist or holds none. When a
+ * runtime lost every instance of a container (a reboot, a removal behind
+ * the kubelet's back), the attempt carries on from its logs instead of
+ * starting over at 0 and appending to 0.log. A directory that cannot be
+ * read counts as empty, logged.
+ */
+static uint32_t calc_restart_count_by_log_dir(const char *dir)
+{
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        uint32_t restart_count = 0;
+        struct dirent *de;
+        DIR *d;
+
+        if (fd < 0) {
+                if (errno != ENOENT)
+                        kc_log_info("Cannot calculate restartCount from the log directory "
+                                    "logDir=\"%s\" err=\"%m\"",
+                                    dir);
+                return 0;
+        }
+        d = fdopendir(fd);
+        if (!d)
+                return 0;
+        fd = -1; /* owned by d now */
+        while ((de = readdir(d))) {
+                const char *p = de->d_name;
+                uint64_t n = 0;
+
+                if (de->d_type == DT_DIR || !isdigit((unsigned char)*p))
+                        continue;
+                while (isdigit((unsigned char)*p) && n <= UINT32_MAX)
+                        n = n * 10 + (uint64_t)(*p++ - '0');
+                if (n >= UINT32_MAX || strncmp(p, ".log", 4) != 0 || (p[4] && p[4] != '.'))
+                        continue; /* not a name the kubelet gave (or out of range): skipped */
+                if (n + 1 > restart_count)
+                        restart_count = (uint32_t)(n + 1);
+        }
+        closedir(d);
+        return restart_count;
+}
+
+/* The attempt of the next instance of @p c: the newest one's + 1, else from the logs. */
+static uint32_t next_attempt(const struct start_ctx *sc, const struct kc_api_container *c)
+{
+        const struct kc_container_status *cs = kc__find_container_status(sc->status, c->name);
+        _cleanup_free_ char *dir = NULL;
+
+        if (cs)
+                return (uint32_t)cs->restart_count + 1;
+        if (!sc->make_log_dirs)
+                return 0; /* no pod logs root: no log directory to read */
+        dir = kc_strdup_printf("%s/%s", sc->sb_config->log_directory, str_or_empty(c->name));
+        return dir ? calc_restart_count_by_log_dir(dir) : 0;
+}
+
+/*
  * startContainer after the image is there: CreateContainer, then
  * StartContainer. Returns false when cancelled; every outcome, success
  * included, is reported.
@@ -574,8 +635,7 @@ static bool start_container(struct start_ctx *sc, const struct kc_api_container 
         const struct kc_api_pod *pod = sc->pod;
         struct kc_runtime_service *svc = sc->svc;
         _cleanup_(container_spec_done) struct container_spec spec = { 0 };
-        const struct kc_container_status *cs = kc__find_container_status(sc->status, c->name);
-        uint32_t attempt = cs ? (uint32_t)cs->restart_count + 1 : 0;
+        uint32_t attempt = next_attempt(sc, c);
         struct kc_runtime_error e = { 0 };
         _cleanup_free_ char *id = NULL;
         int r;

@@ -463,6 +463,69 @@ static void test_log_directories(void **state)
         assert_int_equal(kc_runtime_manager_set_pod_logs_root(f->mgr, NULL), 0);
 }
 
+/* Creates @p dir/@p name as an empty file, or a directory when @p name ends in '/'. */
+static void touch(const char *dir, const char *name, char (*made)[256], size_t *n)
+{
+        size_t len = strlen(name);
+
+        assert_true(snprintf(made[*n], sizeof(made[*n]), "%s/%.*s", dir,
+                             (int)(len - (name[len - 1] == '/')), name) < (int)sizeof(made[*n]));
+        if (name[len - 1] == '/') {
+                assert_int_equal(mkdir(made[*n], 0755), 0);
+        } else {
+                FILE *fp = fopen(made[*n], "w");
+
+                assert_non_null(fp);
+                fclose(fp);
+        }
+        (*n)++;
+}
+
+/*
+ * Issue 17 (status continuity): when the runtime has no instance of a
+ * container, its next attempt carries on from the log directory
+ * (calcRestartCountByLogDir: the highest <n> of <n>.log or a rotated
+ * <n>.log.<suffix>, plus one), so restartCount does not start over at 0.
+ * Names the kubelet never writes are skipped.
+ */
+static void test_restart_count_from_log_dir(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container cs[] = {
+                { .name = "web", .image = "nginx:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-10", "relog", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        static const char *const names[] = { "0.log", "3.log",   "5.log.20261125-101500",
+                                             "x.log", "12.logx", "99.log/",
+                                             "8.txt", ".log",    "4294967296.log" };
+        char root[] = "/tmp/kc-relog-XXXXXX", pod_dir[128], dir[192], made[16][256];
+        struct kc_container_list cl = { 0 };
+        size_t n = 0;
+        char *err = NULL;
+
+        assert_non_null(mkdtemp(root));
+        assert_true(snprintf(pod_dir, sizeof(pod_dir), "%s/default_relog_uid-10", root) <
+                    (int)sizeof(pod_dir));
+        assert_true(snprintf(dir, sizeof(dir), "%s/web", pod_dir) < (int)sizeof(dir));
+        assert_int_equal(mkdir(pod_dir, 0755), 0);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        for (size_t i = 0; i < KC_ELEMENTSOF(names); i++)
+                touch(dir, names[i], made, &n);
+        assert_int_equal(kc_runtime_manager_set_pod_logs_root(f->mgr, root), 0);
+        assert_int_equal(kc_runtime_manager_sync_pod(f->mgr, &pod, NULL, &f->opts, &err), 0);
+        list_pod_containers(f, "uid-10", &cl);
+        assert_int_equal(cl.n, 1);
+        assert_non_null(find_c(&cl, "web", 6)); /* 5.log.<rotated> + 1 */
+        kc_runtime_result_done(&cl);
+
+        while (n > 0)
+                assert_int_equal(remove(made[--n]), 0);
+        assert_int_equal(rmdir(dir), 0);
+        assert_int_equal(rmdir(pod_dir), 0);
+        assert_int_equal(rmdir(root), 0);
+        assert_int_equal(kc_runtime_manager_set_pod_logs_root(f->mgr, NULL), 0);
+}
+
 static void test_crash_loop(void **state)
 {
         struct fixture *f = *state;
@@ -1292,6 +1355,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_new_pod, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_directories, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_restart_count_from_log_dir, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_crash_loop, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_backoff_continues, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_never_not_restarted, setup, teardown),
