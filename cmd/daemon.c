@@ -312,6 +312,7 @@ static int build(struct daemon *d)
                 .node_ip = d->node_ip,
                 .runtime_version = d->runtime_version,
                 .kubelet_version = "v" KC_VERSION,
+                .root_dir = d->f->root_dir,
         };
         if ((r = kc_node_status_new(&nc, &d->node)) < 0)
                 return r;
@@ -397,6 +398,10 @@ static int run(struct daemon *d)
                 r = kc_evented_pleg_start(d->evented);
         if (r < 0)
                 return r;
+        /* syncNodeStatus's loop: Ready's transitions. */
+        r = kc_node_status_start(d->node, KC_NODE_STATUS_UPDATE_FREQUENCY);
+        if (r < 0)
+                return r;
         r = start_http(d);
         if (r < 0)
                 return r;
@@ -417,6 +422,7 @@ static void teardown(struct daemon *d)
         if (d->k.pleg)
                 kc_generic_pleg_stop(d->k.pleg);
         d->runtime_up = kc_runtime_up_poller_stop(d->runtime_up);
+        kc_node_status_stop(d->node);
         kc_kubelet_parts_stop(&d->k);
 
         d->node = kc_node_status_free(d->node);

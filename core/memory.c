@@ -28,6 +28,7 @@
  * (tcache) that serves most calls without it, and the daemon's threads
  * spend their time waiting, not allocating.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdbool.h>
@@ -45,6 +46,23 @@ static bool arena_max_set_by_user(void)
         return getenv("MALLOC_ARENA_MAX") || (t && strstr(t, "glibc.malloc.arena_max="));
 }
 
+/*
+ * mallopt() tunes glibc's malloc only while that is the malloc in use. A
+ * sanitizer runtime or a preloaded allocator (jemalloc, tcmalloc) brings its
+ * own malloc: AddressSanitizer answers mallopt() with 0, but ThreadSanitizer
+ * and the preloaded allocators leave it to glibc, which answers 1 for an
+ * arena nobody allocates from. So both symbols must come from one object.
+ */
+static bool malloc_is_the_one_mallopt_tunes(void)
+{
+        void *m = dlsym(RTLD_DEFAULT, "malloc"), *o = dlsym(RTLD_DEFAULT, "mallopt");
+        Dl_info mi, oi;
+
+        if (!m || !o || !dladdr(m, &mi) || !dladdr(o, &oi))
+                return false;
+        return mi.dli_fbase == oi.dli_fbase;
+}
+
 int kc_memory_tune_process(unsigned *ret_arenas)
 {
         if (arena_max_set_by_user()) {
@@ -52,9 +70,8 @@ int kc_memory_tune_process(unsigned *ret_arenas)
                         *ret_arenas = 0;
                 return 0;
         }
-        /* mallopt() returns 1 on success; sanitizer runtimes, which bring
-         * their own allocator, answer 0. */
-        if (mallopt(M_ARENA_MAX, 1) != 1)
+        /* mallopt() returns 1 on success. */
+        if (!malloc_is_the_one_mallopt_tunes() || mallopt(M_ARENA_MAX, 1) != 1)
                 return -EOPNOTSUPP;
         if (ret_arenas)
                 *ret_arenas = 1;

@@ -23,6 +23,7 @@ packages=(
         # end-to-end tests (tests/e2e) and bench/bench_daemon.py: Debian's
         # python3, and prometheus_client's parser to validate /metrics
         python3 python3-prometheus-client
+        python3-kubernetes # tests/e2e/test_node.py: /node must deserialize as a V1Node
         python3-hpack    # tests/integration/h2proxy.py: HPACK of the call-holding gRPC proxy
         # the test CRI server of the EventedPLEG integration tests
         # (tests/integration/cri-server: @grpc/grpc-js from npm, `npm ci` from

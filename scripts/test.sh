@@ -8,7 +8,10 @@
 #      suite again under valgrind memcheck; short benchmark and soak runs;
 #   2. AddressSanitizer + UBSan: unit, scenario, end-to-end, chaos and
 #      integration tests;
-#   3. ThreadSanitizer: the concurrency stress tests and the threaded unit tests;
+#   3. ThreadSanitizer: the whole suite again (unit, scenario, end-to-end,
+#      stress, chaos and integration but integration.faults_flood), chaos
+#      with 500 pods instead of 2,000 and 3 containerd kills instead of 10
+#      to keep CI's time;
 #   4. the libFuzzer targets (tests/fuzz), 60 s each (scripts/fuzz.sh).
 # docs/reliability.md says which test proves which promise.
 set -euo pipefail
@@ -25,8 +28,8 @@ run() {
         cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
         echo "==> $dir: build"
         cmake --build "$dir" -j"$jobs" >/dev/null
-        echo "==> $dir: ctest -L '$labels'"
-        ctest --test-dir "$dir" -L "$labels" --output-on-failure -j"$jobs"
+        echo "==> $dir: ctest -L '$labels'${exclude:+ -E '$exclude'}"
+        ctest --test-dir "$dir" -L "$labels" ${exclude:+-E "$exclude"} --output-on-failure -j"$jobs"
 }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -49,7 +52,13 @@ python3 bench/soak.py --quick --cubelet build/cubelet
 # the whole run inside CI's 30 minutes.
 KC_FAULTS_ITERATIONS=3 run build-asan 'unit|scenario|e2e|chaos|integration' \
         -DKC_ASAN=ON -DKC_UBSAN=ON -DKC_BUILD_BENCH=OFF
-run build-tsan 'stress|tsan' -DKC_TSAN=ON -DKC_BUILD_BENCH=OFF
+# Under TSan every memory access is checked: the 2,000-pod chaos run took
+# 463 s on two shared CPUs, 500 pods under the same fault schedule 55 s.
+# integration.faults_flood is left out: under TSan its consumers are so
+# slow that EventedPLEG's buffer overflows and the test's event accounting
+# and its 2 s shutdown limit do not hold (no race reported; issue 17).
+exclude='^integration\.faults_flood$' KC_CHAOS_PODS=500 KC_FAULTS_ITERATIONS=3 run build-tsan \
+        'unit|scenario|e2e|stress|tsan|chaos|integration' -DKC_TSAN=ON -DKC_BUILD_BENCH=OFF
 echo "==> fuzz: every target for 60 s"
 bash scripts/fuzz.sh 60 build-fuzz
 echo "==> all test builds passed"

@@ -17,7 +17,8 @@
  * CPU. A count the user set (MALLOC_ARENA_MAX, GLIBC_TUNABLES) is kept.
  * Call once, before the first thread starts.
  * @param ret_arenas 1, or 0 when the user's count is kept; may be NULL.
- * @return 0, or -EOPNOTSUPP when malloc is not glibc's (a sanitizer's).
+ * @return 0, or -EOPNOTSUPP when malloc is not glibc's (a sanitizer's, or an
+ *         allocator such as jemalloc preloaded).
  */
 int kc_memory_tune_process(unsigned *ret_arenas);
 

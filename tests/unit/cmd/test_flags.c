@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The daemon's flags (cmd/flags.c) and the v1 Node of /node
- * (kubelet/node_status.c).
+ * The daemon's flags (cmd/flags.c). The v1 Node of /node is tested in
+ * tests/unit/kubelet/test_node_status.c.
  */
-#include <jansson.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,9 +15,6 @@
 
 #include "cmd/flags.h"
 #include "core/cleanup.h"
-#include "core/clock.h"
-#include "health/runtime_state.h"
-#include "kubelet/node_status.h"
 
 #define SEC KC_NSEC_PER_SEC
 
@@ -186,87 +182,13 @@ static void test_usage(void **state)
         free(buf);
 }
 
-static const char *ready(json_t *node, const char *key)
-{
-        json_t *c =
-                json_array_get(json_object_get(json_object_get(node, "status"), "conditions"), 0);
-
-        return json_string_value(json_object_get(c, key));
-}
-
-/* /node: Ready follows runtimeErrors and networkErrors (ReadyCondition). */
-static void test_node_ready(void **state)
-{
-        struct kc_clock *clock = NULL;
-        struct kc_runtime_state *rs = NULL;
-        struct kc_node_status *n = NULL;
-        const struct kc_node_status_config cfg0 = { 0 };
-        char *js = NULL;
-        json_t *node;
-
-        (void)state;
-        assert_int_equal(kc_fake_clock_new(&clock, 1700000000 * SEC), 0);
-        assert_int_equal(kc_runtime_state_new(clock, 30 * SEC, &rs), 0);
-        assert_int_equal(kc_node_status_new(&cfg0, &n), -EINVAL);
-        const struct kc_node_status_config cfg = {
-                .clock = clock,
-                .runtime_state = rs,
-                .node_name = "n1",
-                .node_ip = "10.0.0.7",
-                .runtime_version = "sim://0.1.0",
-                .kubelet_version = "v0.1.0",
-        };
-        assert_int_equal(kc_node_status_new(&cfg, &n), 0);
-
-        /* Before the first runtime status: not ready, with upstream's messages. */
-        assert_int_equal(kc_node_status_render(n, &js), 0);
-        node = json_loads(js, 0, NULL);
-        free(js);
-        assert_string_equal(json_string_value(json_object_get(node, "kind")), "Node");
-        assert_string_equal(ready(node, "status"), "False");
-        assert_string_equal(ready(node, "reason"), "KubeletNotReady");
-        assert_string_equal(ready(node, "message"),
-                            "[container runtime status check may not have completed yet, "
-                            "network state unknown]");
-        json_decref(node);
-
-        kc_runtime_state_set_runtime_sync(rs, kc_clock_now(clock));
-        assert_int_equal(kc_runtime_state_set_network_state(rs, NULL), 0);
-        kc_fake_clock_advance(clock, 5 * SEC);
-        assert_int_equal(kc_node_status_render(n, &js), 0);
-        node = json_loads(js, 0, NULL);
-        free(js);
-        assert_string_equal(ready(node, "status"), "True");
-        assert_string_equal(ready(node, "reason"), "KubeletReady");
-        assert_string_equal(ready(node, "message"), "kubelet is posting ready status");
-        assert_string_equal(ready(node, "lastTransitionTime"), "2023-11-14T22:13:25Z");
-        assert_string_equal(json_string_value(json_object_get(
-                                    json_object_get(json_object_get(node, "status"), "nodeInfo"),
-                                    "containerRuntimeVersion")),
-                            "sim://0.1.0");
-        json_decref(node);
-
-        /* 30 s without a runtime status: the runtime counts as down. */
-        kc_fake_clock_advance(clock, 30 * SEC);
-        assert_int_equal(kc_node_status_render(n, &js), 0);
-        node = json_loads(js, 0, NULL);
-        free(js);
-        assert_string_equal(ready(node, "status"), "False");
-        assert_string_equal(ready(node, "message"), "container runtime is down");
-        assert_string_equal(ready(node, "lastTransitionTime"), "2023-11-14T22:13:55Z");
-        json_decref(node);
-
-        kc_node_status_free(n);
-        kc_runtime_state_free(rs);
-        kc_clock_free(clock);
-}
-
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_defaults),   cmocka_unit_test(test_forms),
-                cmocka_unit_test(test_errors),     cmocka_unit_test(test_usage),
-                cmocka_unit_test(test_node_ready),
+                cmocka_unit_test(test_defaults),
+                cmocka_unit_test(test_forms),
+                cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_usage),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
