@@ -410,11 +410,9 @@ static bool start_container(struct start_ctx *sc, const struct kc_api_container 
                 start_fail(sc, c, init, r, KC_RUN_CONTAINER_ERROR_REASON, e.message, -1);
                 return true;
         }
-        kc_log_v(2,
-                 "Started %scontainer pod=\"%s/%s\" containerName=\"%s\" containerID=\"%s\" "
-                 "restartCount=%" PRIu32,
-                 init ? "init " : "", str_or_empty(pod->namespace), str_or_empty(pod->name),
-                 str_or_empty(c->name), id, attempt);
+        kc_log_v_s(2, init ? "Started init container" : "Started container",
+                   KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("containerName", c->name),
+                   KC_KV_STR("containerID", id), KC_KV_UINT("restartCount", attempt));
         report(sc, c, init, 0, NULL, NULL, -1);
         return true;
 }
