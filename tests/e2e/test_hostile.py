@@ -331,7 +331,9 @@ class HostileHttp(harness.E2ETestCase):
         self.assertLess(max(lat), harness.scaled(1000))
         # 64 connections, plus those shut down and not yet reaped, plus ours.
         self.assertLessEqual(peak_fds, fds0 + 128 + 4)
-        self.assertIn("at its limit of 64 connections, closing the oldest ones", d.log())
+        self.assertRegex(
+            d.log(), r'"HTTP server is at its connection limit, closing the oldest connections" port=\d+ limit=64 '
+        )
         for s in slow:
             s.close()
         # Every connection closes (EOF from the client, else the 10 s idle
