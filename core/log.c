@@ -366,6 +366,19 @@ static void ref_body(struct line *l, const char *ns, const char *name)
                 quote_body(l, name, strlen(name));
 }
 
+/* As it is, but never a control byte: the line stays one line. */
+static void raw(struct line *l, const char *s)
+{
+        for (const char *p = s; *p; p++) {
+                if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+                        line_put(l, s, (size_t)(p - s));
+                        line_printf(l, "\\x%02x", (unsigned char)*p);
+                        s = p + 1;
+                }
+        }
+        line_puts(l, s);
+}
+
 static void kv_value(struct line *l, const struct kc_log_kv *kv)
 {
         char d[KC_DURATION_MAX];
@@ -402,6 +415,9 @@ static void kv_value(struct line *l, const struct kc_log_kv *kv)
                         line_put(l, "\"", 1);
                 }
                 line_put(l, "]", 1);
+                break;
+        case KC_LOG_KV_RAW:
+                raw(l, kv->s ? kv->s : "");
                 break;
         default:
                 line_puts(l, "\"<bad value type>\"");

@@ -65,6 +65,7 @@ enum kc_log_kv_type {
         KC_LOG_KV_DURATION, /* i, nanoseconds, printed quoted as Go's Duration.String() */
         KC_LOG_KV_REF,      /* ref: "namespace/name" (klog.KObj / KRef) */
         KC_LOG_KV_REFS,     /* refs: ["ns/a" "ns/b"] (klog.KObjSlice) */
+        KC_LOG_KV_RAW,      /* s as it is (a JSON-like composite), control bytes as \x.. */
 };
 
 /** Yields the namespace and name of element @p i of @p array (KC_KV_REFS). */
@@ -108,6 +109,12 @@ struct kc_log_kv {
         ((struct kc_log_kv){ .key = (k),                                                           \
                              .type = KC_LOG_KV_REFS,                                               \
                              .refs = { .array = (array_), .n = (n_), .get = (get_) } })
+/**
+ * A value written as it is, for composites the caller formats the way klog
+ * does (e.g. event={"ID":"...","Type":"..."}); bytes below 0x20 and 0x7f are
+ * still escaped as \x.., so the line stays one line.
+ */
+#define KC_KV_RAW(k, v) ((struct kc_log_kv){ .key = (k), .type = KC_LOG_KV_RAW, .s = (v) })
 /** err="<strerror(-r)>", for the unconverted -errno results of lower layers. */
 #define KC_KV_ERRNO(r) KC_KV_STR("err", strerror((r) < 0 ? -(r) : (r)))
 

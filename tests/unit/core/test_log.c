@@ -342,10 +342,10 @@ static void test_log_structured_one_line(void **state)
         capture_begin(&c);
         l = __LINE__ + 1;
         kc_log_info_s("two\nlines", KC_KV_STR("path", "/etc/\"k\"\n\tx\x1b[31m"),
-                      KC_KV_POD("ns\n", "p\\q"));
+                      KC_KV_POD("ns\n", "p\\q"), KC_KV_RAW("event", "{\"Data\":\"a\nb\"}"));
         assert_string_equal(one_line(&c, l, 'I'),
                             "\"two\\nlines\" path=\"/etc/\\\"k\\\"\\n\\tx\\x1b[31m\" "
-                            "pod=\"ns\\n/p\\\\q\"");
+                            "pod=\"ns\\n/p\\\\q\" event={\"Data\":\"a\\x0ab\"}");
         free(c.buf);
 }
 
