@@ -76,7 +76,7 @@ void kc_kubelet_set_sync_loop(struct kc_kubelet *k, struct kc_sync_loop *loop)
 void kc_kubelet_enqueue(void *work_queue, const char *uid, int64_t delay_ns)
 {
         if (kc_work_queue_enqueue(work_queue, uid, delay_ns) < 0)
-                kc_log_error("Failed to requeue pod podUID=\"%s\"", uid);
+                kc_log_error_s(NULL, "Failed to requeue pod", KC_KV_STR("podUID", uid));
 }
 
 static void update_pod(struct kc_kubelet *k, enum kc_sync_pod_type type, struct kc_api_pod *pod,
@@ -90,7 +90,8 @@ static void update_pod(struct kc_kubelet *k, enum kc_sync_pod_type type, struct 
         };
 
         if (kc_pod_workers_update_pod(k->d.pod_workers, &o) < 0)
-                kc_log_error("Failed to update pod worker podUID=\"%s\"", pod->uid);
+                kc_log_error_s(NULL, "Failed to update pod worker",
+                               KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("podUID", pod->uid));
 }
 
 /*
@@ -102,7 +103,9 @@ static bool resolve(struct kc_kubelet *k, struct kc_api_pod *pod, struct kc_api_
 {
         if (kc_pod_manager_get_pod_and_mirror_pod(k->d.pod_manager, pod, ret_pod, ret_mirror))
                 return true;
-        kc_log_v(2, "Unable to find pod for mirror pod, skipping mirrorPodUID=\"%s\"", pod->uid);
+        kc_log_v_s(2, "Unable to find pod for mirror pod, skipping",
+                   KC_KV_REF("mirrorPod", pod->namespace, pod->name),
+                   KC_KV_STR("mirrorPodUID", pod->uid));
         *ret_mirror = kc_api_pod_unref(*ret_mirror);
         return false;
 }
@@ -126,7 +129,7 @@ static void add_or_update(struct kc_kubelet *k, struct kc_api_pod *const *pods, 
 
         sorted = malloc((n + 1) * sizeof(*sorted));
         if (!sorted) {
-                kc_log_error("Out of memory handling %zu pods", n);
+                kc_log_error_s(strerror(ENOMEM), "Failed to handle pods", KC_KV_UINT("pods", n));
                 return;
         }
         memcpy(sorted, pods, n * sizeof(*sorted));
@@ -137,7 +140,9 @@ static void add_or_update(struct kc_kubelet *k, struct kc_api_pod *const *pods, 
                 struct kc_api_pod *pod = NULL, *mirror = NULL;
 
                 if (kc_pod_manager_update_pod(k->d.pod_manager, sorted[i]) < 0) {
-                        kc_log_error("Failed to record pod podUID=\"%s\"", sorted[i]->uid);
+                        kc_log_error_s(NULL, "Failed to record pod",
+                                       KC_KV_POD(sorted[i]->namespace, sorted[i]->name),
+                                       KC_KV_STR("podUID", sorted[i]->uid));
                         continue;
                 }
                 if (!resolve(k, sorted[i], &pod, &mirror))
@@ -182,9 +187,9 @@ static void handle_pod_removes(void *ud, struct kc_api_pod *const *pods, size_t 
                 }
                 /* deletePod: a removal seen before all sources may be a stale view. */
                 if (k->loop && !kc_sync_loop_sources_ready(k->loop)) {
-                        kc_log_error("Failed to delete pod: skipping delete because sources "
-                                     "aren't ready yet podUID=\"%s\"",
-                                     pod->uid);
+                        kc_log_error_s("skipping delete because sources aren't ready yet",
+                                       "Failed to delete pod", KC_KV_POD(pod->namespace, pod->name),
+                                       KC_KV_STR("podUID", pod->uid));
                         continue;
                 }
                 mirror = kc_pod_manager_get_mirror_pod_by_pod(k->d.pod_manager, pod);
@@ -202,7 +207,9 @@ static void handle_pod_reconcile(void *ud, struct kc_api_pod *const *pods, size_
 
         for (i = 0; i < n; i++)
                 if (kc_pod_manager_update_pod(k->d.pod_manager, pods[i]) < 0)
-                        kc_log_error("Failed to record pod podUID=\"%s\"", pods[i]->uid);
+                        kc_log_error_s(NULL, "Failed to record pod",
+                                       KC_KV_POD(pods[i]->namespace, pods[i]->name),
+                                       KC_KV_STR("podUID", pods[i]->uid));
 }
 
 /* HandlePodSyncs: a Sync for each pod; mirror pods here are a programmer error. */
@@ -218,10 +225,10 @@ static void handle_pod_syncs(void *ud, struct kc_api_pod *const *pods, size_t n)
                 if (!resolve(k, pods[i], &pod, &mirror))
                         continue;
                 if (pods[i]->mirror_pod) {
-                        kc_log_v(3,
-                                 "Programmer error, HandlePodSyncs does not expect to receive "
-                                 "mirror pods podUID=\"%s\"",
-                                 pods[i]->uid);
+                        kc_log_v_s(3,
+                                   "Programmer error, HandlePodSyncs does not expect to receive "
+                                   "mirror pods",
+                                   KC_KV_STR("podUID", pods[i]->uid));
                 } else {
                         update_pod(k, KC_SYNC_POD_SYNC, pod, mirror, start);
                 }
@@ -240,7 +247,7 @@ static void kill_orphaned_runtime_pods(struct kc_kubelet *k,
         size_t i;
 
         if (k->d.runtime.ops->get_pods(k->d.runtime.self, false, &running, &err) < 0) {
-                kc_log_error("Error listing containers err=\"%s\"", err.message);
+                kc_log_error_s(err.message, "Error listing containers");
                 return;
         }
         for (i = 0; i < running.n; i++) {
@@ -254,9 +261,10 @@ static void kill_orphaned_runtime_pods(struct kc_kubelet *k,
 
                 if (w && (w->state == KC_POD_WORK_SYNC || w->state == KC_POD_WORK_TERMINATING))
                         continue; /* a worker is in charge already */
-                kc_log_v(3, "Clean up orphaned pod containers podUID=\"%s\"", rp->id);
+                kc_log_v_s(3, "Clean up orphaned pod containers", KC_KV_STR("podUID", rp->id));
                 if (kc_pod_workers_update_pod(k->d.pod_workers, &o) < 0)
-                        kc_log_error("Failed to kill orphaned pod podUID=\"%s\"", rp->id);
+                        kc_log_error_s(NULL, "Failed to kill orphaned pod",
+                                       KC_KV_STR("podUID", rp->id));
         }
         kc_pod_list_done(&running);
 }
@@ -274,7 +282,7 @@ static void remove_orphaned_pod_state(struct kc_kubelet *k,
         size_t i, m = 0;
 
         if (!keep) {
-                kc_log_error("Out of memory removing orphaned pod statuses");
+                kc_log_error_s(strerror(ENOMEM), "Failed to remove orphaned pod statuses");
                 return;
         }
         for (i = 0; i < n; i++)
@@ -283,9 +291,9 @@ static void remove_orphaned_pod_state(struct kc_kubelet *k,
                 keep[m++] = working->items[i].uid;
         if (k->d.status_manager &&
             kc_status_manager_remove_orphaned_statuses(k->d.status_manager, keep, m) < 0)
-                kc_log_error("Failed to remove orphaned pod statuses");
+                kc_log_error_s(NULL, "Failed to remove orphaned pod statuses");
         if (k->d.reasons && kc_reason_cache_remove_orphans(k->d.reasons, keep, m) < 0)
-                kc_log_error("Failed to remove the container reasons of orphaned pods");
+                kc_log_error_s(NULL, "Failed to remove the container reasons of orphaned pods");
 }
 
 static bool pod_is_desired(struct kc_api_pod *const *pods, size_t n, const char *uid)
@@ -323,8 +331,7 @@ static void evict_sandboxes_of_removed_pods(struct kc_kubelet *k, struct kc_api_
                 return;
         k->last_container_gc = now;
         if (k->d.runtime.ops->get_pods(k->d.runtime.self, true, &all, &err) < 0) {
-                kc_log_error("Container garbage collection failed to list pods err=\"%s\"",
-                             err.message);
+                kc_log_error_s(err.message, "Container garbage collection failed to list pods");
                 return;
         }
         for (i = 0; i < all.n; i++) {
@@ -343,15 +350,16 @@ static void evict_sandboxes_of_removed_pods(struct kc_kubelet *k, struct kc_api_
 
                         if (k->d.runtime.ops->remove_pod_sandbox(k->d.runtime.self,
                                                                  rp->sandboxes[j].id, &e) < 0)
-                                kc_log_error("Failed to remove sandbox sandboxID=\"%s\" "
-                                             "podUID=\"%s\" err=\"%s\"",
-                                             rp->sandboxes[j].id, rp->id, e.message);
+                                kc_log_error_s(e.message, "Failed to remove sandbox",
+                                               KC_KV_STR("sandboxID", rp->sandboxes[j].id),
+                                               KC_KV_STR("podUID", rp->id));
                         else
                                 removed++;
                 }
         }
         if (removed)
-                kc_log_v(2, "Container garbage collection removed sandboxes count=%zu", removed);
+                kc_log_v_s(2, "Container garbage collection removed sandboxes",
+                           KC_KV_UINT("count", removed));
         kc_pod_list_done(&all);
 }
 
@@ -366,7 +374,7 @@ static void handle_pod_cleanups(void *ud)
 
         n = kc_pod_manager_get_pods(k->d.pod_manager, &pods);
         if (kc_pod_workers_sync_known_pods(k->d.pod_workers, pods, n, &working) < 0) {
-                kc_log_error("Failed to sync known pods");
+                kc_log_error_s(NULL, "Failed to sync known pods");
                 goto out;
         }
         kill_orphaned_runtime_pods(k, &working);
@@ -380,10 +388,10 @@ static void handle_pod_cleanups(void *ud)
                     pods[i]->phase == KC_POD_PHASE_SUCCEEDED ||
                     pods[i]->phase == KC_POD_PHASE_FAILED)
                         continue;
-                kc_log_v(3,
-                         "Pod will be restarted because it is in the desired set and not "
-                         "known to the pod workers podUID=\"%s\"",
-                         pods[i]->uid);
+                kc_log_v_s(3,
+                           "Pod will be restarted because it is in the desired set and not known "
+                           "to the pod workers (likely due to UID reuse)",
+                           KC_KV_STR("podUID", pods[i]->uid));
                 mirror = kc_pod_manager_get_mirror_pod_by_pod(k->d.pod_manager, pods[i]);
                 update_pod(k, KC_SYNC_POD_CREATE, pods[i], mirror, start);
                 kc_api_pod_unref(mirror);
