@@ -292,7 +292,7 @@ class HostileHttp(harness.E2ETestCase):
         # healthz server (5 more fds) has started: take the baseline once
         # startup is over, or fds opened meanwhile look like a leak.
         harness.wait_until(
-            lambda: "] Starting kubelet main sync loop" in d.log(),
+            lambda: '] "Starting kubelet main sync loop"' in d.log(),
             10,
             "startup to finish",
             daemon=d,
