@@ -225,9 +225,8 @@ static int open_runtime(struct daemon *d)
         /* As upstream, a runtime that cannot say its version stops the start. */
         r = d->svc.ops->version(d->svc.self, &v, &err);
         if (r < 0) {
-                kc_log_error("Failed to get the container runtime version endpoint=\"%s\" "
-                             "err=\"%s\"",
-                             d->f->container_runtime_endpoint, err.message);
+                kc_log_error_s(err.message, "Failed to get the container runtime version",
+                               KC_KV_STR("endpoint", d->f->container_runtime_endpoint));
                 return r;
         }
         d->runtime_name = strdup(v.runtime_name);
@@ -237,9 +236,10 @@ static int open_runtime(struct daemon *d)
                 kc_runtime_result_done(&v);
                 return -ENOMEM;
         }
-        kc_log_info("Container runtime initialized containerRuntime=\"%s\" version=\"%s\" "
-                    "apiVersion=\"%s\"",
-                    v.runtime_name, v.runtime_version, v.runtime_api_version);
+        kc_log_info_s("Container runtime initialized",
+                      KC_KV_STR("containerRuntime", v.runtime_name),
+                      KC_KV_STR("version", v.runtime_version),
+                      KC_KV_STR("apiVersion", v.runtime_api_version));
         kc_runtime_result_done(&v);
         r = kc_runtime_manager_new(d->svc, d->clock, &d->manager);
         /* A real runtime writes container logs under /var/log/pods; the simulated one none. */
@@ -323,12 +323,11 @@ static int build(struct daemon *d)
                                          d->f->file_check_frequency_ns, d->k.config,
                                          &d->file_source);
                 if (r < 0) {
-                        kc_log_error("Failed to start the file config source path=\"%s\" "
-                                     "err=\"%s\"",
-                                     d->f->pod_manifest_path, strerror(-r));
+                        kc_log_error_s(strerror(-r), "Failed to start the file config source",
+                                       KC_KV_STR("path", d->f->pod_manifest_path));
                         return r;
                 }
-                kc_log_info("Adding static pod path path=\"%s\"", d->f->pod_manifest_path);
+                kc_log_info_s("Adding static pod path", KC_KV_STR("path", d->f->pod_manifest_path));
         }
         return 0;
 }
@@ -355,13 +354,13 @@ static int start_http(struct daemon *d)
         if (d->f->port) {
                 r = kc_http_server_start(&hc, &d->http);
                 if (r < 0) {
-                        kc_log_error("Failed to start the read-only server address=\"%s\" "
-                                     "port=%u err=\"%s\"",
-                                     d->f->address, d->f->port, strerror(-r));
+                        kc_log_error_s(strerror(-r), "Failed to start the read-only server",
+                                       KC_KV_STR("address", d->f->address),
+                                       KC_KV_UINT("port", d->f->port));
                         return r;
                 }
-                kc_log_info("Starting to listen read-only address=\"%s\" port=%u", d->f->address,
-                            kc_http_server_port(d->http));
+                kc_log_info_s("Starting to listen read-only", KC_KV_STR("address", d->f->address),
+                              KC_KV_UINT("port", kc_http_server_port(d->http)));
         }
         if (d->f->healthz_port) {
                 /* The healthz server serves /healthz alone (server.go). */
@@ -373,13 +372,14 @@ static int start_http(struct daemon *d)
                 };
                 r = kc_http_server_start(&hc, &d->healthz);
                 if (r < 0) {
-                        kc_log_error("Failed to start the healthz server address=\"%s\" "
-                                     "port=%u err=\"%s\"",
-                                     d->f->healthz_bind_address, d->f->healthz_port, strerror(-r));
+                        kc_log_error_s(strerror(-r), "Failed to start the healthz server",
+                                       KC_KV_STR("address", d->f->healthz_bind_address),
+                                       KC_KV_UINT("port", d->f->healthz_port));
                         return r;
                 }
-                kc_log_info("Starting healthz server address=\"%s\" port=%u",
-                            d->f->healthz_bind_address, kc_http_server_port(d->healthz));
+                kc_log_info_s("Starting healthz server",
+                              KC_KV_STR("address", d->f->healthz_bind_address),
+                              KC_KV_UINT("port", kc_http_server_port(d->healthz)));
         }
         return 0;
 }
@@ -405,7 +405,7 @@ static int run(struct daemon *d)
         r = start_http(d);
         if (r < 0)
                 return r;
-        kc_log_info("Starting kubelet main sync loop");
+        /* kc_sync_loop_run() says "Starting kubelet main sync loop", as syncLoop does. */
         return kc_sync_loop_run(d->k.loop);
 }
 
@@ -451,16 +451,16 @@ int kc_cmd_daemon(const struct kc_kubelet_flags *f)
         pthread_sigmask(SIG_BLOCK, &d.stop_signals, NULL);
         signal(SIGPIPE, SIG_IGN);
 
-        kc_log_info("Starting cubelet version=\"v%s\" nodeName=\"%s\"", KC_VERSION,
-                    f->hostname_override);
+        kc_log_info_s("Starting cubelet", KC_KV_STR("version", "v" KC_VERSION),
+                      KC_KV_STR("nodeName", f->hostname_override));
         /* Before any thread starts, so that none gets an arena beyond the cap. */
         r = kc_memory_tune_process(&arenas);
         if (r < 0)
-                kc_log_v(1, "Malloc arenas left as they are err=\"%s\"", strerror(-r));
+                kc_log_v_s(1, "Malloc arenas left as they are", KC_KV_ERRNO(r));
         else if (arenas > 0)
-                kc_log_v(1, "Malloc uses its main arena alone arenas=%u", arenas);
+                kc_log_v_s(1, "Malloc uses its main arena alone", KC_KV_UINT("arenas", arenas));
         else
-                kc_log_v(1, "Malloc arenas left to MALLOC_ARENA_MAX or GLIBC_TUNABLES");
+                kc_log_v_s(1, "Malloc arenas left to MALLOC_ARENA_MAX or GLIBC_TUNABLES");
         r = detect_node_ip(f->node_ip, &d.node_ip);
         if (r >= 0)
                 r = kc_metrics_registry_new(&d.registry);
@@ -478,11 +478,11 @@ int kc_cmd_daemon(const struct kc_kubelet_flags *f)
         if (r >= 0)
                 r = run(&d);
         if (r < 0)
-                kc_log_error("cubelet failed err=\"%s\"", strerror(-r));
+                kc_log_error_s(strerror(-r), "cubelet failed");
         else
-                kc_log_info("Shutting down: stop signal received");
+                kc_log_info_s("Shutting down: stop signal received");
         teardown(&d);
         if (r >= 0)
-                kc_log_info("Shutdown complete");
+                kc_log_info_s("Shutdown complete");
         return r < 0 ? 1 : 0;
 }

@@ -96,9 +96,9 @@ static bool remove_sandboxes(struct kc_container_gc *gc, const struct kc_pod *rp
                 if (stopping(gc))
                         return false;
                 if (rt->ops->remove_pod_sandbox(rt->self, rp->sandboxes[j].id, &e) < 0)
-                        kc_log_error("Failed to remove sandbox sandboxID=\"%s\" "
-                                     "podUID=\"%s\" err=\"%s\"",
-                                     rp->sandboxes[j].id, rp->id, e.message);
+                        kc_log_error_s(e.message, "Failed to remove sandbox",
+                                       KC_KV_STR("sandboxID", rp->sandboxes[j].id),
+                                       KC_KV_STR("podUID", rp->id));
                 else
                         (*removed)++;
         }
@@ -127,12 +127,11 @@ static void evict_sandboxes_of_removed_pods(struct kc_container_gc *gc)
 
         n = kc_pod_manager_get_pods(gc->cfg.pod_manager, &pods);
         if (!pods || desired_set(pods, n, &desired) < 0) {
-                kc_log_error("Container garbage collection failed: out of memory");
+                kc_log_errno_s(-ENOMEM, "Container garbage collection failed");
                 goto out;
         }
         if (rt->ops->get_pods(rt->self, true, &all, &err) < 0) {
-                kc_log_error("Container garbage collection failed to list pods err=\"%s\"",
-                             err.message);
+                kc_log_error_s(err.message, "Container garbage collection failed to list pods");
                 goto out;
         }
         for (i = 0; i < all.n; i++)
@@ -140,7 +139,8 @@ static void evict_sandboxes_of_removed_pods(struct kc_container_gc *gc)
                     !remove_sandboxes(gc, all.pods[i], &removed))
                         break;
         if (removed)
-                kc_log_v(2, "Container garbage collection removed sandboxes count=%zu", removed);
+                kc_log_v_s(2, "Container garbage collection removed sandboxes",
+                           KC_KV_UINT("count", removed));
         kc_pod_list_done(&all);
 out:
         for (i = 0; pods && i < n; i++)
@@ -161,7 +161,7 @@ static void *gc_main(void *arg)
                         continue;
                 if (r < 0) {
                         /* poll() itself failed: looping would spin. */
-                        kc_log_errno(r, "Container garbage collection stopped: %m");
+                        kc_log_errno_s(r, "Container garbage collection stopped");
                         break;
                 }
                 if (item == &stop_sentinel)

@@ -103,7 +103,7 @@ void kc_kubelet_set_sync_loop(struct kc_kubelet *k, struct kc_sync_loop *loop)
 void kc_kubelet_enqueue(void *work_queue, const char *uid, int64_t delay_ns)
 {
         if (kc_work_queue_enqueue(work_queue, uid, delay_ns) < 0)
-                kc_log_error("Failed to requeue pod podUID=\"%s\"", uid);
+                kc_log_error_s(NULL, "Failed to requeue pod", KC_KV_STR("podUID", uid));
 }
 
 static void update_pod(struct kc_kubelet *k, enum kc_sync_pod_type type, struct kc_api_pod *pod,
@@ -117,7 +117,8 @@ static void update_pod(struct kc_kubelet *k, enum kc_sync_pod_type type, struct 
         };
 
         if (kc_pod_workers_update_pod(k->d.pod_workers, &o) < 0)
-                kc_log_error("Failed to update pod worker podUID=\"%s\"", pod->uid);
+                kc_log_error_s(NULL, "Failed to update pod worker",
+                               KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("podUID", pod->uid));
 }
 
 /*
@@ -129,7 +130,9 @@ static bool resolve(struct kc_kubelet *k, struct kc_api_pod *pod, struct kc_api_
 {
         if (kc_pod_manager_get_pod_and_mirror_pod(k->d.pod_manager, pod, ret_pod, ret_mirror))
                 return true;
-        kc_log_v(2, "Unable to find pod for mirror pod, skipping mirrorPodUID=\"%s\"", pod->uid);
+        kc_log_v_s(2, "Unable to find pod for mirror pod, skipping",
+                   KC_KV_REF("mirrorPod", pod->namespace, pod->name),
+                   KC_KV_STR("mirrorPodUID", pod->uid));
         *ret_mirror = kc_api_pod_unref(*ret_mirror);
         return false;
 }
@@ -153,7 +156,7 @@ static void add_or_update(struct kc_kubelet *k, struct kc_api_pod *const *pods, 
 
         sorted = malloc((n + 1) * sizeof(*sorted));
         if (!sorted) {
-                kc_log_error("Out of memory handling %zu pods", n);
+                kc_log_error_s(strerror(ENOMEM), "Failed to handle pods", KC_KV_UINT("pods", n));
                 return;
         }
         memcpy(sorted, pods, n * sizeof(*sorted));
@@ -164,7 +167,9 @@ static void add_or_update(struct kc_kubelet *k, struct kc_api_pod *const *pods, 
                 struct kc_api_pod *pod = NULL, *mirror = NULL;
 
                 if (kc_pod_manager_update_pod(k->d.pod_manager, sorted[i]) < 0) {
-                        kc_log_error("Failed to record pod podUID=\"%s\"", sorted[i]->uid);
+                        kc_log_error_s(NULL, "Failed to record pod",
+                                       KC_KV_POD(sorted[i]->namespace, sorted[i]->name),
+                                       KC_KV_STR("podUID", sorted[i]->uid));
                         continue;
                 }
                 if (!resolve(k, sorted[i], &pod, &mirror))
@@ -209,9 +214,9 @@ static void handle_pod_removes(void *ud, struct kc_api_pod *const *pods, size_t 
                 }
                 /* deletePod: a removal seen before all sources may be a stale view. */
                 if (k->loop && !kc_sync_loop_sources_ready(k->loop)) {
-                        kc_log_error("Failed to delete pod: skipping delete because sources "
-                                     "aren't ready yet podUID=\"%s\"",
-                                     pod->uid);
+                        kc_log_error_s("skipping delete because sources aren't ready yet",
+                                       "Failed to delete pod", KC_KV_POD(pod->namespace, pod->name),
+                                       KC_KV_STR("podUID", pod->uid));
                         continue;
                 }
                 mirror = kc_pod_manager_get_mirror_pod_by_pod(k->d.pod_manager, pod);
@@ -229,7 +234,9 @@ static void handle_pod_reconcile(void *ud, struct kc_api_pod *const *pods, size_
 
         for (i = 0; i < n; i++)
                 if (kc_pod_manager_update_pod(k->d.pod_manager, pods[i]) < 0)
-                        kc_log_error("Failed to record pod podUID=\"%s\"", pods[i]->uid);
+                        kc_log_error_s(NULL, "Failed to record pod",
+                                       KC_KV_POD(pods[i]->namespace, pods[i]->name),
+                                       KC_KV_STR("podUID", pods[i]->uid));
 }
 
 /* HandlePodSyncs: a Sync for each pod; mirror pods here are a programmer error. */
@@ -245,10 +252,10 @@ static void handle_pod_syncs(void *ud, struct kc_api_pod *const *pods, size_t n)
                 if (!resolve(k, pods[i], &pod, &mirror))
                         continue;
                 if (pods[i]->mirror_pod) {
-                        kc_log_v(3,
-                                 "Programmer error, HandlePodSyncs does not expect to receive "
-                                 "mirror pods podUID=\"%s\"",
-                                 pods[i]->uid);
+                        kc_log_v_s(3,
+                                   "Programmer error, HandlePodSyncs does not expect to receive "
+                                   "mirror pods",
+                                   KC_KV_STR("podUID", pods[i]->uid));
                 } else {
                         update_pod(k, KC_SYNC_POD_SYNC, pod, mirror, start);
                 }
@@ -271,7 +278,7 @@ static size_t kill_orphaned_runtime_pods(struct kc_kubelet *k,
         size_t i, unknown = 0;
 
         if (k->d.runtime.ops->get_pods(k->d.runtime.self, false, &running, &err) < 0) {
-                kc_log_error("Error listing containers err=\"%s\"", err.message);
+                kc_log_error_s(err.message, "Error listing containers");
                 return 0;
         }
         for (i = 0; i < running.n; i++) {
@@ -287,9 +294,10 @@ static size_t kill_orphaned_runtime_pods(struct kc_kubelet *k,
                         continue; /* a worker is in charge already */
                 if (!w)
                         unknown++;
-                kc_log_v(3, "Clean up orphaned pod containers podUID=\"%s\"", rp->id);
+                kc_log_v_s(3, "Clean up orphaned pod containers", KC_KV_STR("podUID", rp->id));
                 if (kc_pod_workers_update_pod(k->d.pod_workers, &o) < 0)
-                        kc_log_error("Failed to kill orphaned pod podUID=\"%s\"", rp->id);
+                        kc_log_error_s(NULL, "Failed to kill orphaned pod",
+                                       KC_KV_STR("podUID", rp->id));
         }
         kc_pod_list_done(&running);
         return unknown;
@@ -393,7 +401,7 @@ static void remove_orphaned_pod_state(struct kc_kubelet *k,
         size_t i, m = 0;
 
         if (!keep) {
-                kc_log_error("Out of memory removing orphaned pod statuses");
+                kc_log_error_s(strerror(ENOMEM), "Failed to remove orphaned pod statuses");
                 return;
         }
         for (i = 0; i < n; i++)
@@ -402,9 +410,9 @@ static void remove_orphaned_pod_state(struct kc_kubelet *k,
                 keep[m++] = working->items[i].uid;
         if (k->d.status_manager &&
             kc_status_manager_remove_orphaned_statuses(k->d.status_manager, keep, m) < 0)
-                kc_log_error("Failed to remove orphaned pod statuses");
+                kc_log_error_s(NULL, "Failed to remove orphaned pod statuses");
         if (k->d.reasons && kc_reason_cache_remove_orphans(k->d.reasons, keep, m) < 0)
-                kc_log_error("Failed to remove the container reasons of orphaned pods");
+                kc_log_error_s(NULL, "Failed to remove the container reasons of orphaned pods");
 }
 
 /*
@@ -424,9 +432,9 @@ static void request_container_gc(struct kc_kubelet *k, int64_t now)
         k->last_container_gc = now;
         r = kc__container_gc_request(k->gc);
         if (r == -EBUSY)
-                kc_log_v(4, "Container garbage collection still running, next pass postponed");
+                kc_log_v_s(4, "Container garbage collection still running, next pass postponed");
         else if (r < 0)
-                kc_log_errno(r, "Failed to request container garbage collection: %m");
+                kc_log_errno_s(r, "Failed to request container garbage collection");
 }
 
 /* HandlePodCleanups (housekeeping). */
@@ -441,7 +449,7 @@ static void handle_pod_cleanups(void *ud)
 
         n = kc_pod_manager_get_pods(k->d.pod_manager, &pods);
         if (kc_pod_workers_sync_known_pods(k->d.pod_workers, pods, n, &working) < 0) {
-                kc_log_error("Failed to sync known pods");
+                kc_log_error_s(NULL, "Failed to sync known pods");
                 goto out;
         }
         counts.orphaned = kill_orphaned_runtime_pods(k, &working);
@@ -457,10 +465,10 @@ static void handle_pod_cleanups(void *ud)
                     pods[i]->phase == KC_POD_PHASE_SUCCEEDED ||
                     pods[i]->phase == KC_POD_PHASE_FAILED)
                         continue;
-                kc_log_v(3,
-                         "Pod will be restarted because it is in the desired set and not "
-                         "known to the pod workers podUID=\"%s\"",
-                         pods[i]->uid);
+                kc_log_v_s(3,
+                           "Pod will be restarted because it is in the desired set and not known "
+                           "to the pod workers (likely due to UID reuse)",
+                           KC_KV_STR("podUID", pods[i]->uid));
                 mirror = kc_pod_manager_get_mirror_pod_by_pod(k->d.pod_manager, pods[i]);
                 update_pod(k, KC_SYNC_POD_CREATE, pods[i], mirror, start);
                 kc_api_pod_unref(mirror);

@@ -85,8 +85,8 @@ int kc__get_containers_to_delete_in_pod(const char *filter_id, const struct kc_p
                                 matched = &status->containers[i];
                 if (!matched) {
                         /* Sandboxes die too and are not containers: upstream logs at info. */
-                        kc_log_v(4, "Container not found in pod's containers containerID=\"%s\"",
-                                 filter_id);
+                        kc_log_v_s(4, "Container not found in pod's containers",
+                                   KC_KV_STR("containerID", filter_id));
                         goto none;
                 }
         }
@@ -136,7 +136,7 @@ static void *deletor_worker(void *arg)
                         continue;
                 if (r < 0) {
                         /* poll() itself failed: looping would spin. */
-                        kc_log_errno(r, "[pod_container_deletor] Worker stopped: %m");
+                        kc_log_errno_s(r, "Pod container deletor worker stopped");
                         break;
                 }
                 if (item == &stop_sentinel)
@@ -144,19 +144,13 @@ static void *deletor_worker(void *arg)
 
                 r = d->delete_container(d->userdata, item, &err);
                 if (r >= 0) {
-                        kc_log_v(
-                                2,
-                                "[pod_container_deletor] Removed dead container containerID=\"%s\"",
-                                (const char *)item);
-                } else if (err.message[0]) {
-                        kc_log_warn("[pod_container_deletor] DeleteContainer returned error for "
-                                    "(id=%s): %s",
-                                    (const char *)item, err.message);
-                } else if (r < 0) {
-                        errno = -r;
-                        kc_log_warn("[pod_container_deletor] DeleteContainer returned error for "
-                                    "(id=%s): %m",
-                                    (const char *)item);
+                        kc_log_v_s(2, "Removed dead container",
+                                   KC_KV_STR("containerID", (const char *)item));
+                } else {
+                        kc_log_warn_s(
+                                "DeleteContainer returned error",
+                                KC_KV_STR("containerID", (const char *)item),
+                                KC_KV_STR("err", err.message[0] ? err.message : strerror(-r)));
                 }
                 free(item);
         }
@@ -241,8 +235,8 @@ int kc_pod_container_deletor_delete_containers_in_pod(struct kc_pod_container_de
                         continue;
                 }
                 free(copy);
-                kc_log_warn("Failed to issue the request to remove container containerID=\"%s\"",
-                            id);
+                kc_log_warn_s("Failed to issue the request to remove container",
+                              KC_KV_STR("containerID", id));
         }
         return queued;
 }

@@ -99,8 +99,8 @@ static int update_status(struct kc_pod_syncer *s, const struct kc_api_pod *pod,
                                        kc_clock_now(s->cfg.clock), &st);
         json_decref(old);
         if (r < 0) {
-                kc_log_error("Failed to generate the pod status podUID=\"%s\" err=\"%s\"", pod->uid,
-                             strerror(-r));
+                kc_log_error_s(strerror(-r), "Failed to generate the pod status",
+                               KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("podUID", pod->uid));
                 return r;
         }
         r = kc_status_manager_set_pod_status(s->cfg.status_manager, pod, st);
@@ -151,8 +151,9 @@ static void on_start_result(void *ud, const struct kc_start_result *res)
         sr->failures++;
         if (kc_reason_cache_update(sr->s->cfg.reasons, sr->pod->uid, res->container_name,
                                    res->reason, res->message) < 0)
-                kc_log_error("Failed to record a container start failure podUID=\"%s\"",
-                             sr->pod->uid);
+                kc_log_error_s(NULL, "Failed to record a container start failure",
+                               KC_KV_POD(sr->pod->namespace, sr->pod->name),
+                               KC_KV_STR("podUID", sr->pod->uid));
         if (res->retry_after_ns >= 0) {
                 if (sr->requeue_after < 0 || res->retry_after_ns < sr->requeue_after)
                         sr->requeue_after = res->retry_after_ns;
@@ -181,8 +182,9 @@ static int sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type type,
         int r, phase;
 
         (void)mirror;
-        kc_log_v(2, "SyncPod enter pod=\"%s/%s\" podUID=\"%s\" updateType=\"%s\"", pod->namespace,
-                 pod->name, pod->uid, kc_sync_pod_type_to_string(type));
+        kc_log_v_s(2, "SyncPod enter", KC_KV_POD(pod->namespace, pod->name),
+                   KC_KV_STR("podUID", pod->uid),
+                   KC_KV_STR("updateType", kc_sync_pod_type_to_string(type)));
         if (type == KC_SYNC_POD_CREATE && m) {
                 /* The first sight of the pod is its config.seen time (creation_ts). */
                 kc_histogram_observe_mp(m->pod_worker_start_duration,
@@ -195,8 +197,9 @@ static int sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type type,
         if (m && was_pending && phase == KC_POD_PHASE_RUNNING)
                 kc_histogram_observe_mp(m->pod_start_duration, seconds_since(s, pod->creation_ts));
         if (phase == KC_POD_PHASE_SUCCEEDED || phase == KC_POD_PHASE_FAILED) {
-                kc_log_v(2, "Pod is terminal pod=\"%s/%s\" phase=\"%s\"", pod->namespace, pod->name,
-                         kc_pod_phase_to_string(phase));
+                kc_log_v_s(2, "Pod is terminal", KC_KV_POD(pod->namespace, pod->name),
+                           KC_KV_STR("podUID", pod->uid),
+                           KC_KV_STR("phase", kc_pod_phase_to_string(phase)));
                 *ret_is_terminal = true;
                 r = 0;
                 goto out;
@@ -253,8 +256,8 @@ static int sync_terminating_pod(void *ud, struct kc_cancel *ctx, struct kc_api_p
         int64_t grace = grace_of(pod, grace_period_s);
         int r;
 
-        kc_log_v(2, "SyncTerminatingPod enter pod=\"%s/%s\" podUID=\"%s\" gracePeriod=%" PRId64,
-                 pod->namespace, pod->name, pod->uid, grace);
+        kc_log_v_s(2, "SyncTerminatingPod enter", KC_KV_POD(pod->namespace, pod->name),
+                   KC_KV_STR("podUID", pod->uid), KC_KV_INT("gracePeriod", grace));
         update_status(s, pod, status, false);
         r = kc_runtime_manager_kill_pod(s->cfg.manager, pod, NULL, grace, ctx, ret_err);
         if (r < 0)
@@ -277,8 +280,8 @@ static int sync_terminating_pod(void *ud, struct kc_cancel *ctx, struct kc_api_p
         }
         update_status(s, pod, after, true);
         kc_pod_status_unref(after);
-        kc_log_v(2, "Pod termination stopped all running containers pod=\"%s/%s\" podUID=\"%s\"",
-                 pod->namespace, pod->name, pod->uid);
+        kc_log_v_s(2, "Pod termination stopped all running containers",
+                   KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("podUID", pod->uid));
         return 0;
 }
 
@@ -287,7 +290,9 @@ static int sync_terminating_runtime_pod(void *ud, struct kc_cancel *ctx, struct 
 {
         struct kc_pod_syncer *s = ud;
 
-        kc_log_v(2, "SyncTerminatingRuntimePod enter podUID=\"%s\"", running_pod->id);
+        kc_log_v_s(2, "SyncTerminatingRuntimePod enter",
+                   KC_KV_POD(running_pod->namespace, running_pod->name),
+                   KC_KV_STR("podUID", running_pod->id));
         return kc_runtime_manager_kill_pod(s->cfg.manager, NULL, running_pod, RUNTIME_POD_GRACE_S,
                                            ctx, ret_err);
 }
@@ -299,8 +304,8 @@ static int sync_terminated_pod(void *ud, struct kc_cancel *ctx, struct kc_api_po
 
         (void)ctx;
         (void)ret_err;
-        kc_log_v(2, "SyncTerminatedPod enter pod=\"%s/%s\" podUID=\"%s\"", pod->namespace,
-                 pod->name, pod->uid);
+        kc_log_v_s(2, "SyncTerminatedPod enter", KC_KV_POD(pod->namespace, pod->name),
+                   KC_KV_STR("podUID", pod->uid));
         update_status(s, pod, status, true);
         return 0;
 }

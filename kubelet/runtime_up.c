@@ -57,15 +57,15 @@ int kc_update_runtime_up(struct kc_runtime_state *state, struct kc_runtime_servi
 
         r = svc.ops->status(svc.self, &s, &err);
         if (r < 0) {
-                kc_log_error("Container runtime sanity check failed err=\"%s\"",
-                             err.message[0] ? err.message : strerror(-r));
+                kc_log_error_s(err.message[0] ? err.message : strerror(-r),
+                               "Container runtime sanity check failed");
                 return r;
         }
         net = condition(&s, "NetworkReady");
         if (!net || !net->status) {
                 msg = condition_error("container runtime network not ready", net);
-                kc_log_error("Container runtime network not ready networkReady=\"%s\"",
-                             msg ? msg : "");
+                kc_log_error_s(NULL, "Container runtime network not ready",
+                               KC_KV_STR("networkReady", msg));
                 (void)kc_runtime_state_set_network_state(state, msg ? msg : "network not ready");
                 free(msg);
         } else {
@@ -74,7 +74,7 @@ int kc_update_runtime_up(struct kc_runtime_state *state, struct kc_runtime_servi
         rt = condition(&s, "RuntimeReady");
         if (!rt || !rt->status) {
                 msg = condition_error("container runtime not ready", rt);
-                kc_log_error("Container runtime not ready runtimeReady=\"%s\"", msg ? msg : "");
+                kc_log_error_s(NULL, "Container runtime not ready", KC_KV_STR("runtimeReady", msg));
                 (void)kc_runtime_state_set_runtime_state(state, msg ? msg : "runtime not ready");
                 free(msg);
                 kc_runtime_result_done(&s);

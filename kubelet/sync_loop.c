@@ -227,8 +227,8 @@ static bool stop_signal_received(struct kc_sync_loop *l)
 
         if (l->signal_fd < 0 || read(l->signal_fd, &si, sizeof(si)) != sizeof(si))
                 return false;
-        kc_log_info("Received signal, shutting down the sync loop signal=\"%s\"",
-                    strsignal((int)si.ssi_signo));
+        kc_log_info_s("Received signal, shutting down the sync loop",
+                      KC_KV_STR("signal", strsignal((int)si.ssi_signo)));
         atomic_store_explicit(&l->stopping, true, memory_order_release);
         return true;
 }
@@ -256,6 +256,29 @@ bool kc_sync_loop_sources_ready(const struct kc_sync_loop *l)
         return true;
 }
 
+/* klog.KObjSlice over a struct kc_api_pod * array. */
+static void api_pod_ref(const void *array, size_t i, const char **ret_ns, const char **ret_name)
+{
+        struct kc_api_pod *const *pods = array;
+
+        *ret_ns = pods[i]->namespace;
+        *ret_name = pods[i]->name;
+}
+
+static const char *sync_loop_op_message(enum kc_pod_op op)
+{
+        static const char *const msg[_KC_POD_OP_MAX] = {
+                [KC_POD_OP_SET] = "SyncLoop SET",
+                [KC_POD_OP_ADD] = "SyncLoop ADD",
+                [KC_POD_OP_DELETE] = "SyncLoop DELETE",
+                [KC_POD_OP_REMOVE] = "SyncLoop REMOVE",
+                [KC_POD_OP_UPDATE] = "SyncLoop UPDATE",
+                [KC_POD_OP_RECONCILE] = "SyncLoop RECONCILE",
+        };
+
+        return (unsigned)op < _KC_POD_OP_MAX ? msg[op] : "SyncLoop (unknown operation)";
+}
+
 static void serve_config(struct kc_sync_loop *l)
 {
         const struct kc_sync_handler_ops *h = l->cfg.handler;
@@ -266,8 +289,8 @@ static void serve_config(struct kc_sync_loop *l)
         if (kc_chan_pop_sc(l->cfg.config, &item, 0) < 0)
                 return;
         u = item;
-        kc_log_v(2, "SyncLoop %s source=\"%s\" pods=%zu", kc_pod_op_to_string(u->op) ?: "?",
-                 u->source ?: "", u->n_pods);
+        kc_log_v_s(2, sync_loop_op_message(u->op), KC_KV_STR("source", u->source),
+                   KC_KV_REFS("pods", u->pods, u->n_pods, api_pod_ref));
         switch (u->op) {
         case KC_POD_OP_ADD:
                 h->handle_pod_additions(ud, u->pods, u->n_pods);
@@ -283,10 +306,11 @@ static void serve_config(struct kc_sync_loop *l)
                 h->handle_pod_reconcile(ud, u->pods, u->n_pods);
                 break;
         case KC_POD_OP_SET:
-                kc_log_error("Kubelet does not support snapshot update");
+                kc_log_error_s(NULL, "Kubelet does not support snapshot update");
                 break;
         default:
-                kc_log_error("Invalid operation type received operation=%d", (int)u->op);
+                kc_log_error_s(NULL, "Invalid operation type received",
+                               KC_KV_INT("operation", (int)u->op));
                 break;
         }
         source_seen(l, u->source);
@@ -300,13 +324,28 @@ static void sync_one(struct kc_sync_loop *l, const char *uid, const char *why)
 
         if (!pod) {
                 /* Orphans are driven by housekeeping, not here. */
-                kc_log_v(4,
-                         "SyncLoop (%s): pod does not exist, ignore irrelevant event podUID=\"%s\"",
-                         why, uid);
+                kc_log_v_s(4, "SyncLoop: pod does not exist, ignore irrelevant event",
+                           KC_KV_STR("source", why), KC_KV_STR("podUID", uid));
                 return;
         }
         h->handle_pod_syncs(l->cfg.handler_userdata, &pod, 1);
         kc_api_pod_unref(pod);
+}
+
+/* "SyncLoop (PLEG): event for pod" with the event as klog prints the struct. */
+static void log_pleg_event(const struct kc_pleg_event *e)
+{
+        const char *t = kc_pleg_event_type_to_string(e->type) ?: "";
+        char id[256], type[64], data[256], ev[600];
+
+        if (kc_log_get_verbosity() < 2)
+                return;
+        kc_log_quote(id, sizeof(id), e->pod_id, strlen(e->pod_id));
+        kc_log_quote(type, sizeof(type), t, strlen(t));
+        kc_log_quote(data, sizeof(data), e->data, strlen(e->data));
+        snprintf(ev, sizeof(ev), "{\"ID\":%s,\"Type\":%s,\"Data\":%s}", id, type, data);
+        kc_log_info_s("SyncLoop (PLEG): event for pod", KC_KV_STR("podUID", e->pod_id),
+                      KC_KV_RAW("event", ev));
 }
 
 static void serve_pleg(struct kc_sync_loop *l)
@@ -317,10 +356,7 @@ static void serve_pleg(struct kc_sync_loop *l)
         if (kc_chan_pop_sc(l->cfg.pleg, &item, 0) < 0)
                 return;
         e = item;
-        kc_log_v(2,
-                 "SyncLoop (PLEG): event for pod podUID=\"%s\" "
-                 "event={\"Type\":\"%s\",\"Data\":\"%s\"}",
-                 e->pod_id, kc_pleg_event_type_to_string(e->type), e->data);
+        log_pleg_event(e);
         /* isSyncPodWorthy: everything but ContainerRemoved. */
         if (e->type != KC_PLEG_CONTAINER_REMOVED)
                 sync_one(l, e->pod_id, "PLEG");
@@ -362,7 +398,7 @@ static void serve_sync_tick(struct kc_sync_loop *l)
         rearm(l, 0, KC_SYNC_LOOP_SYNC_PERIOD);
         n = h->get_pods_to_sync(l->cfg.handler_userdata, &pods);
         if (n > 0) {
-                kc_log_v(4, "SyncLoop (SYNC) pods=%zu", n);
+                kc_log_v_s(4, "SyncLoop (SYNC) pods", KC_KV_REFS("pods", pods, n, api_pod_ref));
                 h->handle_pod_syncs(l->cfg.handler_userdata, pods, n);
         }
         for (i = 0; i < n; i++)
@@ -372,21 +408,20 @@ static void serve_sync_tick(struct kc_sync_loop *l)
 
 static void serve_housekeeping_tick(struct kc_sync_loop *l)
 {
-        char took[KC_DURATION_MAX];
         int64_t start, d;
 
         kc_timer_ack(l->timers[1]);
         rearm(l, 1, KC_SYNC_LOOP_HOUSEKEEPING_PERIOD);
         if (!kc_sync_loop_sources_ready(l)) {
-                kc_log_v(4, "SyncLoop (housekeeping, skipped): sources aren't ready yet");
+                kc_log_v_s(4, "SyncLoop (housekeeping, skipped): sources aren't ready yet");
                 return;
         }
         start = kc_clock_now(l->cfg.clock);
         l->cfg.handler->handle_pod_cleanups(l->cfg.handler_userdata);
         d = kc_clock_now(l->cfg.clock) - start;
         if (d > KC_SYNC_LOOP_HOUSEKEEPING_WARNING)
-                kc_log_error("Housekeeping took longer than expected expected=\"1s\" actual=\"%s\"",
-                             kc_format_duration(d, took));
+                kc_log_error_s(NULL, "Housekeeping took longer than expected",
+                               KC_KV_STR("expected", "1s"), KC_KV_DURATION("actual", d));
 }
 
 /* Which sources are ready, without sleeping when any already is. */
@@ -477,7 +512,7 @@ int kc_sync_loop_run(struct kc_sync_loop *l)
 
         if (!atomic_compare_exchange_strong(&l->running, &expected, true))
                 return -EBUSY;
-        kc_log_info("Starting kubelet main sync loop");
+        kc_log_info_s("Starting kubelet main sync loop");
         now = kc_clock_now(l->cfg.clock);
         l->deadlines[0] = now + KC_SYNC_LOOP_SYNC_PERIOD;
         l->deadlines[1] = now + KC_SYNC_LOOP_HOUSEKEEPING_PERIOD;
@@ -488,7 +523,7 @@ int kc_sync_loop_run(struct kc_sync_loop *l)
                 r = kc_runtime_state_runtime_errors(l->cfg.runtime_state, &err);
                 if (r == 0 && err) {
                         atomic_store_explicit(&l->backing_off, true, memory_order_relaxed);
-                        kc_log_error("Skipping pod synchronization err=\"%s\"", err);
+                        kc_log_error_s(err, "Skipping pod synchronization");
                         err = (free(err), NULL);
                         if (stop_signal_received(l))
                                 break;

@@ -510,11 +510,12 @@ static bool send_event(struct kc_evented_pleg *e, const char *uid, enum kc_pleg_
         kc_pleg_event_free(pe);
         if (e->metrics)
                 kc_counter_inc_mp(e->metrics->pleg_discard_events);
-        kc_log_error("Evented PLEG: event channel is full, discarding the pod lifecycle event "
-                     "podUID=\"%s\" type=\"%s\"",
-                     uid, kc_pleg_event_type_to_string(type));
+        kc_log_error_s(NULL, "Evented PLEG: Event channel is full, discarded pod lifecycle event",
+                       KC_KV_STR("podUID", uid),
+                       KC_KV_STR("type", kc_pleg_event_type_to_string(type)));
         if (kc_generic_pleg_owe_sync_mp(e->generic, uid) < 0)
-                kc_log_error("Evented PLEG: could not remember pod for resync podUID=\"%s\"", uid);
+                kc_log_error_s(NULL, "Evented PLEG: could not remember pod for resync",
+                               KC_KV_STR("podUID", uid));
         return false;
 }
 
@@ -526,22 +527,22 @@ static int emit(struct kc_evented_pleg *e, const struct kc_container_event *ev)
 
         switch (ev->type) {
         case KC_CONTAINER_EVENT_CREATED:
-                kc_log_v(4, "Evented PLEG: container created podUID=\"%s\" containerID=\"%s\"", uid,
-                         id);
+                kc_log_v_s(4, "Evented PLEG: container created", KC_KV_STR("podUID", uid),
+                           KC_KV_STR("containerID", id));
                 break;
         case KC_CONTAINER_EVENT_STARTED:
-                kc_log_v(4, "Evented PLEG: container started podUID=\"%s\" containerID=\"%s\"", uid,
-                         id);
+                kc_log_v_s(4, "Evented PLEG: container started", KC_KV_STR("podUID", uid),
+                           KC_KV_STR("containerID", id));
                 n += send_event(e, uid, KC_PLEG_CONTAINER_STARTED, id);
                 break;
         case KC_CONTAINER_EVENT_STOPPED:
-                kc_log_v(4, "Evented PLEG: container stopped podUID=\"%s\" containerID=\"%s\"", uid,
-                         id);
+                kc_log_v_s(4, "Evented PLEG: container stopped", KC_KV_STR("podUID", uid),
+                           KC_KV_STR("containerID", id));
                 n += send_event(e, uid, KC_PLEG_CONTAINER_DIED, id);
                 break;
         case KC_CONTAINER_EVENT_DELETED:
-                kc_log_v(4, "Evented PLEG: container deleted podUID=\"%s\" containerID=\"%s\"", uid,
-                         id);
+                kc_log_v_s(4, "Evented PLEG: container deleted", KC_KV_STR("podUID", uid),
+                           KC_KV_STR("containerID", id));
                 /* Died too, even when it was reported already (generic's "missed" case). */
                 n += send_event(e, uid, KC_PLEG_CONTAINER_DIED, id);
                 n += send_event(e, uid, KC_PLEG_CONTAINER_REMOVED, id);
@@ -577,11 +578,9 @@ static bool cache_event(struct kc_evented_pleg *e, const struct kc_container_eve
         /* created_at is in nanoseconds; an older event than the entry is refused. */
         accepted = kc_pod_cache_set(e->cache, uid, to_cache, NULL, ev->created_at);
         if (!accepted)
-                kc_log_v(4,
-                         "Evented PLEG: the cache holds a newer status, ignoring the "
-                         "event podUID=\"%s\" containerID=\"%s\" type=\"%s\"",
-                         uid, ev->container_id ? ev->container_id : "",
-                         kc_container_event_type_to_string(ev->type));
+                kc_log_v_s(4, "Evented PLEG: the cache holds a newer status, ignoring the event",
+                           KC_KV_STR("podUID", uid), KC_KV_STR("containerID", ev->container_id),
+                           KC_KV_STR("type", kc_container_event_type_to_string(ev->type)));
         return accepted;
 }
 
@@ -597,31 +596,34 @@ int kc_evented_pleg_process_event(struct kc_evented_pleg *e, const struct kc_con
         if (!e || !ev)
                 return -EINVAL;
         if (!ev->sandbox || !ev->pod_uid || !ev->pod_uid[0]) {
-                kc_log_error("Evented PLEG: received a container event without a pod sandbox "
-                             "status or its metadata, skipping it containerID=\"%s\"",
-                             ev->container_id ? ev->container_id : "");
+                kc_log_error_s(NULL,
+                               "Evented PLEG: received a container event without a pod sandbox "
+                               "status or its metadata, skipping it",
+                               KC_KV_STR("containerID", ev->container_id));
                 return -EBADMSG;
         }
         if ((unsigned)ev->type >= _KC_CONTAINER_EVENT_TYPE_MAX) {
-                kc_log_error("Evented PLEG: received a container event of unknown type %d, "
-                             "skipping it containerID=\"%s\"",
-                             (int)ev->type, ev->container_id ? ev->container_id : "");
+                kc_log_error_s(
+                        NULL,
+                        "Evented PLEG: received a container event of unknown type, skipping it",
+                        KC_KV_INT("type", (int)ev->type),
+                        KC_KV_STR("containerID", ev->container_id));
                 return -EBADMSG;
         }
         uid = ev->pod_uid;
 
         r = build_status(ev, &status);
         if (r < 0)
-                return kc_log_errno(r, "Evented PLEG: cannot build the pod status podUID=\"%s\"",
-                                    uid);
+                return kc_log_errno_s(r, "Evented PLEG: cannot build the pod status",
+                                      KC_KV_STR("podUID", uid));
 
         KC_LOCK_GUARD(&e->process_lock);
         r = kc_pod_cache_get(e->cache, uid, &cached, &cached_err);
         if (r >= 0)
                 r = preserve_pod_ips(status, cached, cached_err, &to_cache);
         if (r < 0)
-                return kc_log_errno(r, "Evented PLEG: cannot read the cached status podUID=\"%s\"",
-                                    uid);
+                return kc_log_errno_s(r, "Evented PLEG: cannot read the cached status",
+                                      KC_KV_STR("podUID", uid));
 
         update_running_metrics(e, cached, to_cache);
         if (e->metrics)
@@ -650,9 +652,10 @@ void kc__evented_pleg_on_event(void *ud, const struct kc_container_event *ev)
                  * line and one wakeup per owed relist, however many drops.
                  */
                 if (!atomic_exchange_explicit(&e->relist_owed, true, memory_order_release)) {
-                        kc_log_error("Evented PLEG: the event buffer is full, dropping container "
-                                     "events and forcing a relist containerID=\"%s\"",
-                                     ev->container_id ? ev->container_id : "");
+                        kc_log_error_s(NULL,
+                                       "Evented PLEG: the event buffer is full, dropping container "
+                                       "events and forcing a relist",
+                                       KC_KV_STR("containerID", ev->container_id));
                         wake_consumer(e);
                 }
         }
@@ -695,7 +698,7 @@ static enum attempt_result stream_attempt(struct kc_evented_pleg *e)
 
         r = kc_cancel_new(&attempt);
         if (r < 0) {
-                kc_log_errno(r, "Evented PLEG: cannot open the container events stream: %m");
+                kc_log_errno_s(r, "Evented PLEG: cannot open the container events stream");
                 return ATTEMPT_FAILED;
         }
         pthread_mutex_lock(&e->lock);
@@ -748,11 +751,11 @@ static enum attempt_result stream_attempt(struct kc_evented_pleg *e)
                 e->fallen_back = false;
                 e->stats.recoveries++;
                 pthread_mutex_unlock(&e->lock);
-                kc_log_info("Evented PLEG is working again: switching back from Generic PLEG "
-                            "relisting to the container events stream");
+                kc_log_info_s("Evented PLEG is working again: switching back from Generic PLEG "
+                              "relisting to the container events stream");
         }
         if (connected)
-                kc_log_v(2, "Evented PLEG: connected to the container events stream");
+                kc_log_v_s(2, "Evented PLEG: connected to the container events stream");
 
         pthread_mutex_lock(&e->lock);
         while (connected && !e->stream_closed && !e->stopping)
@@ -803,9 +806,13 @@ static int64_t stream_failed(struct kc_evented_pleg *e, enum attempt_result res)
 
         if (e->metrics)
                 kc_counter_inc_mp(e->metrics->evented_pleg_connection_error_count);
-        kc_log_error("Evented PLEG: %s the container events stream failed, relisting "
-                     "failures=%u err=\"%s\"",
-                     res == ATTEMPT_CONNECTED ? "the connection to" : "opening", n, msg);
+        kc_log_error_s(
+                msg,
+                res == ATTEMPT_CONNECTED
+                        ? "Evented PLEG: the connection to the container events stream failed, "
+                          "relisting"
+                        : "Evented PLEG: opening the container events stream failed, relisting",
+                KC_KV_UINT("failures", n));
         /* The stream may have missed changes: relist now. */
         (void)kc_generic_pleg_relist(e->generic);
 
@@ -814,8 +821,8 @@ static int64_t stream_failed(struct kc_evented_pleg *e, enum attempt_result res)
                 kc_generic_pleg_stop(e->generic);
                 kc_generic_pleg_update(e->generic, e->fallback_period, e->fallback_threshold);
                 (void)kc_generic_pleg_start(e->generic);
-                kc_log_warn("Fall back to Generic PLEG relisting since Evented PLEG is not "
-                            "working");
+                kc_log_warn_s(
+                        "Fall back to Generic PLEG relisting since Evented PLEG is not working");
         }
         return fallen_back ? e->reprobe_period : retry_delay(n);
 }

@@ -369,9 +369,8 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
         pthread_mutex_unlock(&g->cache_lock);
 
         if (r < 0) {
-                kc_log_error("PLEG: Write status err=\"%s\" pod=\"%s/%s\" podUID=\"%s\"",
-                             err.message, pod->namespace ? pod->namespace : "",
-                             pod->name ? pod->name : "", uid);
+                kc_log_error_s(err.message, "PLEG: Write status",
+                               KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("podUID", uid));
                 return r;
         }
         *ret_status = TAKE_PTR(to_cache);
@@ -413,9 +412,10 @@ static bool send_event(struct kc_generic_pleg *g, const char *uid, enum kc_pleg_
         kc_pleg_event_free(e);
         if (g->metrics)
                 kc_counter_inc_mp(g->metrics->pleg_discard_events);
-        kc_log_error("Event channel is full, discard this relist() cycle event");
+        kc_log_error_s(NULL, "Event channel is full, discard this relist() cycle event");
         if (resync_mark(g, uid) < 0)
-                kc_log_error("PLEG: could not remember pod for resync podUID=\"%s\"", uid);
+                kc_log_error_s(NULL, "PLEG: could not remember pod for resync",
+                               KC_KV_STR("podUID", uid));
         return false;
 }
 
@@ -430,8 +430,8 @@ static size_t resync_flush(struct kc_generic_pleg *g)
                 struct kc_pleg_event *e = kc_pleg_event_new(g->resync[i], KC_PLEG_POD_SYNC, NULL);
 
                 if (e && kc_chan_push_mp(g->events, e) == 0) {
-                        kc_log_v(2, "PLEG: resyncing pod after a dropped event podUID=\"%s\"",
-                                 g->resync[i]);
+                        kc_log_v_s(2, "PLEG: resyncing pod after a dropped event",
+                                   KC_KV_STR("podUID", g->resync[i]));
                         free(g->resync[i]);
                         continue;
                 }
@@ -464,10 +464,9 @@ static void log_container_died(const struct kc_pod_status *status, const char *u
                 return;
         for (i = 0; i < status->n_containers; i++)
                 if (strcmp(status->containers[i].id, container_id) == 0) {
-                        kc_log_v(2,
-                                 "Generic (PLEG): container finished podID=\"%s\" "
-                                 "containerID=\"%s\" exitCode=%d",
-                                 uid, container_id, status->containers[i].exit_code);
+                        kc_log_v_s(2, "Generic (PLEG): container finished", KC_KV_STR("podID", uid),
+                                   KC_KV_STR("containerID", container_id),
+                                   KC_KV_INT("exitCode", status->containers[i].exit_code));
                         return;
                 }
 }
@@ -528,7 +527,8 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
 
         r->reinspect = false;
         if (kc__pleg_compute_events(r->old, r->current, &g->scratch, &g->scratch_cap, &n) < 0) {
-                kc_log_error("PLEG: out of memory computing events podUID=\"%s\"", r->uid);
+                kc_log_error_s(strerror(ENOMEM), "PLEG: computing events failed",
+                               KC_KV_STR("podUID", r->uid));
                 r->reinspect_next = true;
                 return;
         }
@@ -538,7 +538,8 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
         if (update_cache(g, r->current, r->uid, &status, &updated) < 0) {
                 /* Keep the old snapshot: the same events come back next time. */
                 if (kc_log_get_verbosity() >= 4)
-                        kc_log_error("PLEG: Ignoring events for pod podUID=\"%s\"", r->uid);
+                        kc_log_error_s(NULL, "PLEG: Ignoring events for pod",
+                                       KC_KV_STR("podUID", r->uid));
                 r->reinspect_next = true;
                 return;
         }
@@ -577,7 +578,7 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
         int q;
 
         pthread_mutex_lock(&g->relist_lock);
-        kc_log_v(5, "GenericPLEG: Relisting");
+        kc_log_v_s(5, "GenericPLEG: Relisting");
         g->relist_events = 0;
 
         start = kc_clock_now(g->clock);
@@ -590,8 +591,8 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
         timestamp = kc_clock_now(g->clock);
         q = g->runtime.ops->get_pods(g->runtime.self, true, &pods, &err);
         if (q < 0) {
-                kc_log_error("GenericPLEG: Unable to retrieve pods err=\"%s\"",
-                             err.message[0] ? err.message : strerror(-q));
+                kc_log_error_s(err.message[0] ? err.message : strerror(-q),
+                               "GenericPLEG: Unable to retrieve pods");
                 goto out;
         }
         /* Healthy() reads this from other threads; the value is all it needs. */
@@ -601,7 +602,7 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
         q = records_set_current(g, &pods);
         kc_pod_list_done(&pods);
         if (q < 0) {
-                kc_log_error("GenericPLEG: out of memory recording pods");
+                kc_log_error_s(strerror(ENOMEM), "GenericPLEG: recording pods failed");
                 goto out;
         }
 
@@ -615,7 +616,8 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
         kc_pod_cache_update_time(g->cache, timestamp);
         /* Quiet relists stay at -v=5 (above); one that saw changes tells the story at -v=2. */
         if (g->relist_events)
-                kc_log_v(2, "GenericPLEG: relist found changes events=%u", g->relist_events);
+                kc_log_v_s(2, "GenericPLEG: relist found changes",
+                           KC_KV_UINT("events", g->relist_events));
 
         /* podsToReinspect = needsReinspection, wholesale. */
         kc_list_for_each_entry (r, &g->order, struct pod_record, link) {

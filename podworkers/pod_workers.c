@@ -494,7 +494,7 @@ static void spawn_locked(struct kc_pod_workers *pw)
         join_zombies_locked(pw);
         t = calloc(1, sizeof(*t));
         if (!t) {
-                kc_log_error("Pod workers: cannot allocate a worker thread");
+                kc_log_error_s(strerror(ENOMEM), "Pod workers: cannot allocate a worker thread");
                 return;
         }
         t->pw = pw;
@@ -506,8 +506,8 @@ static void spawn_locked(struct kc_pod_workers *pw)
         if (r != 0) {
                 /* Queued work stays queued: a running thread or the next
                  * spawn picks it up. */
-                errno = r;
-                kc_log_error("Pod workers: pthread_create failed: %m threads=%u", pw->n_threads);
+                kc_log_error_s(strerror(r), "Pod workers: pthread_create failed",
+                               KC_KV_UINT("threads", pw->n_threads));
                 pthread_cond_destroy(&t->cond);
                 free(t);
                 return;
@@ -711,8 +711,9 @@ static bool allow_static_pod_start_locked(struct kc_pod_workers *pw, const char 
         if (w && drop > 0)
                 waiting_drop_front_locked(pw, w, drop);
         if (set_started_static_locked(pw, fullname, uid) < 0) {
-                kc_log_error("Pod workers: out of memory recording a started static pod uid=\"%s\"",
-                             uid);
+                kc_log_error_s(strerror(ENOMEM),
+                               "Pod workers: recording a started static pod failed",
+                               KC_KV_STR("podUID", uid));
                 return false;
         }
         return true;
@@ -730,9 +731,9 @@ static void allow_pod_start_locked(struct kc_pod_workers *pw, const struct kc_ap
         }
         e = kc_map_get(pw->pods, pod->uid);
         if (!e) {
-                kc_log_error("Pod sync status does not exist, the worker should not be running "
-                             "podUID=\"%s\"",
-                             pod->uid);
+                kc_log_error_s(NULL,
+                               "Pod sync status does not exist, the worker should not be running",
+                               KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("podUID", pod->uid));
                 *ret_can_start = *ret_can_ever_start = false;
                 return;
         }
@@ -812,10 +813,10 @@ static void requeue_last_pod_update_locked(struct kc_pod_workers *pw, struct pod
 static void cleanup_unstarted_pod_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
         if (e->terminating_at == 0)
-                kc_log_v(4,
-                         "Pod worker is complete but did not have terminatingAt set, likely "
-                         "programmer error podUID=\"%s\"",
-                         e->uid);
+                kc_log_v_s(4,
+                           "Pod worker is complete but did not have terminatingAt set, likely "
+                           "programmer error",
+                           KC_KV_STR("podUID", e->uid));
         e->worker_exited = true;
         e->finished = true;
         e->terminated_at = kc_clock_now(pw->clock);
@@ -826,10 +827,8 @@ static void cleanup_unstarted_pod_locked(struct kc_pod_workers *pw, struct pod_e
 
 static void complete_sync_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
-        kc_log_v(4,
-                 "Pod indicated lifecycle completed naturally and should now terminate "
-                 "podUID=\"%s\"",
-                 e->uid);
+        kc_log_v_s(4, "Pod indicated lifecycle completed naturally and should now terminate",
+                   KC_KV_STR("podUID", e->uid));
         if (e->terminating_at == 0)
                 e->terminating_at = kc_clock_now(pw->clock);
         e->started_terminating = true;
@@ -838,7 +837,7 @@ static void complete_sync_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 
 static void complete_terminating_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
-        kc_log_v(4, "Pod terminated all containers successfully podUID=\"%s\"", e->uid);
+        kc_log_v_s(4, "Pod terminated all containers successfully", KC_KV_STR("podUID", e->uid));
         e->terminated_at = kc_clock_now(pw->clock);
         notify_all_locked(e);
         requeue_last_pod_update_locked(pw, e);
@@ -846,10 +845,8 @@ static void complete_terminating_locked(struct kc_pod_workers *pw, struct pod_en
 
 static void complete_terminating_runtime_pod_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
-        kc_log_v(4,
-                 "Pod terminated all orphaned containers successfully and worker can now stop "
-                 "podUID=\"%s\"",
-                 e->uid);
+        kc_log_v_s(4, "Pod terminated all orphaned containers successfully and worker can now stop",
+                   KC_KV_STR("podUID", e->uid));
         if (e->terminated_at == 0)
                 e->terminated_at = kc_clock_now(pw->clock);
         e->finished = true;
@@ -862,7 +859,7 @@ static void complete_terminating_runtime_pod_locked(struct kc_pod_workers *pw, s
 
 static void complete_terminated_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
-        kc_log_v(4, "Pod is complete and the worker can now stop podUID=\"%s\"", e->uid);
+        kc_log_v_s(4, "Pod is complete and the worker can now stop", KC_KV_STR("podUID", e->uid));
         e->worker_exited = true;
         e->finished = true;
         set_not_working_locked(pw, e);
@@ -874,7 +871,8 @@ static void complete_terminated_locked(struct kc_pod_workers *pw, struct pod_ent
 static void acknowledge_terminating_locked(struct pod_entry *e)
 {
         if (e->terminating_at != 0 && !e->started_terminating) {
-                kc_log_v(4, "Pod worker has observed request to terminate podUID=\"%s\"", e->uid);
+                kc_log_v_s(4, "Pod worker has observed request to terminate",
+                           KC_KV_STR("podUID", e->uid));
                 e->started_terminating = true;
         }
 }
@@ -899,10 +897,8 @@ static bool start_pod_sync_locked(struct kc_pod_workers *pw, struct pod_entry *e
         if (e->removed || pw->stopping)
                 return false;
         if (!e->has_pending) {
-                kc_log_v(4,
-                         "Pod worker received no pending work, programmer error? "
-                         "podUID=\"%s\"",
-                         e->uid);
+                kc_log_v_s(4, "Pod worker received no pending work, programmer error?",
+                           KC_KV_STR("podUID", e->uid));
                 set_not_working_locked(pw, e);
                 return false;
         }
@@ -918,9 +914,8 @@ static bool start_pod_sync_locked(struct kc_pod_workers *pw, struct pod_entry *e
                 struct kc_cancel *c = NULL;
 
                 if (kc_cancel_new(&c) < 0) {
-                        kc_log_error("Pod workers: out of memory creating a context "
-                                     "podUID=\"%s\"",
-                                     e->uid);
+                        kc_log_error_s(strerror(ENOMEM), "Pod workers: creating a context failed",
+                                       KC_KV_STR("podUID", e->uid));
                         e->pending = w->u;
                         e->has_pending = true;
                         w->u = (struct pw_update){ .grace_override = -1 };
@@ -944,8 +939,8 @@ static bool start_pod_sync_locked(struct kc_pod_workers *pw, struct pod_entry *e
         }
         if (!w->u.pod) {
                 merge_last_update_locked(e, &w->u);
-                kc_log_v(4, "Running pod cannot start ever, programmer error podUID=\"%s\"",
-                         e->uid);
+                kc_log_v_s(4, "Running pod cannot start ever, programmer error",
+                           KC_KV_STR("podUID", e->uid));
                 e->worker_exited = true;
                 update_done(&w->u);
                 return false;
@@ -954,7 +949,8 @@ static bool start_pod_sync_locked(struct kc_pod_workers *pw, struct pod_entry *e
         allow_pod_start_locked(pw, w->u.pod, &can_start, &can_ever_start, ret_retry);
         if (!can_ever_start) {
                 cleanup_unstarted_pod_locked(pw, e);
-                kc_log_v(4, "Pod cannot start ever podUID=\"%s\"", e->uid);
+                kc_log_v_s(4, "Pod cannot start ever", KC_KV_STR("podUID", e->uid),
+                           KC_KV_STR("updateType", kc_sync_pod_type_to_string(w->u.type)));
                 update_done(&w->u);
                 return false;
         }
@@ -965,7 +961,7 @@ static bool start_pod_sync_locked(struct kc_pod_workers *pw, struct pod_entry *e
                 w->u = (struct pw_update){ .grace_override = -1 };
                 /* `working` is cleared by the caller once the retry is enqueued,
                  * so that an observer never sees an idle worker without it. */
-                kc_log_v(4, "Pod cannot start yet podUID=\"%s\"", e->uid);
+                kc_log_v_s(4, "Pod cannot start yet", KC_KV_STR("podUID", e->uid));
                 return false;
         }
         e->started_at = kc_clock_now(pw->clock);
@@ -1021,9 +1017,13 @@ static int wait_for_status(struct kc_pod_workers *pw, struct pod_entry *e, const
                 status = NULL;
         }
         if (err != 0 && err != -ECANCELED)
-                kc_log_warn("Warning FailedSync pod=\"%s\" podUID=\"%s\" msg=\"%s\"",
-                            w->u.pod && w->u.pod->name ? w->u.pod->name : "", e->uid,
-                            *ret_msg ? *ret_msg : "error determining status");
+                kc_log_warn_s(
+                        "Event occurred",
+                        KC_KV_REF("object", w->u.pod ? w->u.pod->namespace : NULL,
+                                  w->u.pod ? w->u.pod->name : NULL),
+                        KC_KV_STR("podUID", e->uid), KC_KV_STR("kind", "Pod"),
+                        KC_KV_STR("type", "Warning"), KC_KV_STR("reason", "FailedSync"),
+                        KC_KV_STR("message", *ret_msg ? *ret_msg : "error determining status"));
         *ret = status;
         return err;
 }
@@ -1141,18 +1141,29 @@ static void sync_and_complete(struct kc_pod_workers *pw, struct pod_entry *e,
         struct kc_pod_status *status = NULL;
         bool phase_transition = false, exit_worker = false;
 
-        kc_log_v(4, "Processing pod event podUID=\"%s\" updateType=\"%s\" workType=\"%s\"", e->uid,
-                 kc_sync_pod_type_to_string(w->u.type), kc_pod_work_type_to_string(w->type));
+        kc_log_v_s(
+                4, "Processing pod event",
+                KC_KV_POD(w->u.pod ? w->u.pod->namespace : NULL, w->u.pod ? w->u.pod->name : NULL),
+                KC_KV_STR("podUID", e->uid),
+                KC_KV_STR("updateType", kc_sync_pod_type_to_string(w->u.type)),
+                KC_KV_STR("workType", kc_pod_work_type_to_string(w->type)));
         res.err = wait_for_status(pw, e, w, &status, &res.msg);
         if (res.err == 0)
                 dispatch_sync(pw, e, w, status, &res);
 
         if (res.err == -ECANCELED) {
                 /* A pending update is expected to be queued already. */
-                kc_log_v(2, "Sync exited with context cancellation error podUID=\"%s\"", e->uid);
+                kc_log_v_s(2, "Sync exited with context cancellation error",
+                           KC_KV_POD(w->u.pod ? w->u.pod->namespace : NULL,
+                                     w->u.pod ? w->u.pod->name : NULL),
+                           KC_KV_STR("podUID", e->uid),
+                           KC_KV_STR("updateType", kc_sync_pod_type_to_string(w->u.type)));
         } else if (res.err < 0) {
-                kc_log_error("Error syncing pod, skipping err=\"%s\" podUID=\"%s\"",
-                             res.msg ? res.msg : strerror(-res.err), e->uid);
+                kc_log_error_s(res.msg ? res.msg : strerror(-res.err),
+                               "Error syncing pod, skipping",
+                               KC_KV_POD(w->u.pod ? w->u.pod->namespace : NULL,
+                                         w->u.pod ? w->u.pod->name : NULL),
+                               KC_KV_STR("podUID", e->uid));
         } else if (ends_worker(w)) {
                 exit_worker = true;
         } else if (w->type == KC_POD_WORK_TERMINATING || res.is_terminal) {
@@ -1408,10 +1419,11 @@ static int update_req_init(struct pod_update_req *q, const struct kc_pod_update_
         if (o->running_pod && !o->pod) {
                 /* The synthetic pod is only a placeholder for termination. */
                 if (o->update_type != KC_SYNC_POD_KILL) {
-                        kc_log_v(4,
-                                 "Pod update is ignored, runtime pods can only be killed "
-                                 "podUID=\"%s\" updateType=\"%s\"",
-                                 o->running_pod->id, kc_sync_pod_type_to_string(o->update_type));
+                        kc_log_v_s(4, "Pod update is ignored, runtime pods can only be killed",
+                                   KC_KV_POD(o->running_pod->namespace, o->running_pod->name),
+                                   KC_KV_STR("podUID", o->running_pod->id),
+                                   KC_KV_STR("updateType",
+                                             kc_sync_pod_type_to_string(o->update_type)));
                         return 1;
                 }
                 if (!o->running_pod->id)
@@ -1425,10 +1437,11 @@ static int update_req_init(struct pod_update_req *q, const struct kc_pod_update_
                 if (!o->pod->uid)
                         return -EINVAL;
                 if (o->running_pod)
-                        kc_log_v(4,
-                                 "Pod update included RunningPod which is only valid when Pod "
-                                 "is not specified podUID=\"%s\"",
-                                 o->pod->uid);
+                        kc_log_v_s(4,
+                                   "Pod update included RunningPod which is only valid when Pod is "
+                                   "not specified",
+                                   KC_KV_POD(o->pod->namespace, o->pod->name),
+                                   KC_KV_STR("podUID", o->pod->uid));
                 q->uid = o->pod->uid;
                 q->name = o->pod->name;
                 q->ns = o->pod->namespace;
@@ -1473,7 +1486,9 @@ static int lookup_entry_locked(struct kc_pod_workers *pw, struct pod_update_req 
                 *ret = e;
                 return 0;
         }
-        kc_log_v(4, "Pod is being synced for the first time podUID=\"%s\"", q->uid);
+        kc_log_v_s(4, "Pod is being synced for the first time", KC_KV_POD(q->ns, q->name),
+                   KC_KV_STR("podUID", q->uid),
+                   KC_KV_STR("updateType", kc_sync_pod_type_to_string(q->o->update_type)));
         e = entry_new(q->uid, q->name, q->ns);
         if (!e)
                 return -ENOMEM;
@@ -1522,15 +1537,16 @@ static bool update_dropped_locked(struct pod_entry *e, const struct pod_update_r
         if (!q->first_time && is_termination_requested(e) &&
             q->o->update_type == KC_SYNC_POD_CREATE) {
                 e->restart_requested = true;
-                kc_log_v(4,
-                         "Pod is terminating but has been requested to restart with same UID, "
-                         "will be reconciled later podUID=\"%s\"",
-                         q->uid);
+                kc_log_v_s(4,
+                           "Pod is terminating but has been requested to restart with same UID, "
+                           "will be reconciled later",
+                           KC_KV_POD(q->ns, q->name), KC_KV_STR("podUID", q->uid));
                 return true;
         }
         /* F-PW-13: once finished, a UID cannot re-enter until forgotten. */
         if (e->finished) {
-                kc_log_v(4, "Pod is finished processing, no further updates podUID=\"%s\"", q->uid);
+                kc_log_v_s(4, "Pod is finished processing, no further updates",
+                           KC_KV_POD(q->ns, q->name), KC_KV_STR("podUID", q->uid));
                 /* The pod has terminated, which is what a kill waits for: say so
                  * now (upstream returns first and leaves the waiter to time out;
                  * docs/deviations.md D7). */
@@ -1558,7 +1574,8 @@ static void begin_termination_locked(struct pod_entry *e, struct pod_update_req 
         }
         e->terminating_at = q->now;
         q->became_terminating = true;
-        kc_log_v(4, "Pod begins teardown podUID=\"%s\"", q->uid);
+        kc_log_v_s(4, "Pod begins teardown", KC_KV_POD(q->ns, q->name),
+                   KC_KV_STR("podUID", q->uid));
 }
 
 /*
@@ -1570,10 +1587,10 @@ static int apply_kill_options_locked(struct pod_entry *e, struct pod_update_req 
 {
         if (is_terminated(e)) {
                 if (q->is_runtime)
-                        kc_log_v(3,
-                                 "Pod is waiting for termination, ignoring runtime-only kill "
-                                 "until after pod worker is fully terminated podUID=\"%s\"",
-                                 q->uid);
+                        kc_log_v_s(3,
+                                   "Pod is waiting for termination, ignoring runtime-only kill "
+                                   "until after pod worker is fully terminated",
+                                   KC_KV_POD(q->ns, q->name), KC_KV_STR("podUID", q->uid));
                 /* The pod has terminated, which is what a kill waits for: a waiter
                  * is told now, also when the update is ignored (docs/deviations.md D7). */
                 if (q->has_kill)
@@ -1612,9 +1629,8 @@ static void ensure_worker_locked(struct kc_pod_workers *pw, struct pod_entry *e,
         e->has_worker = true;
         /* static pods start in the order UpdatePod saw them */
         if (is_static_pod(q->pod) && waiting_append_locked(pw, e->fullname, q->uid) < 0)
-                kc_log_error("Pod workers: out of memory queueing a static pod "
-                             "podUID=\"%s\"",
-                             q->uid);
+                kc_log_error_s(strerror(ENOMEM), "Pod workers: queueing a static pod failed",
+                               KC_KV_POD(q->ns, q->name), KC_KV_STR("podUID", q->uid));
 }
 
 /* Makes @p q the pending update (the latest one wins) and signals the worker. */
@@ -1642,12 +1658,14 @@ static void queue_update_locked(struct kc_pod_workers *pw, struct pod_entry *e,
         e->pending = nu;
         e->has_pending = true;
         e->working = true;
-        kc_log_v(4, "Notifying pod of pending update podUID=\"%s\"", q->uid);
+        kc_log_v_s(4, "Notifying pod of pending update", KC_KV_POD(q->ns, q->name),
+                   KC_KV_STR("podUID", q->uid));
         schedule_locked(pw, e);
 
         /* F-PW-05: cancel the in-flight sync when terminating starts or grace shrinks. */
         if ((q->became_terminating || q->shortened) && e->ctx) {
-                kc_log_v(3, "Cancelling current pod sync podUID=\"%s\"", q->uid);
+                kc_log_v_s(3, "Cancelling current pod sync", KC_KV_POD(q->ns, q->name),
+                           KC_KV_STR("podUID", q->uid));
                 kc_cancel_trigger_mp(e->ctx);
         }
 }
@@ -1696,17 +1714,17 @@ static bool remove_terminated_worker_locked(struct kc_pod_workers *pw, struct po
 {
         if (!e->finished) {
                 if (!orphan) {
-                        kc_log_v(4,
-                                 "Pod worker has been requested for removal but is still not "
-                                 "fully terminated podUID=\"%s\"",
-                                 e->uid);
+                        kc_log_v_s(4,
+                                   "Pod worker has been requested for removal but is still not "
+                                   "fully terminated",
+                                   KC_KV_STR("podUID", e->uid));
                         return false;
                 }
                 /* all orphaned pods are considered deleted */
                 e->deleted = true;
                 if (!is_started(e) && !e->observed_runtime) {
-                        kc_log_v(4, "Pod is orphaned and has not been started podUID=\"%s\"",
-                                 e->uid);
+                        kc_log_v_s(4, "Pod is orphaned and has not been started",
+                                   KC_KV_STR("podUID", e->uid));
                 } else if (!is_termination_requested(e)) {
                         e->terminating_at = kc_clock_now(pw->clock);
                         if (e->has_active && e->active.pod)
@@ -1715,24 +1733,23 @@ static bool remove_terminated_worker_locked(struct kc_pod_workers *pw, struct po
                         else
                                 e->grace_period = 1;
                         requeue_last_pod_update_locked(pw, e);
-                        kc_log_v(4,
-                                 "Pod is orphaned and still running, began terminating "
-                                 "podUID=\"%s\"",
-                                 e->uid);
+                        kc_log_v_s(4, "Pod is orphaned and still running, began terminating",
+                                   KC_KV_STR("podUID", e->uid));
                         return false;
                 } else {
                         requeue_last_pod_update_locked(pw, e);
-                        kc_log_v(4,
-                                 "Pod is orphaned and still terminating, notified the pod "
-                                 "worker podUID=\"%s\"",
-                                 e->uid);
+                        kc_log_v_s(4,
+                                   "Pod is orphaned and still terminating, notified the pod worker",
+                                   KC_KV_STR("podUID", e->uid));
                         return false;
                 }
         }
-        kc_log_v(4, "Pod has been terminated%s, remove all history podUID=\"%s\"",
-                 e->restart_requested ? " but another pod with the same UID was created"
-                                      : " and is no longer known to the kubelet",
-                 e->uid);
+        kc_log_v_s(4,
+                   e->restart_requested ? "Pod has been terminated but another pod with the same "
+                                          "UID was created, remove history to allow restart"
+                                        : "Pod has been terminated and is no longer known to the "
+                                          "kubelet, remove all history",
+                   KC_KV_STR("podUID", e->uid));
         clear_started_static_locked(pw, e);
         remove_entry_locked(pw, e);
         return true;
@@ -1883,10 +1900,14 @@ int kc_pod_workers_terminate_pod_abnormally_and_wait(struct kc_pod_workers *pw,
         if (r < 0)
                 return r;
         if (kc_pod_completion_wait(done, pw->clock, timeout_s * KC_NSEC_PER_SEC) < 0) {
-                kc_log_warn("Warning ExceededGracePeriod pod=\"%s\" podUID=\"%s\" msg=\"Container "
-                            "runtime did not terminate the pod within specified grace period.\"",
-                            pod->name ? pod->name : "", pod->uid);
-                kc_log_error("timeout waiting to terminate pod abnormally podUID=\"%s\"", pod->uid);
+                kc_log_warn_s("Event occurred", KC_KV_REF("object", pod->namespace, pod->name),
+                              KC_KV_STR("podUID", pod->uid), KC_KV_STR("kind", "Pod"),
+                              KC_KV_STR("type", "Warning"),
+                              KC_KV_STR("reason", "ExceededGracePeriod"),
+                              KC_KV_STR("message", "Container runtime did not terminate the pod "
+                                                   "within specified grace period."));
+                kc_log_error_s(NULL, "timeout waiting to terminate pod abnormally",
+                               KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("podUID", pod->uid));
                 return -ETIMEDOUT;
         }
         return 0;

@@ -584,9 +584,8 @@ static uint32_t calc_restart_count_by_log_dir(const char *dir)
 
         if (fd < 0) {
                 if (errno != ENOENT)
-                        kc_log_info("Cannot calculate restartCount from the log directory "
-                                    "logDir=\"%s\" err=\"%m\"",
-                                    dir);
+                        kc_log_info_s("Cannot calculate restartCount from the log directory",
+                                      KC_KV_STR("logDir", dir), KC_KV_ERRNO(errno));
                 return 0;
         }
         d = fdopendir(fd);
@@ -667,11 +666,9 @@ static bool start_container(struct start_ctx *sc, const struct kc_api_container 
                 start_fail(sc, c, init, r, KC_RUN_CONTAINER_ERROR_REASON, e.message, -1);
                 return true;
         }
-        kc_log_v(2,
-                 "Started %scontainer pod=\"%s/%s\" containerName=\"%s\" containerID=\"%s\" "
-                 "restartCount=%" PRIu32,
-                 init ? "init " : "", str_or_empty(pod->namespace), str_or_empty(pod->name),
-                 str_or_empty(c->name), id, attempt);
+        kc_log_v_s(2, init ? "Started init container" : "Started container",
+                   KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("containerName", c->name),
+                   KC_KV_STR("containerID", id), KC_KV_UINT("restartCount", attempt));
         report(sc, c, init, 0, NULL, NULL, -1);
         return true;
 }

@@ -284,10 +284,10 @@ static struct fs_file *fs_file_new(const char *name, const struct stat *st, stru
 static int skip_entry(const char *path, const struct stat *st, struct fs_file **ret)
 {
         if (S_ISDIR(st->st_mode))
-                kc_log_v(4, "Not recursing into manifest directory path=\"%s\"", path);
+                kc_log_v_s(4, "Not recursing into manifest path", KC_KV_STR("path", path));
         else
-                kc_log_v(4, "Manifest path is not a directory or file path=\"%s\" mode=0%o", path,
-                         (unsigned)st->st_mode);
+                kc_log_v_s(4, "Manifest path is not a directory or file", KC_KV_STR("path", path),
+                           KC_KV_UINT("mode", st->st_mode));
         *ret = NULL;
         return 0;
 }
@@ -303,10 +303,12 @@ static int read_failed(const char *name, const char *path, const struct fs_file 
         struct kc_api_pod *kept = r != -ENOENT && old ? old->pod : NULL;
 
         if (old && old->read_errno == r)
-                kc_log_v(4, "Could not read manifest file path=\"%s\": %s", path, strerror(-r));
+                kc_log_v_s(4, "Could not read manifest file", KC_KV_ERRNO(r),
+                           KC_KV_STR("path", path));
         else
-                kc_log_error("Could not read manifest file path=\"%s\": %s%s", path, strerror(-r),
-                             kept ? " (keeping the pod it defined before)" : "");
+                kc_log_error_s(strerror(-r), "Could not read manifest file",
+                               KC_KV_STR("path", path),
+                               KC_KV_BOOL("keepingPreviousPod", kept != NULL));
         *ret = fs_file_new(name, NULL, kept);
         if (!*ret)
                 return -ENOMEM;
@@ -321,8 +323,8 @@ static int read_failed(const char *name, const char *path, const struct fs_file 
 static int parse_failed(const char *name, const char *path, const struct stat *st,
                         const struct fs_file *old, const char *err, struct fs_file **ret)
 {
-        kc_log_error("Could not process manifest file path=\"%s\" err=\"%s\"%s", path, err,
-                     old && old->pod ? " (keeping the pod it defined before)" : "");
+        kc_log_error_s(err, "Could not process manifest file", KC_KV_STR("path", path),
+                       KC_KV_BOOL("keepingPreviousPod", old && old->pod));
         *ret = fs_file_new(name, st, old ? old->pod : NULL);
         return *ret ? 0 : -ENOMEM;
 }
@@ -449,9 +451,9 @@ static void dir_open_failed(struct kc_file_source *s, int r)
 {
         if (r == -ENOENT) {
                 if (s->dir_state != FS_DIR_MISSING)
-                        kc_log_error("Manifest path does not exist, retrying path=\"%s\"%s", s->dir,
-                                     s->dir_state == FS_DIR_OK ? " (removing the pods it defined)"
-                                                               : "");
+                        kc_log_error_s(NULL, "Manifest path does not exist, retrying",
+                                       KC_KV_STR("path", s->dir),
+                                       KC_KV_BOOL("removingPods", s->dir_state == FS_DIR_OK));
                 /*
                  * Upstream sends an empty SET for a missing path, so
                  * the pods it defined go (a never-readable path has none).
@@ -463,9 +465,10 @@ static void dir_open_failed(struct kc_file_source *s, int r)
                 s->dir_state = FS_DIR_MISSING;
         } else {
                 if (s->dir_state != FS_DIR_ERROR || s->dir_errno != r)
-                        kc_log_error("Unable to read manifest path=\"%s\": %s (keeping "
-                                     "its pods, retrying)",
-                                     s->dir, strerror(-r));
+                        kc_log_error_s(
+                                strerror(-r),
+                                "Unable to read manifest path, keeping its pods and retrying",
+                                KC_KV_STR("path", s->dir));
                 s->dir_state = FS_DIR_ERROR;
                 s->dir_errno = r;
         }
@@ -488,14 +491,15 @@ static int scan(struct kc_file_source *s)
         r = list_names(dirfd, &names, &n);
         if (r < 0) {
                 if (s->dir_state != FS_DIR_ERROR || s->dir_errno != r)
-                        kc_log_error("Unable to list manifest path=\"%s\": %s (keeping its pods)",
-                                     s->dir, strerror(-r));
+                        kc_log_error_s(strerror(-r),
+                                       "Unable to list manifest path, keeping its pods",
+                                       KC_KV_STR("path", s->dir));
                 s->dir_state = FS_DIR_ERROR;
                 s->dir_errno = r;
                 return r == -ENOMEM ? r : 0;
         }
         if (s->dir_state != FS_DIR_OK && s->dir_state != FS_DIR_UNKNOWN)
-                kc_log_info("Manifest path is readable again path=\"%s\"", s->dir);
+                kc_log_info_s("Manifest path is readable again", KC_KV_STR("path", s->dir));
         s->dir_state = FS_DIR_OK;
 
         r = kc_map_new(&nf);
@@ -566,7 +570,8 @@ static int push(struct kc_file_source *s, enum kc_pod_op op, const struct pod_ve
                 kc_pod_update_free(u);
                 return r;
         }
-        kc_log_v(2, "File source sent op=%s pods=%zu", kc_pod_op_to_string(op), pv->n);
+        kc_log_v_s(2, "File source sent", KC_KV_STR("op", kc_pod_op_to_string(op)),
+                   KC_KV_UINT("pods", pv->n));
         return 0;
 }
 
@@ -606,10 +611,9 @@ static int diff_desired(struct kc_file_source *s, struct pod_diff *d)
                 dup = kc_map_get(desired, f->pod->uid);
                 if (dup) {
                         if (dup != f->pod)
-                                kc_log_v(2,
-                                         "Duplicate pod UID in manifest path, ignoring file=\"%s\" "
-                                         "uid=\"%s\"",
-                                         f->name, f->pod->uid);
+                                kc_log_v_s(2, "Duplicate pod UID in manifest path, ignoring",
+                                           KC_KV_STR("file", f->name),
+                                           KC_KV_STR("podUID", f->pod->uid));
                         continue;
                 }
                 /* filterInvalidPods: one pod per name and namespace; the first file wins. */
@@ -619,9 +623,10 @@ static int diff_desired(struct kc_file_source *s, struct pod_diff *d)
                         break;
                 }
                 if (kc_map_get(full_names, full[i])) {
-                        kc_log_error("Pod failed validation, ignoring file=\"%s\" err=\"duplicate "
-                                     "pod name %s in namespace %s\"",
-                                     f->name, f->pod->name, f->pod->namespace);
+                        kc_log_error_s("duplicate pod name in its namespace",
+                                       "Pod failed validation, ignoring",
+                                       KC_KV_STR("file", f->name),
+                                       KC_KV_POD(f->pod->namespace, f->pod->name));
                         continue;
                 }
                 r = kc_map_put(full_names, full[i], f->pod);
@@ -740,16 +745,17 @@ static void do_reconcile(struct kc_file_source *s)
 
         if (r == -EAGAIN) {
                 if (!s->pending)
-                        kc_log_warn("Config channel full, file source changes stay pending and "
-                                    "are retried source=\"file\"");
+                        kc_log_warn_s("Config channel full, file source changes stay pending and "
+                                      "are retried",
+                                      KC_KV_STR("source", "file"));
                 s->pending = true;
                 atomic_fetch_add_explicit(&s->full_events, 1, memory_order_relaxed);
         } else if (r < 0) {
-                kc_log_errno(r, "File source could not reconcile, retrying: %m");
+                kc_log_errno_s(r, "File source could not reconcile, retrying");
                 s->pending = true;
         } else {
                 if (s->pending)
-                        kc_log_v(2, "File source delivered its pending changes");
+                        kc_log_v_s(2, "File source delivered its pending changes");
                 s->pending = false;
         }
 }
@@ -774,7 +780,8 @@ static void *fs_thread(void *arg)
                         /* Re-arm first: a change during the scan wakes the next round. */
                         deadline = kc_clock_now(s->clock) + s->period_ns;
                         if (scan(s) < 0) {
-                                kc_log_error("File source scan ran out of memory, retrying");
+                                kc_log_error_s(strerror(ENOMEM),
+                                               "File source scan failed, retrying");
                                 need_scan = true;
                         }
                         do_reconcile(s);
@@ -784,7 +791,7 @@ static void *fs_thread(void *arg)
                 }
 
                 if (poll(pfd, 2, FS_POLL_MS) < 0 && errno != EINTR) {
-                        kc_log_errno(-errno, "File source poll failed: %m");
+                        kc_log_errno_s(-errno, "File source poll failed");
                         break;
                 }
                 if (pfd[0].revents)
@@ -876,7 +883,7 @@ struct kc_file_source *kc_file_source_stop(struct kc_file_source *s)
         if (s->started) {
                 uint64_t one = 1;
                 if (write(s->stop_fd, &one, sizeof(one)) < 0)
-                        kc_log_errno(-errno, "File source stop write failed: %m");
+                        kc_log_errno_s(-errno, "File source stop write failed");
                 pthread_join(s->thread, NULL);
         }
         return fs_free(s);

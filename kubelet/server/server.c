@@ -223,7 +223,8 @@ static enum MHD_Result http_healthz(struct kc_http_server *s, struct MHD_Connect
                 failed = true;
                 sb_printf(&out, "[-]%s failed: reason withheld\n", chk->name);
                 sb_printf(&failed_names, "%s%s", failed_names.len ? "," : "", chk->name);
-                kc_log_v(2, "healthz check %s failed: %s", chk->name, err ? err : "<nil>");
+                kc_log_v_s(2, "healthz check failed", KC_KV_STR("check", chk->name),
+                           KC_KV_STR("err", err ? err : "<nil>"));
                 free(err);
         }
         if (out.oom || failed_names.oom) {
@@ -232,7 +233,7 @@ static enum MHD_Result http_healthz(struct kc_http_server *s, struct MHD_Connect
                 return MHD_NO;
         }
         if (failed) {
-                kc_log_v(2, "healthz check failed: %s", failed_names.s);
+                kc_log_v_s(2, "healthz check failed", KC_KV_STR("failedChecks", failed_names.s));
                 free(failed_names.s);
                 /* http.Error() appends the newline. */
                 sb_printf(&out, "healthz check failed\n");
@@ -261,7 +262,7 @@ static enum MHD_Result http_metrics(struct kc_http_server *s, struct MHD_Connect
 
         r = kc_metrics_render(s->metrics, &body);
         if (r < 0) {
-                kc_log_v(2, "rendering /metrics failed: %s", strerror(-r));
+                kc_log_v_s(2, "Rendering failed", KC_KV_STR("endpoint", "metrics"), KC_KV_ERRNO(r));
                 return http_reply_const(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
                                         "internal server error: rendering metrics failed\n");
         }
@@ -277,7 +278,8 @@ static enum MHD_Result http_render(struct MHD_Connection *c, const char *what, k
         r = fn(userdata, &body);
         if (r < 0 || !body) {
                 free(body);
-                kc_log_v(2, "rendering /%s failed: %s", what, strerror(r < 0 ? -r : EIO));
+                kc_log_v_s(2, "Rendering failed", KC_KV_STR("endpoint", what),
+                           KC_KV_ERRNO(r < 0 ? r : -EIO));
                 snprintf(msg, sizeof(msg), "internal server error: rendering %s failed\n", what);
                 return http_reply_const(c, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
         }
@@ -431,11 +433,12 @@ static void http_notify(void *cls, struct MHD_Connection *c, void **socket_conte
                 warn = evictions && http_evict_warn_due_locked(s);
         }
         if (warn)
-                kc_log_warn("HTTP server on port %u is at its limit of %d connections, closing the "
-                            "oldest ones (%" PRIu64 " so far)",
-                            (unsigned)s->port, HTTP_CONNECTION_LIMIT, evictions);
+                kc_log_warn_s(
+                        "HTTP server is at its connection limit, closing the oldest connections",
+                        KC_KV_UINT("port", s->port), KC_KV_INT("limit", HTTP_CONNECTION_LIMIT),
+                        KC_KV_UINT("evictions", evictions));
         else if (evictions)
-                kc_log_v(4, "HTTP connection limit reached, closed the oldest connection");
+                kc_log_v_s(4, "HTTP connection limit reached, closed the oldest connection");
 }
 
 static void http_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -445,7 +448,7 @@ static void http_mhd_log(void *cls, const char *fmt, va_list ap)
         (void)cls;
         vsnprintf(buf, sizeof(buf), fmt, ap);
         buf[strcspn(buf, "\n")] = '\0';
-        kc_log_v(4, "libmicrohttpd: %s", buf);
+        kc_log_v_s(4, "libmicrohttpd", KC_KV_STR("msg", buf));
 }
 
 /* Returns a listening, close-on-exec socket bound to address:port, or -errno. */
@@ -543,8 +546,9 @@ int kc_http_server_start(const struct kc_http_config *cfg, struct kc_http_server
                 return -EIO; /* fd is closed by its cleanup */
         fd = -1;             /* owned by the daemon, closed by MHD_stop_daemon() */
 
-        kc_log_v(1, "serving read-only HTTP on %s port %u",
-                 cfg->address ? cfg->address : "127.0.0.1", (unsigned)s->port);
+        kc_log_v_s(1, "Serving read-only HTTP",
+                   KC_KV_STR("address", cfg->address ? cfg->address : "127.0.0.1"),
+                   KC_KV_UINT("port", s->port));
         *ret = TAKE_PTR(s);
         return 0;
 }

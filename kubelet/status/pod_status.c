@@ -985,10 +985,10 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
         if (!phase_is_terminal(phase) && phase_is_terminal(oldp))
                 phase = oldp; /* the status manager's phase was terminal already */
         if (phase_is_terminal(pod->phase) && phase != pod->phase) {
-                kc_log_warn("Pod attempted illegal phase transition pod=\"%s/%s\" "
-                            "originalStatusPhase=\"%s\" apiStatusPhase=\"%s\"",
-                            pod->namespace ? pod->namespace : "", pod->name ? pod->name : "",
-                            kc_pod_phase_to_string(pod->phase), kc_pod_phase_to_string(phase));
+                kc_log_warn_s("Pod attempted illegal phase transition",
+                              KC_KV_POD(pod->namespace, pod->name),
+                              KC_KV_STR("originalStatusPhase", kc_pod_phase_to_string(pod->phase)),
+                              KC_KV_STR("apiStatusPhase", kc_pod_phase_to_string(phase)));
                 phase = pod->phase;
         }
 

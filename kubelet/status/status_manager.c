@@ -139,7 +139,7 @@ int kc_status_manager_set_pod_status(struct kc_status_manager *sm, const struct 
                                      const json_t *status)
 {
         _cleanup_json_ json_t *copy = NULL, *replaced = NULL;
-        char old_phase[32], bad[256];
+        char err[384] = "";
         struct sm_entry *e;
         const char *name;
         size_t len;
@@ -154,25 +154,20 @@ int kc_status_manager_set_pod_status(struct kc_status_manager *sm, const struct 
         pthread_mutex_lock(&sm->lock);
         e = kc_map_get(sm->statuses, pod->uid);
         if (e) {
-                if (phase_terminal(phase_of(e->status)) && !phase_terminal(phase_of(status))) {
-                        snprintf(old_phase, sizeof(old_phase), "%s", phase_of(e->status));
-                        pthread_mutex_unlock(&sm->lock);
-                        kc_log_warn("Status update on pod aborted: terminal phase %s may not "
-                                    "become %s pod=\"%s/%s\" podUID=\"%s\"",
-                                    old_phase, phase_of(status),
-                                    pod->namespace ? pod->namespace : "",
-                                    pod->name ? pod->name : "", pod->uid);
-                        return -EPERM;
-                }
                 name = illegal_container_transition(e->status, status, pod->restart_policy);
-                if (name) {
-                        snprintf(bad, sizeof(bad), "%s", name);
+                if (phase_terminal(phase_of(e->status)) && !phase_terminal(phase_of(status)))
+                        snprintf(err, sizeof(err), "terminal phase %s may not become %s",
+                                 phase_of(e->status), phase_of(status));
+                else if (name)
+                        snprintf(err, sizeof(err),
+                                 "terminated container %s attempted illegal transition to "
+                                 "non-terminated state",
+                                 name);
+                if (err[0]) {
                         pthread_mutex_unlock(&sm->lock);
-                        kc_log_warn("Status update on pod aborted: terminated container %s "
-                                    "attempted illegal transition to non-terminated state "
-                                    "pod=\"%s/%s\" podUID=\"%s\"",
-                                    bad, pod->namespace ? pod->namespace : "",
-                                    pod->name ? pod->name : "", pod->uid);
+                        kc_log_error_s(err, "Status update on pod aborted",
+                                       KC_KV_POD(pod->namespace, pod->name),
+                                       KC_KV_STR("podUID", pod->uid));
                         return -EPERM;
                 }
                 if (!json_equal(e->status, copy)) {
@@ -265,7 +260,8 @@ int kc_status_manager_remove_orphaned_statuses(struct kc_status_manager *sm,
         pthread_mutex_unlock(&sm->lock);
 
         for (i = 0; i < n_victims; i++) {
-                kc_log_v(5, "Removing pod from status map pod_uid=\"%s\"", victims[i]->uid);
+                kc_log_v_s(5, "Removing pod from status map.",
+                           KC_KV_STR("podUID", victims[i]->uid));
                 entry_free(victims[i]);
         }
         return (int)n_victims;

@@ -81,6 +81,22 @@ POLL_S = 0.1
 
 #: klog's text header: "I1121 10:00:00.123456    1234 file.c:12] message".
 KLOG_LINE = re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ [^ \]]+:\d+\] ")
+#: A whole line as klog.InfoS / ErrorS print it (F-PLEG-20, issue 17): the
+#: header, the message quoted as strconv.Quote does, then key=value pairs whose
+#: values are quoted strings, bare numbers and bools, ["ns/name" ...] lists or
+#: {...} composites. Quoting escapes every newline, so one call is one line.
+_KLOG_QUOTED = r'"(?:[^"\\\x00-\x1f]|\\.)*"'
+KLOG_S_LINE = re.compile(
+    KLOG_LINE.pattern
+    + _KLOG_QUOTED
+    + r"(?: [A-Za-z][A-Za-z0-9_.]*=(?:"
+    + _KLOG_QUOTED
+    + r"|-?\d+|true|false|\[(?:"
+    + _KLOG_QUOTED
+    + r"(?: "
+    + _KLOG_QUOTED
+    + r")*)?\]|\{[^\x00-\x1f]*?\}))*$"
+)
 
 BINARY = None  # set by main() from argv[1]
 
@@ -409,7 +425,7 @@ class Daemon:
         if self.stop_wall is None:
             return None
         for line in reversed(self.log().splitlines()):
-            if line.endswith("] Shutdown complete"):
+            if line.endswith('] "Shutdown complete"'):
                 t = klog_time(line, self.stop_wall)
                 return None if t is None else t - self.stop_wall
         return None

@@ -119,6 +119,13 @@ class Lifecycle(harness.E2ETestCase):
             if ln.strip() and not ln.startswith("==== e2e harness") and not harness.KLOG_LINE.match(ln)
         ]
         self.assertEqual(bad[:5], [], "stderr lines without klog's header")
+        # Every line in klog.InfoS form: "message" then key=value pairs, values quoted and escaped.
+        unstructured = [
+            ln
+            for ln in d.log().splitlines()
+            if harness.KLOG_LINE.match(ln) and not harness.KLOG_S_LINE.match(ln)
+        ]
+        self.assertEqual(unstructured[:5], [], "log lines not in klog.InfoS form")
 
 
 if __name__ == "__main__":

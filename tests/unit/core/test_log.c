@@ -216,6 +216,195 @@ static void test_log_concurrent_lines(void **state)
         free(c.buf);
 }
 
+/* ---- structured form (klog.InfoS / ErrorS) ---------------------------------- */
+
+/* Captures exactly one line and returns what follows its header (no newline). */
+static char *one_line(struct capture *c, int lineno, char sev)
+{
+        char *nl;
+
+        capture_end(c);
+        nl = strchr(c->buf, '\n');
+        assert_non_null(nl);
+        assert_string_equal(nl, "\n"); /* one line, nothing after it */
+        *nl = '\0';
+        check_line(c->buf, sev, lineno, c->buf + (strstr(c->buf, "] ") - c->buf) + 2);
+        return strstr(c->buf, "] ") + 2;
+}
+
+static void check_quote(const char *in, size_t len, const char *want)
+{
+        char buf[256];
+        size_t n = kc_log_quote(buf, sizeof(buf), in, len);
+
+        assert_string_equal(buf, want);
+        assert_int_equal(n, strlen(want));
+}
+
+/* strconv.Quote's output, byte for byte (the values come from Go 1.22). */
+static void test_log_quote(void **state)
+{
+        char small[6];
+
+        (void)state;
+        check_quote("", 0, "\"\"");
+        check_quote("plain text", 10, "\"plain text\"");
+        check_quote("a\"b\\c", 5, "\"a\\\"b\\\\c\"");
+        check_quote("l1\nl2\tx\r", 8, "\"l1\\nl2\\tx\\r\"");
+        check_quote("\a\b\f\v", 4, "\"\\a\\b\\f\\v\"");
+        check_quote("\x01\x1f\x7f", 3, "\"\\x01\\x1f\\x7f\"");
+        check_quote("nul\0in", 6, "\"nul\\x00in\"");
+        /* Valid UTF-8 stays as it is. */
+        check_quote("h\xc3\xa9 \xe2\x98\x83 \xf0\x9f\x98\x80", 12,
+                    "\"h\xc3\xa9 \xe2\x98\x83 \xf0\x9f\x98\x80\"");
+        /* Invalid bytes one by one as \x..: stray, cut, overlong, surrogate, > U+10FFFF. */
+        check_quote("\xff\xfe", 2, "\"\\xff\\xfe\"");
+        check_quote("a\xe2\x98", 3, "\"a\\xe2\\x98\"");
+        check_quote("\xc0\xaf", 2, "\"\\xc0\\xaf\"");
+        check_quote("\xed\xa0\x80", 3, "\"\\xed\\xa0\\x80\"");
+        check_quote("\xf4\x90\x80\x80", 4, "\"\\xf4\\x90\\x80\\x80\"");
+        /* Valid but not printable: \u.... or \U........ */
+        check_quote("\xc2\x85", 2, "\"\\u0085\"");
+        check_quote("\xc2\xa0", 2, "\"\\u00a0\"");
+        check_quote("\xe2\x80\xa8", 3, "\"\\u2028\"");
+        check_quote("\xef\xbb\xbf", 3, "\"\\ufeff\"");
+        check_quote("\xf3\xb0\x80\x80", 4, "\"\\U000f0000\"");
+        /* Like snprintf: cut to the buffer, the full length returned. */
+        assert_int_equal(kc_log_quote(small, sizeof(small), "abcdefgh", 8), 10);
+        assert_string_equal(small, "\"abcd");
+}
+
+static void pod_name_at(const void *array, size_t i, const char **ret_ns, const char **ret_name)
+{
+        const char *const(*pods)[2] = array;
+
+        *ret_ns = pods[i][0];
+        *ret_name = pods[i][1];
+}
+
+static void test_log_structured(void **state)
+{
+        static const char *const pods[][2] = { { "default", "web-node1" }, { "", "bare" } };
+        struct capture c;
+        int l;
+
+        (void)state;
+        capture_begin(&c);
+        l = __LINE__ + 1;
+        kc_log_info_s("SyncLoop ADD", KC_KV_STR("source", "file"),
+                      KC_KV_REFS("pods", pods, KC_ELEMENTSOF(pods), pod_name_at));
+        assert_string_equal(
+                one_line(&c, l, 'I'),
+                "\"SyncLoop ADD\" source=\"file\" pods=[\"default/web-node1\" \"bare\"]");
+        free(c.buf);
+
+        capture_begin(&c);
+        l = __LINE__ + 1;
+        kc_log_info_s("Numbers", KC_KV_INT("exitCode", -137), KC_KV_UINT("max", UINT64_MAX),
+                      KC_KV_BOOL("yes", true), KC_KV_BOOL("no", false),
+                      KC_KV_DURATION("took", 1500000000), KC_KV_STR("null", NULL),
+                      KC_KV_STR("empty", ""));
+        assert_string_equal(one_line(&c, l, 'I'),
+                            "\"Numbers\" exitCode=-137 max=18446744073709551615 yes=true no=false "
+                            "took=\"1.5s\" null=\"\" empty=\"\"");
+        free(c.buf);
+
+        capture_begin(&c);
+        l = __LINE__ + 1;
+        kc_log_error_s("context deadline exceeded", "Error syncing pod, skipping",
+                       KC_KV_POD("default", "web"), KC_KV_STR("podUID", "u-1"));
+        assert_string_equal(one_line(&c, l, 'E'),
+                            "\"Error syncing pod, skipping\" err=\"context deadline exceeded\" "
+                            "pod=\"default/web\" podUID=\"u-1\"");
+        free(c.buf);
+
+        /* A nil error is left out; a pod without namespace is just its name. */
+        capture_begin(&c);
+        l = __LINE__ + 1;
+        kc_log_error_s(NULL, "No error", KC_KV_POD(NULL, "solo"));
+        assert_string_equal(one_line(&c, l, 'E'), "\"No error\" pod=\"solo\"");
+        free(c.buf);
+
+        capture_begin(&c);
+        l = __LINE__ + 1;
+        kc_log_warn_s("No pairs");
+        assert_string_equal(one_line(&c, l, 'W'), "\"No pairs\"");
+        free(c.buf);
+}
+
+/* A message or value with newlines, quotes or control bytes is still one line. */
+static void test_log_structured_one_line(void **state)
+{
+        struct capture c;
+        int l;
+
+        (void)state;
+        capture_begin(&c);
+        l = __LINE__ + 1;
+        kc_log_info_s("two\nlines", KC_KV_STR("path", "/etc/\"k\"\n\tx\x1b[31m"),
+                      KC_KV_POD("ns\n", "p\\q"), KC_KV_RAW("event", "{\"Data\":\"a\nb\"}"));
+        assert_string_equal(one_line(&c, l, 'I'),
+                            "\"two\\nlines\" path=\"/etc/\\\"k\\\"\\n\\tx\\x1b[31m\" "
+                            "pod=\"ns\\n/p\\\\q\" event={\"Data\":\"a\\x0ab\"}");
+        free(c.buf);
+}
+
+static int evaluated;
+
+static int count_eval(void)
+{
+        return ++evaluated;
+}
+
+static void test_log_structured_v_errno_long(void **state)
+{
+        struct capture c;
+        char big[5000];
+        int r, l;
+
+        (void)state;
+        kc_log_set_verbosity(2);
+        capture_begin(&c);
+        kc_log_v_s(3, "hidden", KC_KV_INT("n", count_eval()));
+        kc_log_v_s(2, "shown", KC_KV_INT("n", count_eval()));
+        capture_end(&c);
+        assert_int_equal(evaluated, 1); /* the hidden line evaluated nothing */
+        assert_null(strstr(c.buf, "hidden"));
+        assert_non_null(strstr(c.buf, "] \"shown\" n=1\n"));
+        free(c.buf);
+        kc_log_set_verbosity(0);
+
+        capture_begin(&c);
+        errno = EAGAIN;
+        l = __LINE__ + 1;
+        r = kc_log_errno_s(-ENOENT, "Could not read", KC_KV_STR("path", "/x"));
+        assert_int_equal(r, -ENOENT);
+        assert_int_equal(errno, EAGAIN); /* logging keeps errno */
+        assert_int_equal(kc_log_errno_s(EIO, "Failed"), -EIO);
+        capture_end(&c);
+        *strchr(c.buf, '\n') = '\0';
+        check_line(c.buf, 'E', l,
+                   "\"Could not read\" err=\"No such file or directory\" path=\"/x\"");
+        assert_non_null(
+                strstr(c.buf + strlen(c.buf) + 1, "] \"Failed\" err=\"Input/output error\"\n"));
+        free(c.buf);
+
+        /* Longer than the stack buffer. */
+        memset(big, 'x', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        capture_begin(&c);
+        l = __LINE__ + 1;
+        kc_log_info_s("Big", KC_KV_STR("v", big));
+        capture_end(&c);
+        assert_int_equal(c.len, strlen(c.buf));
+        assert_string_equal(c.buf + c.len - 4, "xx\"\n");
+        c.buf[c.len - 1] = '\0';
+        assert_int_equal(strlen(strstr(c.buf, "] ") + 2),
+                         strlen("\"Big\" v=\"\"") + sizeof(big) - 1);
+        free(c.buf);
+        (void)l;
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -223,6 +412,10 @@ int main(void)
                 cmocka_unit_test(test_log_errno_and_long),
                 cmocka_unit_test(test_log_verbosity),
                 cmocka_unit_test(test_log_concurrent_lines),
+                cmocka_unit_test(test_log_quote),
+                cmocka_unit_test(test_log_structured),
+                cmocka_unit_test(test_log_structured_one_line),
+                cmocka_unit_test(test_log_structured_v_errno_long),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

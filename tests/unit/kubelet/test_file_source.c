@@ -202,6 +202,16 @@ static size_t log_count(struct env *e, const char *needle)
         return count;
 }
 
+/* How many times the read error @p err was logged for entry @p name. */
+static size_t read_error_count(struct env *e, const char *name, const char *err)
+{
+        char needle[512];
+
+        snprintf(needle, sizeof(needle),
+                 "\"Could not read manifest file\" err=\"%s\" path=\"%s/%s\"", err, e->dir, name);
+        return log_count(e, needle);
+}
+
 static void make_link(struct env *e, const char *target, const char *name)
 {
         char path[160];
@@ -567,8 +577,8 @@ static void test_hostile_entries(void **state)
         kc_pod_update_free(u);
         expect_quiet(&e);
         expect_quiet(&e);
-        assert_int_equal(log_count(&e, "loop.yaml\": Too many levels of symbolic links"), 1);
-        assert_int_equal(log_count(&e, "dangling.yaml\": No such file or directory"), 1);
+        assert_int_equal(read_error_count(&e, "loop.yaml", "Too many levels of symbolic links"), 1);
+        assert_int_equal(read_error_count(&e, "dangling.yaml", "No such file or directory"), 1);
         assert_int_equal(log_count(&e, "Could not read manifest file"), 2);
 
         /* The link's target goes: the link dangles, and its pod goes with it (logged once). */
@@ -579,8 +589,8 @@ static void test_hostile_entries(void **state)
         kc_pod_update_free(u);
         kc_pod_update_free(pop_op(&e, KC_POD_OP_ADD, 1));
         expect_quiet(&e);
-        assert_int_equal(log_count(&e, "link.yaml\": No such file or directory"), 1);
-        assert_int_equal(log_count(&e, "loop.yaml\": Too many levels of symbolic links"), 1);
+        assert_int_equal(read_error_count(&e, "link.yaml", "No such file or directory"), 1);
+        assert_int_equal(read_error_count(&e, "loop.yaml", "Too many levels of symbolic links"), 1);
         env_done(&e);
 }
 

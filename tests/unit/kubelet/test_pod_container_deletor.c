@@ -412,7 +412,8 @@ static void test_deletor_errors_logged_not_retried(void **state)
 
         assert_int_equal(fake_get(&f, &f.entered), 4);
         assert_int_equal(count_substr(log, "DeleteContainer returned error"), 4);
-        assert_non_null(strstr(log, "(id=3): fake failure removing 3"));
+        assert_non_null(strstr(log, "\"DeleteContainer returned error\" containerID=\"3\" "
+                                    "err=\"fake failure removing 3\""));
         free(cap.buf);
         fake_done(&f);
 }
