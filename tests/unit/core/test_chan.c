@@ -216,16 +216,31 @@ struct delayed_push {
         struct kc_chan *ch;
         int delay_ms;
         int count;
+        int error; /* the first push error other than full; checked by the main thread */
 };
 
+/*
+ * Pushes count items, delay_ms apart. A full channel (the consumer was
+ * descheduled on a loaded machine) is waited out: these tests are about
+ * wakeups, not capacity. cmocka's assertions may run on the main thread
+ * only, so an unexpected error is recorded for it.
+ */
 static void *delayed_pusher(void *arg)
 {
         struct delayed_push *d = arg;
         struct timespec ts = { .tv_nsec = (long)d->delay_ms * 1000000 };
+        const struct timespec retry = { .tv_nsec = 1000000 };
 
         for (int i = 0; i < d->count; i++) {
+                int r;
+
                 nanosleep(&ts, NULL);
-                assert_int_equal(kc_chan_push_mp(d->ch, ITEM(i)), 0);
+                while ((r = kc_chan_push_mp(d->ch, ITEM(i))) == -EAGAIN)
+                        nanosleep(&retry, NULL);
+                if (r < 0) {
+                        d->error = r;
+                        break;
+                }
         }
         return NULL;
 }
@@ -252,6 +267,7 @@ static void test_chan_blocking_pop_wakes(void **state)
                             (int64_t)(2000 * kc_test_timeout_multiplier()));
         }
         assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(d.error, 0);
 }
 
 /* The epoll-style consumer: prepare_wait, then poll the fd, never missing a push. */
@@ -282,6 +298,7 @@ static void test_chan_prepare_wait_threaded(void **state)
                 assert_int_equal(poll(&p, 1, (int)(5000 * kc_test_timeout_multiplier())), 1);
         }
         assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(d.error, 0);
 }
 
 /* An epoll consumer that emptied the ring must not find the fd readable
