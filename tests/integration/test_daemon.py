@@ -255,7 +255,7 @@ class DaemonOnContainerd(E2ETestCase):
         # Each relist waits for its 2 s deadline, fails, and the next one comes:
         # nothing hangs with the runtime.
         def relists_failed():
-            return len(re.findall(r"Unable to retrieve pods err=\"[^\"]*deadline exceeded",
+            return len(re.findall(r"Unable to retrieve pods\" err=\"[^\"]*deadline exceeded",
                                   d.log_since(offset))) >= 3
 
         wait_until(relists_failed, 30, "3 relists failing on their deadline", daemon=d)

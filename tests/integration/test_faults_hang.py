@@ -334,8 +334,9 @@ class FaultsHang(E2ETestCase):
                          f"{[e['after'] for e in rsts]} s (grpc-timeout {[h['grpc_timeout'] for h in helds]})\n")
         self.check_held_bounds(rsts, helds)
         log = d.log_since(offset)
-        self.assertRegex(log, r'Error syncing pod.*CreateContainerError: [^"\n]*deadline exceeded after 4s'
-                              r'.*podUID="' + re.escape(uid_held))
+        # klog.ErrorS quotes err: the SyncPod error's own quotes come escaped.
+        self.assertRegex(log, r'"Error syncing pod, skipping" err="[^\n]*CreateContainerError: '
+                              r'\\"deadline exceeded after 4s\\"[^\n]*podUID="' + re.escape(uid_held))
         # No container of the held pod in containerd: its calls never got there.
         self.assertEqual(CTRD.containers(uid_held, "container"), set())
 
@@ -369,7 +370,7 @@ class FaultsHang(E2ETestCase):
         self.assertIsNotNone(seen_before, "no kubelet_pleg_last_seen_seconds")
 
         def relists_failed():
-            return len(re.findall(r'Unable to retrieve pods err="[^"]*deadline exceeded', d.log_since(offset))) >= 3
+            return len(re.findall(r'Unable to retrieve pods" err="[^"]*deadline exceeded', d.log_since(offset))) >= 3
 
         wait_until(relists_failed, 30, "3 relists failing on their deadline", daemon=d)
         hang = time.monotonic() - t_hold
