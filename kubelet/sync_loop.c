@@ -21,6 +21,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -57,7 +58,6 @@ enum source {
         SRC_HOUSEKEEPING_TICK,
         _SRC_MAX,
         SRC_STOP = _SRC_MAX,
-        SRC_SIGNAL,
         _SRC_ALL,
 };
 
@@ -70,7 +70,8 @@ struct kc_sync_loop {
         bool *source_seen; /* sourcesReady */
         int epfd;
         int stop_fd;
-        int signal_fd; /* -1 without stop signals */
+        int signal_fd; /* -1 without stop signals; read by signal_thread only */
+        pthread_t signal_thread;
         struct kc_cancel *stop;
         struct kc_timer *timers[2]; /* sync, housekeeping */
         int64_t deadlines[2];
@@ -139,8 +140,8 @@ int kc_sync_loop_new(const struct kc_sync_loop_config *cfg, struct kc_sync_loop 
                 goto fail;
         if (cfg->stop_signals) {
                 l->signal_fd = signalfd(-1, cfg->stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
-                if (l->signal_fd < 0 || (r = epoll_add(l->epfd, l->signal_fd, SRC_SIGNAL)) < 0) {
-                        r = l->signal_fd < 0 ? -errno : r;
+                if (l->signal_fd < 0) {
+                        r = -errno;
                         goto fail;
                 }
         }
@@ -220,17 +221,39 @@ bool kc_sync_loop_evented_pleg_healthy(struct kc_sync_loop *l, struct kc_evented
         return kc_evented_pleg_healthy(e, ret_err);
 }
 
-/* Reads a pending stop signal, if any: true (and the loop is stopping) when one came. */
-static bool stop_signal_received(struct kc_sync_loop *l)
+/*
+ * The stop signals' reader, on a thread of its own: a signal stops the loop
+ * as kc_sync_loop_stop_mp() does, which also ends a runtime-error backoff
+ * sleep (up to 5 s) at once. Read on the loop's own thread, a signal waited
+ * for the end of that sleep. Ends once stop_fd is written (it is never
+ * drained): by a stop, or by kc_sync_loop_run() on its way out.
+ */
+static void *signal_loop(void *arg)
 {
+        struct kc_sync_loop *l = arg;
+        struct pollfd pfd[2] = {
+                { .fd = l->signal_fd, .events = POLLIN },
+                { .fd = l->stop_fd, .events = POLLIN },
+        };
         struct signalfd_siginfo si;
 
-        if (l->signal_fd < 0 || read(l->signal_fd, &si, sizeof(si)) != sizeof(si))
-                return false;
-        kc_log_info_s("Received signal, shutting down the sync loop",
-                      KC_KV_STR("signal", strsignal((int)si.ssi_signo)));
-        atomic_store_explicit(&l->stopping, true, memory_order_release);
-        return true;
+        for (;;) {
+                if (poll(pfd, KC_ELEMENTSOF(pfd), -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        kc_log_errno_s(-errno, "Cannot wait for stop signals");
+                        break;
+                }
+                if (pfd[1].revents)
+                        break;
+                if (read(l->signal_fd, &si, sizeof(si)) != sizeof(si))
+                        continue;
+                kc_log_info_s("Received signal, shutting down the sync loop",
+                              KC_KV_STR("signal", strsignal((int)si.ssi_signo)));
+                kc_sync_loop_stop_mp(l);
+                break;
+        }
+        return NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -443,8 +466,7 @@ static bool wait_ready(struct kc_sync_loop *l, bool ready[_SRC_ALL])
                 uint32_t src = evs[i].data.u32;
 
                 /* Channel fds only say "look again"; their length is the truth. */
-                if (src == SRC_SYNC_TICK || src == SRC_HOUSEKEEPING_TICK || src == SRC_STOP ||
-                    src == SRC_SIGNAL)
+                if (src == SRC_SYNC_TICK || src == SRC_HOUSEKEEPING_TICK || src == SRC_STOP)
                         ready[src] = true;
         }
         if (!any) {
@@ -452,8 +474,6 @@ static bool wait_ready(struct kc_sync_loop *l, bool ready[_SRC_ALL])
                 ready[SRC_PLEG] = kc_chan_len(l->cfg.pleg) > 0;
                 ready[SRC_PROBES] = l->cfg.probes && kc_chan_len(l->cfg.probes) > 0;
         }
-        if (ready[SRC_SIGNAL] && stop_signal_received(l))
-                ready[SRC_STOP] = true;
         if (atomic_load_explicit(&l->stopping, memory_order_acquire))
                 ready[SRC_STOP] = true;
         for (i = 0; i <= SRC_STOP; i++)
@@ -512,6 +532,13 @@ int kc_sync_loop_run(struct kc_sync_loop *l)
 
         if (!atomic_compare_exchange_strong(&l->running, &expected, true))
                 return -EBUSY;
+        if (l->signal_fd >= 0) {
+                r = -pthread_create(&l->signal_thread, NULL, signal_loop, l);
+                if (r < 0) {
+                        atomic_store(&l->running, false);
+                        return r;
+                }
+        }
         kc_log_info_s("Starting kubelet main sync loop");
         now = kc_clock_now(l->cfg.clock);
         l->deadlines[0] = now + KC_SYNC_LOOP_SYNC_PERIOD;
@@ -525,8 +552,6 @@ int kc_sync_loop_run(struct kc_sync_loop *l)
                         atomic_store_explicit(&l->backing_off, true, memory_order_relaxed);
                         kc_log_error_s(err, "Skipping pod synchronization");
                         err = (free(err), NULL);
-                        if (stop_signal_received(l))
-                                break;
                         /* Read nothing: producers see full channels, never a blocked send. */
                         if (kc_clock_sleep(l->cfg.clock, duration, l->stop) < 0)
                                 break;
@@ -546,6 +571,10 @@ int kc_sync_loop_run(struct kc_sync_loop *l)
         }
         kc_timer_disarm(l->timers[0]);
         kc_timer_disarm(l->timers[1]);
+        if (l->signal_fd >= 0) {
+                kc_sync_loop_stop_mp(l); /* ends signal_loop when nothing else did */
+                pthread_join(l->signal_thread, NULL);
+        }
         atomic_store(&l->running, false);
         return 0;
 }

@@ -32,12 +32,23 @@ The story, with what is asserted at each step:
    Asserted: EventedPLEG processes all 10,000 events
    (kubelet_evented_pleg_connection_latency_seconds_count), or fewer with
    its "event buffer is full" log line (that buffer's drops are not in
-   /metrics; see the README); the PLEG channel of 1000
-   filled up and every event beyond it was counted in
-   kubelet_pleg_discard_events (processed - discarded <= 1000, discarded >
-   0); /node names the full channel; no probe failed and none took more
-   than PROBE_LIMIT_S; /node names the runtime error, not the full
-   channel; no runtime call was made.
+   /metrics; see the README); the PLEG channel of 1000 filled up and every
+   event beyond it was counted in kubelet_pleg_discard_events (discarded >
+   0; at most 1000 of EventedPLEG's events entered the channel); no probe
+   failed and none took more than PROBE_LIMIT_S; /node names the runtime
+   error, not the full channel; no runtime call was made.
+   A processed event does one of two things, each logged at -v=4: it is
+   emitted as a PLEG event ("Evented PLEG: container stopped"; then it
+   enters the channel or is discarded), or the pod cache refuses it as
+   older than the status it holds ("the cache holds a newer status"). The
+   second happens when the consumer is slower than the stream (ASan, TSan):
+   the buffer overflows, the forced relist (D14) writes each pod's status
+   as the runtime reports it now, and every flood event still buffered is
+   older than that. Such an event needs no PLEG event (upstream's
+   cache.Set rule) and is not a discard, so the accounting counts the
+   refusals from the log: processed = emitted + refused, and emitted minus
+   EventedPLEG's discards <= 1000. Without a buffer overflow nothing is
+   refused.
 4. Status answers RuntimeReady=true again. Within RECOVERY_LIMIT_S every
    affected pod is resynced: each Always and OnFailure pod gets exactly
    one new CreateContainer and StartContainer on the server and shows
@@ -75,6 +86,13 @@ PLEG_CHANNEL_CAPACITY = 1000
 PROBE_LIMIT_S = 2.0  # one /healthz or /metrics answer, scaled
 RECOVERY_LIMIT_S = 30.0  # runtime healthy -> every pod resynced, scaled
 POD_LOGS_ROOT = "/var/log/pods"
+#: The daemon's log lines for what became of a flood event (step 3).
+LOG_LINES = {
+    "emitted": "Evented PLEG: container stopped",  # -v=4
+    "refused": "Evented PLEG: the cache holds a newer status, ignoring the event",  # -v=4
+    "evented_discard": "Evented PLEG: Event channel is full, discarded pod lifecycle event",
+    "relist_discard": "Event channel is full, discard this relist() cycle event",
+}
 
 
 def read_env():
@@ -231,6 +249,7 @@ class FloodTest(E2ETestCase):
                 "--feature-gates=EventedPLEG=true",
                 "--sync-frequency=10m",
                 "--runtime-request-timeout=30s",
+                "--v=4",  # the per-event lines the accounting counts (step 3)
             ],
         )
 
@@ -270,6 +289,7 @@ class FloodTest(E2ETestCase):
 
         # 3. The flood, with the prober running.
         m1 = metrics(d)
+        log_off = d.log_size()
         prober = Prober(d)
         prober.start()
         t_flood = time.monotonic()
@@ -282,10 +302,9 @@ class FloodTest(E2ETestCase):
             return sample(m, name) - sample(m1, name)
 
         # EventedPLEG's own buffer (1000) may overflow when its consumer is
-        # slower than the stream (ASan); such drops are not in /metrics, only
-        # logged once per forced relist. So: all 10,000 processed, or fewer
-        # with that log line, the count then stable for 2 s.
-        log_off = d.log_size()
+        # slower than the stream (ASan, TSan); such drops are not in /metrics,
+        # only logged once per forced relist. So: all 10,000 processed, or
+        # fewer with that log line, the count then stable for 2 s.
         last = {"n": -1, "since": time.monotonic()}
 
         def accounted():
@@ -302,14 +321,38 @@ class FloodTest(E2ETestCase):
 
         m2, processed = wait_until(accounted, 60, "every flood event processed (or a logged buffer drop)", daemon=d)
         t_consumed = time.monotonic() - t_flood
-        discarded = delta(m2, "kubelet_pleg_discard_events_total")
+
+        # What became of each processed event (module docstring, step 3). An
+        # event's latency is observed before its lines are logged: wait for a
+        # line for every processed event, the counts then stable for 1 s.
+        seen = {"c": None, "since": time.monotonic()}
+
+        def outcomes():
+            text = d.log_since(log_off)
+            c = {k: text.count(f'] "{msg}"') for k, msg in LOG_LINES.items()}
+            if c != seen["c"]:
+                seen.update(c=c, since=time.monotonic())
+            done = c["emitted"] + c["refused"] >= processed and time.monotonic() - seen["since"] >= 1.0
+            return c if done else None
+
+        lines = wait_until(outcomes, 10, "a log line for every processed flood event", daemon=d)
+        buffer_full = "the event buffer is full" in d.log_since(log_off)
+        discarded = delta(metrics(d), "kubelet_pleg_discard_events_total")
         report(
             f"consumed in {t_consumed:.2f} s: processed {processed:.0f} of {N_EVENTS} (the rest dropped on "
-            f"EventedPLEG's full buffer), PLEG events discarded on the full channel {discarded:.0f}"
+            f"EventedPLEG's full buffer), emitted {lines['emitted']}, refused by the cache as older than a "
+            f"relisted status {lines['refused']}; PLEG events discarded on the full channel {discarded:.0f} "
+            f"(EventedPLEG's {lines['evented_discard']}, relists' {lines['relist_discard']})"
         )
         self.assertLessEqual(processed, N_EVENTS, "no event processed twice")
+        self.assertEqual(lines["emitted"] + lines["refused"], processed, "each processed event emitted or refused")
+        if not buffer_full:
+            self.assertEqual(lines["refused"], 0, "no relist was forced: no event is older than the cache")
         self.assertGreater(discarded, 0, "the channel filled up: discards must be counted")
-        self.assertLessEqual(processed - discarded, PLEG_CHANNEL_CAPACITY, "only 1000 events fit in the channel")
+        self.assertEqual(lines["evented_discard"] + lines["relist_discard"], discarded, "each discard logged")
+        self.assertLessEqual(
+            lines["emitted"] - lines["evented_discard"], PLEG_CHANNEL_CAPACITY, "only 1000 events fit in the channel"
+        )
         # The node reports the runtime error that stopped syncLoop; the full
         # channel is that back-off's effect and must not be reported as a
         # cause, or syncLoop would never read it again (see cmd/daemon.c).

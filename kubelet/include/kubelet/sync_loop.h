@@ -67,8 +67,9 @@ struct kc_sync_loop_config {
          * Signals that stop the loop (SIGTERM, SIGINT in the daemon), read
          * through a signalfd the loop owns; NULL for none. The caller blocks
          * them in every thread (pthread_sigmask before starting threads).
-         * During a runtime-error backoff a signal is seen before the next
-         * sleep, so within one backoff step (at most 5 s).
+         * kc_sync_loop_run() reads them on a thread of its own, so a signal
+         * stops the loop at once, also in the middle of a runtime-error
+         * backoff sleep.
          */
         const sigset_t *stop_signals;
 };
