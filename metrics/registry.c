@@ -642,10 +642,9 @@ static int simple_new(struct kc_metrics_registry *r, enum metric_type type, cons
         if (k < 0)
                 return k;
         k = register_or_free(r, m);
-        if (k < 0)
-                return k;
-        *ret = m;
-        return 0;
+        if (k == 0)
+                *ret = m;
+        return k;
 }
 
 int kc_metrics_counter_new(struct kc_metrics_registry *r, const char *name, const char *help,
@@ -729,10 +728,9 @@ static int value_vec_new(struct kc_metrics_registry *r, enum metric_type type, c
         if (k < 0)
                 return k;
         k = register_or_free(r, m);
-        if (k < 0)
-                return k;
-        *ret = m;
-        return 0;
+        if (k == 0)
+                *ret = m;
+        return k;
 }
 
 int kc_metrics_gauge_vec_new(struct kc_metrics_registry *r, const char *name, const char *help,
