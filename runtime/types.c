@@ -604,3 +604,10 @@ int kc_api_pod_new(const struct kc_api_pod *tmpl, struct kc_api_pod **ret)
 }
 
 DEFINE_OBJ_REF_UNREF(api_pod, struct kc_api_pod)
+
+void kc_exec_sync_result_done(struct kc_exec_sync_result *r)
+{
+        free(r->out);
+        free(r->err);
+        *r = (struct kc_exec_sync_result){ 0 };
+}

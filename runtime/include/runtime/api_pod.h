@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/cleanup.h"
+#include "runtime/api_spec.h"
 #include "runtime/runtime_service.h"
 
 enum kc_pod_phase {
@@ -62,6 +63,30 @@ struct kc_api_container {
         size_t n_args;
         /* v1 default: Always when the image tag is ":latest" or absent, else IfNotPresent */
         enum kc_pull_policy image_pull_policy;
+        const char *working_dir; /* NULL: the image's */
+        const struct kc_api_container_port *ports;
+        size_t n_ports;
+        const struct kc_api_env_from *env_from;
+        size_t n_env_from;
+        const struct kc_api_env_var *env;
+        size_t n_env;
+        struct kc_api_resources resources;
+        const struct kc_api_volume_mount *volume_mounts;
+        size_t n_volume_mounts;
+        struct kc_api_lifecycle lifecycle;
+        struct kc_api_probe liveness_probe;
+        struct kc_api_probe readiness_probe;
+        struct kc_api_probe startup_probe;
+        /* default "/dev/termination-log" */
+        const char *termination_message_path;
+        enum kc_termination_message_policy termination_message_policy;
+        struct kc_api_security_context security_context;
+        /*
+         * Init containers only: restartPolicy "Always" makes a sidecar
+         * (KEP-753). Unset for app containers (the API refuses it there).
+         */
+        bool restart_policy_always;
+        bool stdin, stdin_once, tty;
 };
 
 struct kc_label;
@@ -93,6 +118,24 @@ struct kc_api_pod {
         size_t n_labels;
         const struct kc_label *annotations; /* metadata.annotations */
         size_t n_annotations;
+        const struct kc_api_volume *volumes; /* spec.volumes, in order */
+        size_t n_volumes;
+        const char *node_name;            /* spec.nodeName: the file source sets this node */
+        const char *service_account_name; /* spec.serviceAccountName (may be NULL) */
+        const char *hostname;             /* spec.hostname (may be NULL) */
+        const char *subdomain;            /* spec.subdomain (may be NULL) */
+        bool host_pid;
+        bool host_ipc;
+        bool share_process_namespace;
+        const struct kc_api_host_alias *host_aliases;
+        size_t n_host_aliases;
+        enum kc_dns_policy dns_policy;
+        bool has_dns_config;
+        struct kc_api_dns_config dns_config;
+        struct kc_api_pod_security_context security_context;
+        const char *priority_class_name; /* may be NULL */
+        struct kc_opt_i64 priority;
+        struct kc_opt_i64 active_deadline_seconds;
 };
 
 /**

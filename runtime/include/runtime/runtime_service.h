@@ -125,16 +125,149 @@ struct kc_version_result {
         struct kc_arena *arena;
 };
 
+/** CRI NamespaceMode. */
+enum kc_cri_namespace_mode {
+        KC_CRI_NAMESPACE_POD = 0,
+        KC_CRI_NAMESPACE_CONTAINER = 1,
+        KC_CRI_NAMESPACE_NODE = 2,
+        KC_CRI_NAMESPACE_TARGET = 3,
+};
+
+/** CRI NamespaceOption. */
+struct kc_cri_namespace_options {
+        enum kc_cri_namespace_mode network;
+        enum kc_cri_namespace_mode pid;
+        enum kc_cri_namespace_mode ipc;
+};
+
+/** CRI Protocol. */
+enum kc_cri_protocol {
+        KC_CRI_PROTOCOL_TCP = 0,
+        KC_CRI_PROTOCOL_UDP = 1,
+        KC_CRI_PROTOCOL_SCTP = 2,
+};
+
+/** CRI PortMapping. */
+struct kc_cri_port_mapping {
+        enum kc_cri_protocol protocol;
+        int32_t container_port;
+        int32_t host_port;
+        const char *host_ip;
+};
+
+/** CRI DNSConfig. */
+struct kc_cri_dns_config {
+        const char *const *servers;
+        size_t n_servers;
+        const char *const *searches;
+        size_t n_searches;
+        const char *const *options;
+        size_t n_options;
+};
+
+/** CRI SecurityProfile (seccomp), the fields we use. */
+enum kc_cri_profile_type {
+        KC_CRI_PROFILE_RUNTIME_DEFAULT = 0,
+        KC_CRI_PROFILE_UNCONFINED = 1,
+        KC_CRI_PROFILE_LOCALHOST = 2,
+};
+struct kc_cri_security_profile {
+        bool set;
+        enum kc_cri_profile_type type;
+        const char *localhost_ref;
+};
+
+/** CRI Int64Value: optional. */
+struct kc_cri_opt_i64 {
+        bool set;
+        int64_t v;
+};
+
+/** CRI LinuxSandboxSecurityContext, the fields we use. */
+struct kc_cri_sandbox_security {
+        struct kc_cri_namespace_options namespace_options;
+        struct kc_cri_opt_i64 run_as_user;
+        struct kc_cri_opt_i64 run_as_group;
+        bool readonly_rootfs;
+        const int64_t *supplemental_groups;
+        size_t n_supplemental_groups;
+        bool privileged;
+        struct kc_cri_security_profile seccomp;
+};
+
 /** What RunPodSandbox needs (CRI PodSandboxConfig, the fields we use). */
 struct kc_pod_sandbox_config {
         struct kc_pod_sandbox_metadata metadata;
         const char *hostname;
         const char *log_directory;
-        bool host_network;
+        bool host_network; /* also security.namespace_options.network == NODE */
+        const struct kc_cri_dns_config *dns_config; /* NULL: none */
+        const struct kc_cri_port_mapping *port_mappings;
+        size_t n_port_mappings;
         const struct kc_label *labels;
         size_t n_labels;
         const struct kc_label *annotations;
         size_t n_annotations;
+        /* linux */
+        const char *cgroup_parent;
+        struct kc_cri_sandbox_security security;
+        const struct kc_label *sysctls; /* key = sysctl name */
+        size_t n_sysctls;
+};
+
+/** CRI MountPropagation. */
+enum kc_cri_propagation {
+        KC_CRI_PROPAGATION_PRIVATE = 0,
+        KC_CRI_PROPAGATION_HOST_TO_CONTAINER = 1,
+        KC_CRI_PROPAGATION_BIDIRECTIONAL = 2,
+};
+
+/** CRI Mount, the fields we use. */
+struct kc_cri_mount {
+        const char *container_path;
+        const char *host_path;
+        bool readonly;
+        bool selinux_relabel;
+        enum kc_cri_propagation propagation;
+};
+
+/** CRI LinuxContainerResources, the fields we use; 0 means unset as in CRI. */
+struct kc_cri_linux_resources {
+        int64_t cpu_period;
+        int64_t cpu_quota;
+        int64_t cpu_shares;
+        int64_t memory_limit_in_bytes;
+        int64_t oom_score_adj;
+        const char *cpuset_cpus;
+        const char *cpuset_mems;
+};
+
+/** CRI Capability. */
+struct kc_cri_capability {
+        const char *const *add;
+        size_t n_add;
+        const char *const *drop;
+        size_t n_drop;
+};
+
+/** CRI LinuxContainerSecurityContext, the fields we use. */
+struct kc_cri_container_security {
+        bool has_capabilities;
+        struct kc_cri_capability capabilities;
+        bool privileged;
+        struct kc_cri_namespace_options namespace_options;
+        struct kc_cri_opt_i64 run_as_user;
+        struct kc_cri_opt_i64 run_as_group;
+        const char *run_as_username;
+        bool readonly_rootfs;
+        const int64_t *supplemental_groups;
+        size_t n_supplemental_groups;
+        bool no_new_privs;
+        const char *const *masked_paths;
+        size_t n_masked_paths;
+        const char *const *readonly_paths;
+        size_t n_readonly_paths;
+        struct kc_cri_security_profile seccomp;
 };
 
 /** What CreateContainer needs (CRI ContainerConfig, the fields we use). */
@@ -148,12 +281,33 @@ struct kc_container_config {
         size_t n_command;
         const char *const *args;
         size_t n_args;
+        const char *working_dir;
+        const struct kc_label *envs; /* CRI KeyValue: key = name */
+        size_t n_envs;
+        const struct kc_cri_mount *mounts;
+        size_t n_mounts;
         const char *log_path;
+        bool stdin, stdin_once, tty;
         const struct kc_label *labels;
         size_t n_labels;
         const struct kc_label *annotations;
         size_t n_annotations;
+        /* linux */
+        bool has_resources;
+        struct kc_cri_linux_resources resources;
+        bool has_security;
+        struct kc_cri_container_security security;
 };
+
+/** ExecSync's result: stdout and stderr (capped by the runtime) and the exit code. */
+struct kc_exec_sync_result {
+        char *out; /* malloc'd, NUL-terminated */
+        size_t n_out;
+        char *err; /* malloc'd, NUL-terminated */
+        size_t n_err;
+        int32_t exit_code;
+};
+void kc_exec_sync_result_done(struct kc_exec_sync_result *r);
 
 /** CRI Image (ImageStatus), the fields we use. */
 struct kc_image {
@@ -202,6 +356,14 @@ struct kc_runtime_service_ops {
                                struct kc_container_list *ret, struct kc_runtime_error *err);
         int (*container_status)(void *self, const char *id, struct kc_container_status_result *ret,
                                 struct kc_runtime_error *err);
+        /**
+         * ExecSync: runs @p argv in container @p id and waits up to
+         * @p timeout_s seconds (0: no timeout). A command that ran and
+         * failed is a success with ret->exit_code != 0.
+         */
+        int (*exec_sync)(void *self, const char *id, const char *const *argv, size_t argc,
+                         int64_t timeout_s, struct kc_exec_sync_result *ret,
+                         struct kc_runtime_error *err);
 
         /* ImageService */
 
