@@ -618,6 +618,9 @@ static void breakdown(struct bench *b, size_t n_pods, unsigned rounds, double *v
                 v[k] = cpu_ms() - t;
         }
         printf("# GetPodStatus of %zu pods alone: %.3f ms\n", n, median(v, rounds));
+        printf("# the whole listings' responses: %zu + %zu KiB\n",
+               ((const struct blob *)kc_map_get(b->rec.table, "ListPodSandbox/"))->len / 1024,
+               ((const struct blob *)kc_map_get(b->rec.table, "ListContainers/"))->len / 1024);
 }
 
 static int run(size_t n_pods, unsigned rounds, const char *dir)
