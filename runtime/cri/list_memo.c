@@ -566,11 +566,16 @@ static int memo_unpack_locked(struct kc_cri_list_memo *m, const uint8_t *buf, si
                               void **ret_items, size_t *ret_n, struct kc_arena **ret_arena,
                               struct kc_runtime_error *err)
 {
+        static const uint8_t empty[1];
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
         char *items = NULL;
         size_t n = 0;
         int r;
 
+        if (!buf) {
+                buf = empty; /* no pointer arithmetic or memcmp on NULL */
+                len = 0;
+        }
         if (m->arena && len == m->len && memcmp(buf, m->bytes, len) == 0) {
                 m->decoded = 0;
                 *ret_items = m->n ? m->items : NULL;
