@@ -474,22 +474,28 @@ static int copy_last(struct kc_cri_list_memo *m, struct kc_arena *a, size_t j, v
         return 0;
 }
 
-/* Room for item @i in *items (capacity *cap, in @a): grows it by doubling. */
-static int items_reserve(struct kc_arena *a, size_t item_size, size_t i, char **items, size_t *cap)
+/*
+ * Room for item @i in *items (capacity *cap, in @a). The first array has
+ * room for @hint items (the last response's count and some), so that a
+ * listing of about the last one's size is never copied; then it doubles.
+ */
+static int items_reserve(struct kc_arena *a, size_t item_size, size_t hint, size_t i, char **items,
+                         size_t *cap)
 {
+        size_t want = *cap == 0 ? hint : 2 * *cap;
         char *bigger;
 
         if (i < *cap)
                 return 0;
-        if (*cap > SIZE_MAX / 4 / item_size)
+        if (want > SIZE_MAX / 2 / item_size)
                 return -ENOMEM;
-        bigger = kc_arena_alloc(a, 2 * (*cap + 8) * item_size);
+        bigger = kc_arena_alloc(a, want * item_size);
         if (!bigger)
                 return -ENOMEM;
         if (*items)
                 memcpy(bigger, *items, *cap * item_size);
         *items = bigger;
-        *cap = 2 * (*cap + 8);
+        *cap = want;
         return 0;
 }
 
@@ -512,7 +518,7 @@ static int walk(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, stru
                 char *dst;
 
                 if (ilen > UINT32_MAX || (size_t)(item - buf) > UINT32_MAX ||
-                    items_reserve(a, k->item_size, i, &items, &cap) < 0 ||
+                    items_reserve(a, k->item_size, m->n + m->n / 16 + 16, i, &items, &cap) < 0 ||
                     grow((void **)&m->next_meta, &m->cap_next_meta, i + 1, sizeof(*m->next_meta)) <
                             0)
                         return -ENOMEM;

@@ -260,13 +260,13 @@ static void test_memo_sandboxes(void **state)
 {
         _cleanup_(kc__cri_list_memo_freep) struct kc_cri_list_memo *m = NULL;
         Runtime__V1__PodSandboxMetadata md = RUNTIME__V1__POD_SANDBOX_METADATA__INIT;
-        Runtime__V1__PodSandbox sb = RUNTIME__V1__POD_SANDBOX__INIT, *sbp[] = { &sb, &sb };
+        Runtime__V1__PodSandbox sb = RUNTIME__V1__POD_SANDBOX__INIT, *sbp[40];
         Runtime__V1__PodSandbox__LabelsEntry lab = RUNTIME__V1__POD_SANDBOX__LABELS_ENTRY__INIT;
         Runtime__V1__PodSandbox__LabelsEntry *labp[] = { &lab };
         Runtime__V1__ListPodSandboxResponse resp = RUNTIME__V1__LIST_POD_SANDBOX_RESPONSE__INIT;
         struct kc_pod_sandbox_list got = { 0 }, want = { 0 };
         struct kc_container_list wrong = { 0 };
-        uint8_t buf[512];
+        uint8_t buf[4096];
         size_t len, i;
 
         (void)state;
@@ -282,15 +282,18 @@ static void test_memo_sandboxes(void **state)
         sb.created_at = 42;
         sb.n_labels = 1;
         sb.labels = labp;
-        resp.n_items = 2; /* listed twice: both copies decode */
+        /* Listed 40 times: every copy decodes, past the first array's room. */
+        for (i = 0; i < KC_ELEMENTSOF(sbp); i++)
+                sbp[i] = &sb;
+        resp.n_items = KC_ELEMENTSOF(sbp);
         resp.items = sbp;
         len = protobuf_c_message_pack(&resp.base, buf);
         assert_int_equal(kc__cri_list_memo_new(KC_CRI_LIST_POD_SANDBOX, &m), 0);
         assert_int_equal(kc__cri_unpack_list_containers_memo(m, buf, len, &wrong, NULL), -EINVAL);
         assert_int_equal(kc__cri_unpack_list_pod_sandbox_memo(m, buf, len, &got, NULL), 0);
         assert_int_equal(kc__cri_unpack_list_pod_sandbox(buf, len, &want, NULL), 0);
-        assert_int_equal(got.n, 2);
-        for (i = 0; i < 2; i++) {
+        assert_int_equal(got.n, KC_ELEMENTSOF(sbp));
+        for (i = 0; i < KC_ELEMENTSOF(sbp); i++) {
                 assert_string_equal(got.items[i].id, want.items[i].id);
                 assert_string_equal(got.items[i].metadata.name, "web");
                 assert_string_equal(got.items[i].metadata.uid, "uid-1");
