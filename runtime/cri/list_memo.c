@@ -9,8 +9,11 @@
  * pods (issue 18). The memo keeps the last response's bytes and a reference
  * to the last result's arena:
  *
- * - a response equal to the last one, byte for byte, is answered with
- *   another reference to the last result (nothing decoded or copied);
+ * - a response equal to the last one, byte for byte, or listing exactly
+ *   the same items in another order, is answered with another reference
+ *   to the last result, in the last order (nothing decoded or copied: a
+ *   runtime's listing order means nothing, and containerd's changes on
+ *   every call);
  * - otherwise the response's top-level fields are walked; each item (field
  *   1, a length-delimited message) whose bytes equal those of a last item
  *   (at the same position, as runtimes that list in a stable order give
@@ -79,6 +82,9 @@ struct kc_cri_list_memo {
         size_t len, cap_bytes;
         struct memo_item *next_meta; /* being built */
         size_t cap_next_meta;
+        uint32_t *seen; /* per last item: the permutation check's stamp when matched */
+        uint32_t seen_stamp;
+        size_t cap_seen;
         uint32_t *index; /* item id -> last item index + 1, open addressing; built on demand */
         size_t index_size;
         bool index_built;
@@ -138,6 +144,7 @@ struct kc_cri_list_memo *kc__cri_list_memo_free(struct kc_cri_list_memo *m)
         free(m->next_meta);
         free(m->bytes);
         free(m->index);
+        free(m->seen);
         pthread_mutex_destroy(&m->lock);
         free(m);
         return NULL;
@@ -568,6 +575,41 @@ static int remember(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, 
         return 0;
 }
 
+/*
+ * Does @buf list exactly the last response's items, each once, in another
+ * order? (containerd lists from Go maps: its order changes every call.)
+ * Only worth asking when the lengths are equal, as they then are.
+ */
+static bool is_permutation(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len)
+{
+        const uint8_t *p = buf, *end = buf + len, *item;
+        size_t i, ilen;
+        ssize_t j;
+        int r;
+
+        if (!m->arena || len != m->len || m->n == 0)
+                return false;
+        if (m->cap_seen < m->n) {
+                free(m->seen);
+                m->cap_seen = 0;
+                if (!(m->seen = calloc(m->n, sizeof(*m->seen))))
+                        return false;
+                m->cap_seen = m->n;
+                m->seen_stamp = 0;
+        }
+        if (++m->seen_stamp == 0) { /* wrapped: forget the old stamps */
+                memset(m->seen, 0, m->n * sizeof(*m->seen));
+                m->seen_stamp = 1;
+        }
+        for (i = 0; (r = next_item(&p, end, &item, &ilen)) > 0; i++) {
+                j = i < m->n ? find_last(m, i, item, ilen) : -1;
+                if (j < 0 || m->seen[j] == m->seen_stamp)
+                        return false;
+                m->seen[j] = m->seen_stamp;
+        }
+        return r == 0 && i == m->n;
+}
+
 static int memo_unpack_locked(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len,
                               void **ret_items, size_t *ret_n, struct kc_arena **ret_arena,
                               struct kc_runtime_error *err)
@@ -582,7 +624,8 @@ static int memo_unpack_locked(struct kc_cri_list_memo *m, const uint8_t *buf, si
                 buf = empty; /* no pointer arithmetic or memcmp on NULL */
                 len = 0;
         }
-        if (m->arena && len == m->len && memcmp(buf, m->bytes, len) == 0) {
+        if ((m->arena && len == m->len && memcmp(buf, m->bytes, len) == 0) ||
+            is_permutation(m, buf, len)) {
                 m->decoded = 0;
                 *ret_items = m->n ? m->items : NULL;
                 *ret_n = m->n;
