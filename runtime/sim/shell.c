@@ -848,8 +848,9 @@ static int exec_target_locked(struct kc_sim *s, const char *id, struct sim_conta
                         err, -ENOENT, KC_RUNTIME_NOT_FOUND,
                         "an error occurred when try to find container \"%s\": not found", id);
         if (c->v.state != KC_CONTAINER_STATE_RUNNING)
-                return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_UNKNOWN,
-                                            "container is in %s state", cri_state_name(c->v.state));
+                return kc_runtime_error_set(err, -EIO, KC_RUNTIME_UNKNOWN,
+                                            "failed to exec in container: container is in %s state",
+                                            cri_state_name(c->v.state));
         /* The filesystem is made on first use: most containers are never exec'd into. */
         if (c->fs.n == 0 && kc__sim_container_fs_init(c) < 0)
                 return kc__sim_oom(err);
@@ -905,6 +906,30 @@ static int exec_run_locked(struct kc_sim *s, const char *id, struct kc_arena *a,
         return 0;
 }
 
+/*
+ * An exec's program must exist: a shell, sleep or a builtin. Anything else
+ * fails to start, as runc reports it through containerd (a shell that
+ * cannot find a command exits 127 instead).
+ */
+static int exec_check_program_locked(struct kc_sim *s, const char *const *argv,
+                                     struct kc_runtime_error *err)
+{
+        const char *slash = argv[0] ? strrchr(argv[0], '/') : NULL;
+        const char *cmd = slash ? slash + 1 : argv[0];
+        char exec_id[24];
+
+        if (cmd && (builtin(cmd) || strcmp(cmd, "sleep") == 0 || strcmp(cmd, "sh") == 0 ||
+                    strcmp(cmd, "ash") == 0))
+                return 0;
+        kc__sim_new_id_locked(s, exec_id);
+        return kc_runtime_error_set(
+                err, -EIO, KC_RUNTIME_UNKNOWN,
+                "failed to exec in container: failed to start exec \"%s\": OCI runtime exec "
+                "failed: exec failed: unable to start container process: exec: \"%s\": "
+                "executable file not found in $PATH: unknown",
+                exec_id, argv[0] ? argv[0] : "");
+}
+
 /* A result's stream: the bytes of @p b, or "" (malloc'd either way). */
 static char *take_output(struct membuf *b, size_t *ret_n)
 {
@@ -942,7 +967,9 @@ int kc__sim_exec_sync(void *self, const char *id, const char *const *argv, size_
                 return kc__sim_oom(err);
         sh.out = &out;
         sh.err = &errb;
-        r = kc__sim_script_from_argv(a, argv, argc, false, &sh.env, &sc);
+        r = exec_check_program_locked(s, argv, err);
+        if (r >= 0)
+                r = kc__sim_script_from_argv(a, argv, argc, false, &sh.env, &sc);
         if (r == -EINVAL) {
                 mb_puts(&errb, "sh: syntax error: unterminated quoted string\n");
                 sh.code = 2;
