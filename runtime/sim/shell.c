@@ -698,6 +698,12 @@ static enum stop run_script(struct kc_arena *a, struct shell *sh, struct sim_scr
                 r = kc__sim_step_sleep(st, ret_sleep_ns);
                 if (r == 1)
                         return STOP_SLEEP;
+                if (r < 0) {
+                        mb_printf(sh->err, "sleep: invalid number '%s'\n",
+                                  st->n > 1 ? st->words[1] : "");
+                        sh->code = 1;
+                        continue;
+                }
                 /* A nested shell: its steps in its place (the container's own: forever). */
                 if (!own && st->n >= 3 && strcmp(st->words[1], "-c") == 0 &&
                     (strcmp(cmd, "sh") == 0 || strcmp(cmd, "ash") == 0) &&
@@ -806,7 +812,7 @@ void kc__sim_container_catch_up_locked(struct kc_sim *s, struct sim_container *c
                         pc = st == STOP_DONE ? SIZE_MAX : pc; /* SIZE_MAX: nothing left */
                         break;
                 }
-                if (ns > elapsed - c->main_ns)
+                if (ns == INT64_MAX || ns > elapsed - c->main_ns)
                         break;
                 c->main_ns += ns;
                 sh.code = 0;

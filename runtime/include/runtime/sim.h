@@ -158,8 +158,9 @@ int kc_sim_container_config(struct kc_sim *s, const char *container_id,
  * ExecSync (the service face's exec_sync) runs a busybox-like command set in
  * a running container (runtime/sim/shell.c): printenv/env, pwd, cd, cat,
  * test/[, ls, echo, touch, mkdir, rm, hostname, id, true, false, exit,
- * sleep (on the sim's clock, bounded by the timeout: DEADLINE_EXCEEDED
- * after it), sh -c with ; && || and > >> 2> 2>&1 redirections and $VAR;
+ * sleep (on the sim's clock with the lock dropped, bounded by the timeout:
+ * DEADLINE_EXCEEDED after it; as with injected latency, no exec may be
+ * asleep when the sim is freed), sh -c with ; && || and > >> 2> 2>&1 redirections and $VAR;
  * in a shell anything else exits 127 with "sh: <cmd>: not found", run
  * directly it fails UNKNOWN as runc's "executable file not found in $PATH"
  * does through containerd. The container's

@@ -344,6 +344,9 @@ static void test_exec_busybox(void **state)
         assert_string_equal(o.out, "nested\nafter\n");
         o = SH(f, id, "echo 'unterminated");
         assert_int_equal(o.code, 2);
+        o = SH(f, id, "sleep abc");
+        assert_int_equal(o.code, 1);
+        assert_string_equal(o.err, "sleep: invalid number 'abc'\n");
         o = EXEC(f, id, "ls", "/nope");
         assert_int_equal(o.code, 1);
         assert_string_equal(o.err, "ls: /nope: No such file or directory\n");
@@ -494,7 +497,18 @@ static void test_exec_sleep_and_timeout(void **state)
         assert_string_equal(c.o.e.message, "failed to exec in container: timeout 1s exceeded: "
                                            "context deadline exceeded");
 
+        /* sleep infinity: until the timeout. */
+        static const char *const forever[] = { "sleep", "infinity", NULL };
+
+        c.argv = forever;
+        assert_int_equal(pthread_create(&t, NULL, exec_main, &c), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(kc_fake_clock_sleepers(f->clock) == 1, 5000));
+        assert_int_equal(kc_fake_clock_advance(f->clock, KC_NSEC_PER_SEC), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(c.o.e.code, KC_RUNTIME_DEADLINE_EXCEEDED);
+
         /* The container stops while the exec sleeps: its process is killed. */
+        c.argv = sleep2;
         c.timeout_s = 0;
         assert_int_equal(pthread_create(&t, NULL, exec_main, &c), 0);
         assert_true(KC_TEST_WAIT_UNTIL(kc_fake_clock_sleepers(f->clock) == 1, 5000));
