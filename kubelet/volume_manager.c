@@ -107,9 +107,12 @@ int kc__volume_manager_pod_dir(const struct kc_volume_manager *vm, const char *u
  * non-directory is -ENOTDIR. */
 static int mkdir_all(const char *path, mode_t mode)
 {
-        _cleanup_free_ char *p = strdup(path);
+        _cleanup_free_ char *p = NULL;
         struct stat st;
 
+        if (!*path)
+                return -EINVAL;
+        p = strdup(path);
         if (!p)
                 return -ENOMEM;
         for (char *s = p + 1;; s++) {
@@ -373,6 +376,10 @@ static int set_up_volume(const struct kc_volume_manager *vm, const struct kc_api
         }
         switch (v->kind) {
         case KC_VOLUME_HOST_PATH:
+                if (!v->host_path || !*v->host_path) {
+                        *ret_msg = strdup("hostPath.path is required");
+                        return -EINVAL;
+                }
                 return check_host_path(v->host_path, v->host_path_type, ret_msg);
         case KC_VOLUME_EMPTY_DIR:
                 return set_up_empty_dir(vm, pod, v, ret_msg);
@@ -661,7 +668,8 @@ int kc__cleanup_orphaned_pod_dirs(const struct kc_volume_manager *vm, const char
         sorted = malloc((n_keep + 1) * sizeof(*sorted));
         if (!sorted)
                 return -ENOMEM;
-        memcpy(sorted, keep, n_keep * sizeof(*sorted));
+        if (n_keep)
+                memcpy(sorted, keep, n_keep * sizeof(*sorted));
         qsort(sorted, n_keep, sizeof(*sorted), cmp_str);
         d = opendir(vm->pods_dir);
         if (!d)

@@ -229,6 +229,8 @@ static void test_host_path_errors(void **state)
         expect_host_path_error(f, missing, KC_HOST_PATH_DIRECTORY, "hostPath %s doesn't exist");
         expect_host_path_error(f, missing, KC_HOST_PATH_FILE, "hostPath %s doesn't exist");
         expect_host_path_error(f, missing, KC_HOST_PATH_SOCKET, "hostPath %s doesn't exist");
+        expect_host_path_error(f, "", KC_HOST_PATH_DIRECTORY_OR_CREATE,
+                               "hostPath.path is required%s");
         /* FileOrCreate does not make the file's directory (upstream's makeFile). */
         expect_host_path_error(f, missing, KC_HOST_PATH_FILE_OR_CREATE,
                                "open %s: No such file or directory");
