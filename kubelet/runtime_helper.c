@@ -397,13 +397,14 @@ static int hostname_and_domain(void *self, const struct kc_api_pod *pod, struct 
         if (strlen(hostname) > HOSTNAME_MAX_LEN) {
                 memcpy(buf, hostname, HOSTNAME_MAX_LEN);
                 n = HOSTNAME_MAX_LEN;
-                while (n > 0 && (buf[n - 1] == '-' || buf[n - 1] == '.'))
-                        n--;
                 buf[n] = '\0';
                 kc_log_error_s(NULL, "Hostname for pod was too long, truncated it",
                                KC_KV_STR("podName", pod->name),
                                KC_KV_INT("hostnameMaxLen", HOSTNAME_MAX_LEN),
                                KC_KV_STR("truncatedHostname", buf));
+                /* A hostname ends in neither '-' nor '.'. */
+                while (n > 0 && (buf[n - 1] == '-' || buf[n - 1] == '.'))
+                        buf[--n] = '\0';
                 if (n == 0) {
                         *ret_msg = kc_strdup_printf("hostname for pod \"%s\" was invalid: \"%s\"",
                                                     pod->name ? pod->name : "", hostname);
