@@ -20,12 +20,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "core/arena.h"
 #include "core/backoff.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "health/runtime_state.h"
 #include "kc_test.h"
 #include "kubelet/pod_syncer.h"
+#include "kubelet/runtime_helper.h"
 #include "kubelet/runtime_up.h"
 #include "kubelet/status/reason_cache.h"
 #include "kubelet/status/status_manager.h"
@@ -587,6 +589,13 @@ static void test_volumes_before_runtime(void **state)
                                             .node_ip = "10.0.0.7",
                                             .runtime_name = "sim" };
         struct kc_volume_manager_config vc = { .node_memory_bytes = 1 << 20 };
+        static const char *const node_ips[] = { "10.0.0.7" };
+        struct kc_kubelet_runtime_helper_config hc = { .node_ips = node_ips,
+                                                       .n_node_ips = 1,
+                                                       .allocatable_memory = 1 << 30,
+                                                       .resolv_conf = "" };
+        struct kc_kubelet_runtime_helper *helper = NULL;
+        struct kc_runtime_helper rh;
         struct kc_pod_syncer *syncer = NULL;
         struct kc_pod_status *s = NULL;
         struct kc_api_pod *pod = NULL;
@@ -600,6 +609,11 @@ static void test_volumes_before_runtime(void **state)
         vc.root_dir = root;
         assert_int_equal(kc__volume_manager_new(&vc, &cfg.volume_manager), 0);
         assert_int_equal(kc_pod_syncer_new(&cfg, &syncer), 0);
+        /* GenerateRunContainerOptions with the same root dir: makeMounts. */
+        hc.root_dir = root;
+        assert_int_equal(kc_kubelet_runtime_helper_new(&hc, &helper), 0);
+        rh = kc_kubelet_runtime_helper_get(helper);
+        assert_int_equal(kc_runtime_manager_set_runtime_helper(e->manager, &rh), 0);
         assert_int_equal(kc_api_pod_new(&tmpl, &pod), 0);
         s = runtime_status(e, pod);
         assert_int_equal(kc_pod_syncer_kubelet_ops.sync_pod(syncer, NULL, KC_SYNC_POD_CREATE, pod,
@@ -633,9 +647,26 @@ static void test_volumes_before_runtime(void **state)
         assert_null(err);
         s = runtime_status(e, pod);
         assert_int_equal(s->n_containers, 1);
+        /* What CreateContainer was sent: the emptyDir and the managed /etc/hosts. */
+        {
+                struct kc_sim_container_config sent = { 0 };
+                char hosts[256];
+
+                assert_int_equal(kc_sim_container_config(e->sim, s->containers[0].id, &sent), 0);
+                assert_int_equal(sent.config.n_mounts, 2);
+                assert_string_equal(sent.config.mounts[0].container_path, "/data");
+                assert_string_equal(sent.config.mounts[0].host_path, path);
+                assert_string_equal(sent.config.mounts[1].container_path, "/etc/hosts");
+                snprintf(hosts, sizeof(hosts), "%s/pods/vol/etc-hosts", root);
+                assert_string_equal(sent.config.mounts[1].host_path, hosts);
+                assert_int_equal(stat(hosts, &st), 0);
+                kc_arena_free(sent.arena);
+        }
         kc_pod_status_unref(s);
 
         kc_api_pod_unref(pod);
+        kc_runtime_manager_set_runtime_helper(e->manager, &(struct kc_runtime_helper){ 0 });
+        kc_kubelet_runtime_helper_free(helper);
         kc_pod_syncer_free(syncer);
         kc__volume_manager_free(cfg.volume_manager);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
