@@ -676,8 +676,12 @@ int kc__cleanup_orphaned_pod_dirs(const struct kc_volume_manager *vm, const char
                 return -errno;
         while ((e = readdir(d))) {
                 const char *uid = e->d_name;
+                struct stat est;
 
                 if (!one_component(uid) || bsearch(&uid, sorted, n_keep, sizeof(*sorted), cmp_str))
+                        continue;
+                /* listPodsFromDisk: directories only (a symlink is not one). */
+                if (fstatat(pods_fd, uid, &est, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(est.st_mode))
                         continue;
                 if (remove_pod_dir(vm, pods_fd, st.st_dev, uid) > 0)
                         removed++;

@@ -410,7 +410,12 @@ static void test_cleanup_orphaned_pod_dirs(void **state)
         fclose(fopen(link, "we"));
         snprintf(link, sizeof(link), "%s/pods/u2/volumes/link", f->root);
         assert_int_equal(symlink(outside, link), 0);
+        /* Entries of pods/ that are not directories are no pods: left alone. */
+        assert_int_equal(symlink(outside, at(f, "pods/not-a-pod")), 0);
+        fclose(fopen(at(f, "pods/file"), "we"));
         assert_int_equal(kc__cleanup_orphaned_pod_dirs(f->vm, keep, 2), 1);
+        assert_true(exists(at(f, "pods/not-a-pod")));
+        assert_true(exists(at(f, "pods/file")));
         assert_false(exists(at(f, "pods/u2")));
         assert_true(exists(at(f, "pods/u1/volumes")));
         assert_true(exists(at(f, "outside/keepme")));
