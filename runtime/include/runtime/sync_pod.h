@@ -41,6 +41,31 @@ struct kc_runtime_service kc_runtime_manager_service(struct kc_runtime_manager *
  */
 int kc_runtime_manager_set_pod_logs_root(struct kc_runtime_manager *m, const char *dir);
 
+struct kc_runtime_helper;
+
+/**
+ * @brief Sets the runtime helper (kubecontainer.RuntimeHelper, copied; its
+ * self must outlive the manager): SyncPod then asks it for each
+ * container's environment, mounts and hostname
+ * (GenerateRunContainerOptions) and for each sandbox's DNS, hostname and
+ * domain. NULL (the default) asks nothing: no env, no mounts, the pod name
+ * as hostname, the runtime's DNS. Not concurrently with SyncPod.
+ * @return 0 or -EINVAL.
+ */
+int kc_runtime_manager_set_runtime_helper(struct kc_runtime_manager *m,
+                                          const struct kc_runtime_helper *helper);
+
+/**
+ * @brief Sets what generateContainerConfig reads of the machine: the node's
+ * memory in bytes (cadvisor's MemoryCapacity, for Burstable containers'
+ * oom_score_adj; 0: unknown, which gives 999) and the kubelet's root
+ * directory (absolute; Localhost seccomp profiles live in <root>/seccomp;
+ * NULL: /var/lib/kubelet). Not concurrently with SyncPod.
+ * @return 0, -EINVAL, -ENOMEM.
+ */
+int kc_runtime_manager_set_machine(struct kc_runtime_manager *m, int64_t memory_capacity,
+                                   const char *root_dir);
+
 /** One StartContainer action's outcome (a kubecontainer SyncResult). */
 struct kc_start_result {
         const char *container_name;
