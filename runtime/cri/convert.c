@@ -1353,8 +1353,8 @@ int kc__cri_unpack_exec_sync(const uint8_t *buf, size_t len, struct kc_exec_sync
         ProtobufCMessage *pm = NULL;
         int r;
 
-        r = unpack(&runtime__v1__exec_sync_response__descriptor, "ExecSync", NULL, buf, len, &pm,
-                   err);
+        r = kc__cri_unpack_message(&runtime__v1__exec_sync_response__descriptor, "ExecSync", NULL,
+                                   buf, len, &pm, err);
         if (r < 0)
                 return r;
         m = (const void *)pm;
