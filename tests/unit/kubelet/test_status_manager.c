@@ -5,6 +5,7 @@
  * RemoveOrphanedStatuses, and the /pods PodList document, also under
  * concurrent readers and writers.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -480,6 +481,67 @@ static void test_pod_list_stream_snapshot(void **state)
         assert_int_equal(kc_pod_list_stream_next(NULL, &data, &len), -EINVAL);
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER_MALLOC 1
+#else
+#define SANITIZER_MALLOC 0
+#endif
+
+#define N_STORED 1000
+
+/*
+ * A stored status costs about its text (issue 18: memory per pod), not a
+ * jansson tree (about 6 KiB for one container); it reads back as the same
+ * tree, keys in the same order.
+ */
+static void test_stored_status_is_compact(void **state)
+{
+        _cleanup_(kc_status_manager_freep) struct kc_status_manager *sm = NULL;
+        struct kc_container_status cs = {
+                .id = "c1", .name = "app", .state = KC_CONTAINER_STATE_RUNNING, .started_at = T0
+        };
+        struct kc_pod_status st = { .id = "u", .containers = &cs, .n_containers = 1 };
+        struct kc_api_pod *pods[N_STORED];
+        json_t *s = NULL, *back = NULL;
+        char *text, *text_back;
+        size_t before, after, per_status;
+
+        (void)state;
+        assert_int_equal(kc_status_manager_new(&sm), 0);
+        for (size_t i = 0; i < N_STORED; i++) {
+                char uid[32];
+
+                snprintf(uid, sizeof(uid), "uid-%05zu", i);
+                pods[i] = mkpod(uid, "default", uid, KC_RESTART_POLICY_ALWAYS, false);
+        }
+        assert_int_equal(kc_generate_api_pod_status(pods[0], &st, NULL, "192.168.1.10", "sim",
+                                                    false, NULL, T0, &s),
+                         0);
+        text = json_dumps(s, JSON_COMPACT);
+        assert_non_null(text);
+
+        before = mallinfo2().uordblks;
+        for (size_t i = 0; i < N_STORED; i++)
+                assert_int_equal(kc_status_manager_set_pod_status(sm, pods[i], s), 0);
+        after = mallinfo2().uordblks;
+        per_status = (after - before) / N_STORED;
+        print_message("a stored status: %zu bytes (its text %zu)\n", per_status, strlen(text));
+        if (!SANITIZER_MALLOC)
+                assert_true(per_status < 2 * strlen(text) + 256);
+
+        assert_int_equal(kc_status_manager_get_pod_status(sm, "uid-00007", &back), 0);
+        assert_true(json_equal(back, s));
+        text_back = json_dumps(back, JSON_COMPACT);
+        assert_non_null(text_back);
+        assert_string_equal(text_back, text);
+        free(text_back);
+        free(text);
+        json_decref(back);
+        json_decref(s);
+        for (size_t i = 0; i < N_STORED; i++)
+                kc_api_pod_unref(pods[i]);
+}
+
 /* What the kubelet will do: generate, store, serve. */
 static void test_generate_store_render(void **state)
 {
@@ -646,6 +708,7 @@ int main(void)
                 cmocka_unit_test(test_render_pod_list),
                 cmocka_unit_test(test_pod_list_stream_bytes),
                 cmocka_unit_test(test_pod_list_stream_snapshot),
+                cmocka_unit_test(test_stored_status_is_compact),
                 cmocka_unit_test(test_generate_store_render),
                 cmocka_unit_test(test_concurrent_render),
         };
