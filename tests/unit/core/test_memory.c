@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * kc_memory_*: the malloc arena cap and the scavenger (core/memory.c).
+ * kc_memory_*: the malloc arena cap and the scavenger (core/memory.c), and
+ * the paced scavenger (kc_scavenger: its goal, pressure and pace on figures
+ * and a fake clock the test sets, then on the process itself).
  * Under AddressSanitizer or ThreadSanitizer, malloc is the sanitizer's:
  * the cap must then report -EOPNOTSUPP, and what glibc would do is checked
  * by the plain build.
@@ -14,10 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "core/cleanup.h"
+#include "core/clock.h"
 #include "core/memory.h"
+#include "internal.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZER_MALLOC 1
@@ -161,12 +166,195 @@ static void test_scavenge_returns_free_pages_in_the_middle_of_the_heap(void **st
         free(blocks);
 }
 
+/* ---- the paced scavenger on figures the test sets ---------------------- */
+
+#define MIB ((uint64_t)1 << 20)
+#define MS (INT64_C(1000000))
+
+struct fake_process {
+        struct kc__memory_sample m;
+        struct kc_clock *clock;
+        int64_t trim_ns; /* how long a trim takes on the fake clock */
+        int fail;        /* the sample fails with this */
+        unsigned trims;
+        uint64_t overhead; /* what RssAnon keeps beyond the live heap after a trim */
+};
+
+static int fake_sample(void *userdata, struct kc__memory_sample *ret)
+{
+        struct fake_process *p = userdata;
+
+        if (p->fail)
+                return p->fail;
+        *ret = p->m;
+        return 0;
+}
+
+static void fake_trim(void *userdata)
+{
+        struct fake_process *p = userdata;
+
+        p->trims++;
+        p->m.rss_anon = p->m.heap_in_use + p->overhead;
+        assert_int_equal(kc_fake_clock_advance(p->clock, p->trim_ns), 0);
+}
+
+static struct kc_scavenger *fake_scavenger(struct fake_process *p)
+{
+        struct kc_scavenger *s = NULL;
+
+        assert_int_equal(kc_fake_clock_new(&p->clock, 1000 * MS), 0);
+        assert_int_equal(kc_scavenger_new(p->clock, &s), 0);
+        kc__scavenger_set_ops(s, fake_sample, fake_trim, p);
+        p->m = (struct kc__memory_sample){ .rss_anon = 120 * MIB,
+                                           .heap_in_use = 100 * MIB,
+                                           .mem_total = 1000 * MIB,
+                                           .mem_available = 800 * MIB };
+        p->overhead = 5 * MIB;
+        p->trim_ns = 10 * MS;
+        return s;
+}
+
+/*
+ * The first run trims (and measures the overhead); then free pages up to 10 %
+ * of the live heap stay, more go.
+ */
+static void test_scavenger_goal(void **state)
+{
+        struct fake_process p = { 0 };
+        _cleanup_(kc_scavenger_freep) struct kc_scavenger *s = fake_scavenger(&p);
+
+        (void)state;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        assert_int_equal(p.trims, 1);
+        assert_int_equal(kc_fake_clock_advance(p.clock, 60000 * MS), 0);
+
+        /* 10 MiB kept on 100 MiB live: the goal holds. */
+        p.m.rss_anon = 100 * MIB + 5 * MIB + 10 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 0);
+        /* The live heap grows with them: still nothing to do. */
+        p.m.heap_in_use = 150 * MIB;
+        p.m.rss_anon = 150 * MIB + 5 * MIB + 14 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 0);
+        /* A burst freed: 16 MiB kept on 150 MiB live. */
+        p.m.rss_anon = 150 * MIB + 5 * MIB + 16 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        assert_int_equal(p.trims, 2);
+        assert_int_equal(kc_scavenger_trims(s), 2);
+
+        /* A small heap keeps up to 1 MiB. */
+        assert_int_equal(kc_fake_clock_advance(p.clock, 60000 * MS), 0);
+        p.m.heap_in_use = 2 * MIB;
+        p.m.rss_anon = 2 * MIB + 5 * MIB + MIB;
+        assert_int_equal(kc_scavenger_run(s), 0);
+        p.m.rss_anon += 64 << 10;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        kc_clock_free(p.clock);
+}
+
+/* A trim that took d is followed by none for 99 d: 1 % of one CPU. */
+static void test_scavenger_pace(void **state)
+{
+        struct fake_process p = { 0 };
+        _cleanup_(kc_scavenger_freep) struct kc_scavenger *s = fake_scavenger(&p);
+
+        (void)state;
+        assert_int_equal(kc_scavenger_run(s), 1); /* took 10 ms */
+        p.m.rss_anon = 200 * MIB;
+        assert_int_equal(kc_fake_clock_advance(p.clock, 989 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 0);
+        assert_int_equal(kc_fake_clock_advance(p.clock, 1 * MS), 0);
+        p.trim_ns = 100 * MS;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        p.m.rss_anon = 200 * MIB;
+        assert_int_equal(kc_fake_clock_advance(p.clock, 9899 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 0);
+        assert_int_equal(kc_fake_clock_advance(p.clock, 1 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 1);
+        assert_int_equal(p.trims, 3);
+        kc_clock_free(p.clock);
+}
+
+/*
+ * Under memory pressure (MemAvailable under 5 % of MemTotal) 64 KiB is all
+ * it keeps; unreadable figures trim nothing; fewer threads lower the overhead.
+ */
+static void test_scavenger_pressure(void **state)
+{
+        struct fake_process p = { 0 };
+        _cleanup_(kc_scavenger_freep) struct kc_scavenger *s = fake_scavenger(&p);
+
+        (void)state;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        assert_int_equal(kc_fake_clock_advance(p.clock, 60000 * MS), 0);
+        p.m.rss_anon = 100 * MIB + 5 * MIB + 512 * 1024;
+        assert_int_equal(kc_scavenger_run(s), 0);
+        p.m.mem_available = 49 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 1);
+
+        assert_int_equal(kc_fake_clock_advance(p.clock, 60000 * MS), 0);
+        p.m.rss_anon = 200 * MIB;
+        p.fail = -ENOENT;
+        assert_int_equal(kc_scavenger_run(s), -ENOENT);
+        assert_int_equal(p.trims, 2);
+        p.fail = 0;
+
+        /* Threads gone: 2 MiB less overhead, which is not taken for free pages. */
+        p.m.mem_available = 800 * MIB;
+        p.m.rss_anon = 100 * MIB + 3 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 0);
+        p.m.rss_anon = 100 * MIB + 3 * MIB + 11 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        assert_int_equal(p.trims, 3);
+
+        assert_int_equal(kc_scavenger_new(NULL, &s), -EINVAL);
+        assert_int_equal(kc_scavenger_run(NULL), -EINVAL);
+        kc_clock_free(p.clock);
+}
+
+/* The real figures: 64 MB freed in the middle of the heap go back. */
+static void test_scavenger_on_the_process(void **state)
+{
+        _cleanup_(kc_scavenger_freep) struct kc_scavenger *s = NULL;
+        char **blocks = calloc(N_BLOCKS, sizeof(*blocks));
+        long before, after;
+
+        (void)state;
+        assert_non_null(blocks);
+        assert_int_equal(kc_scavenger_new(kc_clock_real(), &s), 0);
+        assert_int_equal(kc_scavenger_run(s), 1); /* the first run measures */
+        usleep(200 * 1000);                       /* the pace: 99 times the trim */
+        for (size_t i = 0; i < N_BLOCKS; i++) {
+                blocks[i] = malloc(BLOCK);
+                assert_non_null(blocks[i]);
+                memset(blocks[i], 0xa5, BLOCK);
+        }
+        /* In use: nothing to hand back (a sanitizer's malloc has no figures). */
+        if (!SANITIZER_MALLOC)
+                assert_int_equal(kc_scavenger_run(s), 0);
+        for (size_t i = 0; i < N_BLOCKS - 1; i++)
+                free(blocks[i]);
+        before = rss_anon_kib();
+        usleep(200 * 1000);
+        assert_int_equal(kc_scavenger_run(s), 1);
+        after = rss_anon_kib();
+        print_message("RssAnon %ld KiB -> %ld KiB after kc_scavenger_run()\n", before, after);
+        if (!SANITIZER_MALLOC)
+                assert_true(after < before - 32 * 1024);
+        free(blocks[N_BLOCKS - 1]);
+        free(blocks);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_tune_leaves_the_main_arena_alone),
                 cmocka_unit_test(test_tune_keeps_the_users_arena_max),
                 cmocka_unit_test(test_scavenge_returns_free_pages_in_the_middle_of_the_heap),
+                cmocka_unit_test(test_scavenger_goal),
+                cmocka_unit_test(test_scavenger_pace),
+                cmocka_unit_test(test_scavenger_pressure),
+                cmocka_unit_test(test_scavenger_on_the_process),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
