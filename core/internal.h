@@ -118,7 +118,6 @@ struct kc_scavenger;
 /* The figures core/memory.c's scavenger goes by, in bytes (0: unknown). */
 struct kc__memory_sample {
         uint64_t rss_anon;      /* resident anonymous memory */
-        uint64_t heap_in_use;   /* malloc's live bytes */
         uint64_t mem_available; /* the system's MemAvailable */
         uint64_t mem_total;     /* the system's MemTotal */
 };

@@ -48,7 +48,7 @@
 #include "core/memory.h"
 #include "internal.h"
 
-/* Go's retainExtraPercent: heap kept beyond the live bytes before a trim. */
+/* Go's retainExtraPercent: growth kept beyond the last trim's RSS before the next. */
 #define SCAVENGE_RETAIN_EXTRA_PERCENT 10
 #define SCAVENGE_RETAIN_MIN ((uint64_t)1 << 20)
 /* Go's reduceExtraPercent: under pressure below 5 % of the memory left. */
@@ -56,6 +56,13 @@
 #define SCAVENGE_PRESSURE_RETAIN ((uint64_t)64 << 10)
 /* Go's scavengePercent: the share of one CPU trimming may take. */
 #define SCAVENGE_CPU_PERCENT 1
+/*
+ * RssAnon does not see pages freed inside a heap that shrank (pods gone):
+ * a trim comes at least this often (more often under pressure) to hand
+ * them back. Go's scavenger runs in the background all the time.
+ */
+#define SCAVENGE_MAX_INTERVAL (60 * KC_NSEC_PER_SEC)
+#define SCAVENGE_PRESSURE_MAX_INTERVAL (10 * KC_NSEC_PER_SEC)
 
 /* True when the user chose the arena count (MALLOC_ARENA_MAX, or
  * glibc.malloc.arena_max in GLIBC_TUNABLES): theirs wins. */
@@ -109,8 +116,9 @@ struct kc_scavenger {
         kc__memory_trim_fn trim;
         void *userdata;
         int64_t not_before; /* no trim before (the CPU budget) */
-        uint64_t overhead;  /* RssAnon minus the live heap right after the last trim */
-        bool trimmed;       /* overhead is known */
+        int64_t last_trim;  /* when the last trim ended */
+        uint64_t floor;     /* RssAnon right after the last trim, or lower since */
+        bool trimmed;       /* floor and last_trim are known */
         uint64_t trims;
 };
 
@@ -143,11 +151,14 @@ static uint64_t meminfo_bytes(const char *text, const char *key)
         return kib << 10;
 }
 
+/*
+ * No malloc statistics here: mallinfo2() walks every free chunk under the
+ * arena lock, the very work a trim does, and would cost as much every run.
+ */
 static int sample_process(void *userdata, struct kc__memory_sample *ret)
 {
         char buf[512];
         uint64_t size, resident, shared;
-        struct mallinfo2 mi;
         int r;
 
         (void)userdata;
@@ -157,10 +168,8 @@ static int sample_process(void *userdata, struct kc__memory_sample *ret)
                 return r;
         if (sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64, &size, &resident, &shared) != 3)
                 return -EIO;
-        mi = mallinfo2();
         *ret = (struct kc__memory_sample){
                 .rss_anon = (resident > shared ? resident - shared : 0) * (uint64_t)getpagesize(),
-                .heap_in_use = mi.uordblks + mi.hblkhd,
         };
         /* The first lines of meminfo are enough: MemTotal, MemFree, MemAvailable. */
         if (read_small_file("/proc/meminfo", buf, sizeof(buf)) == 0) {
@@ -210,28 +219,26 @@ uint64_t kc_scavenger_trims(const struct kc_scavenger *s)
         return s ? s->trims : 0;
 }
 
-/* RssAnon beyond the live heap: the overhead plus the free pages kept. */
-static uint64_t unaccounted(const struct kc__memory_sample *m)
+/* Whether the pages kept since the last trim miss the goal at @p now (see core/memory.h). */
+static bool goal_missed(const struct kc_scavenger *s, const struct kc__memory_sample *m,
+                        int64_t now)
 {
-        return m->rss_anon > m->heap_in_use ? m->rss_anon - m->heap_in_use : 0;
-}
-
-/* Whether the free pages kept now miss the goal (see core/memory.h). */
-static bool goal_missed(const struct kc_scavenger *s, const struct kc__memory_sample *m)
-{
-        uint64_t kept, retain;
+        uint64_t grown, retain;
+        int64_t max_interval;
 
         if (!s->trimmed)
                 return true;
-        kept = unaccounted(m) > s->overhead ? unaccounted(m) - s->overhead : 0;
+        grown = m->rss_anon > s->floor ? m->rss_anon - s->floor : 0;
         if (m->mem_total && m->mem_available < m->mem_total / 100 * SCAVENGE_PRESSURE_PERCENT) {
                 retain = SCAVENGE_PRESSURE_RETAIN;
+                max_interval = SCAVENGE_PRESSURE_MAX_INTERVAL;
         } else {
-                retain = m->heap_in_use / 100 * SCAVENGE_RETAIN_EXTRA_PERCENT;
+                retain = s->floor / 100 * SCAVENGE_RETAIN_EXTRA_PERCENT;
                 if (retain < SCAVENGE_RETAIN_MIN)
                         retain = SCAVENGE_RETAIN_MIN;
+                max_interval = SCAVENGE_MAX_INTERVAL;
         }
-        return kept > retain;
+        return grown > retain || now - s->last_trim >= max_interval;
 }
 
 int kc_scavenger_run(struct kc_scavenger *s)
@@ -245,18 +252,19 @@ int kc_scavenger_run(struct kc_scavenger *s)
         r = s->sample(s->userdata, &m);
         if (r < 0)
                 return r;
-        /* Less than the overhead measured: threads exited; the lower figure is the overhead. */
-        if (s->trimmed && unaccounted(&m) < s->overhead)
-                s->overhead = unaccounted(&m);
+        /* Below the floor: memory went back on its own (threads exited, a large free). */
+        if (s->trimmed && m.rss_anon < s->floor)
+                s->floor = m.rss_anon;
         start = kc_clock_now(s->clock);
-        if (!goal_missed(s, &m) || start < s->not_before)
+        if (!goal_missed(s, &m, start) || start < s->not_before)
                 return 0;
         s->trim(s->userdata);
         end = kc_clock_now(s->clock);
         s->not_before = end + (end - start) * (100 - SCAVENGE_CPU_PERCENT) / SCAVENGE_CPU_PERCENT;
         s->trims++;
+        s->last_trim = end;
         if (s->sample(s->userdata, &m) >= 0) {
-                s->overhead = unaccounted(&m);
+                s->floor = m.rss_anon;
                 s->trimmed = true;
         }
         return 1;

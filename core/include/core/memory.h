@@ -35,19 +35,24 @@ void kc_memory_scavenge(void);
 
 /**
  * The scavenger of Go's runtime, for malloc: hands free heap pages back to
- * the kernel when what the process keeps beyond its live heap passes a goal,
- * no more often than its CPU budget allows.
+ * the kernel when the process has grown well past what it held right after
+ * the last trim, no more often than its CPU budget allows.
  *
- * - goal: resident anonymous memory (RssAnon) may exceed the live heap
- *   (malloc's in-use bytes) plus the overhead measured right after the last
- *   trim (stacks, metadata, partly used pages) by 10 % of the live heap, at
- *   least 1 MiB (Go's retainExtraPercent): a steady heap is not trimmed,
- *   pages freed by a burst are;
+ * - goal: resident anonymous memory (RssAnon) may grow by 10 % of what it
+ *   was right after the last trim (the live heap plus stacks and partly
+ *   used pages), at least 1 MiB, before the next (Go's
+ *   retainExtraPercent): a steady heap is not trimmed, pages freed after a
+ *   burst are. No malloc statistics are read: they cost a walk of every
+ *   free chunk, as much as the trim;
+ * - age: RssAnon does not show pages freed inside a heap that shrank, so a
+ *   trim comes at least once a minute;
  * - memory pressure: while MemAvailable is under 5 % of MemTotal (Go's
- *   reduceExtraPercent below a memory limit), the goal drops to 64 KiB;
+ *   reduceExtraPercent below a memory limit), 64 KiB of growth or 10 s
+ *   are enough;
  * - pace: a trim that took d is followed by none for 99 d (Go's
  *   scavengePercent: 1 % of one CPU).
- * The first run always trims (it measures the overhead).
+ * The first run always trims (it measures the floor); RSS seen below the
+ * floor lowers it.
  */
 struct kc_scavenger;
 
