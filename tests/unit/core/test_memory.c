@@ -346,6 +346,7 @@ static void test_scavenger_on_the_process(void **state)
         _cleanup_(kc_clock_freep) struct kc_clock *clock = NULL;
         char **blocks = calloc(N_BLOCKS, sizeof(*blocks));
         long before, after;
+        int r;
 
         (void)state;
         assert_non_null(blocks);
@@ -357,22 +358,31 @@ static void test_scavenger_on_the_process(void **state)
                 assert_non_null(blocks[i]);
                 memset(blocks[i], 0xa5, BLOCK);
         }
-        /* Grown by 64 MB, all in use: a trim, which hands little back. */
+        /*
+         * Grown by 64 MB, all in use: a trim, which hands little back. (A
+         * sanitizer's shadow memory makes RssAnon far larger: 64 MB may be
+         * under 10 % of it.)
+         */
         assert_int_equal(kc_fake_clock_advance(clock, 1000 * MS), 0);
-        assert_int_equal(kc_scavenger_run(s), 1);
+        r = kc_scavenger_run(s);
+        if (!SANITIZER_MALLOC)
+                assert_int_equal(r, 1);
         for (size_t i = 0; i < N_BLOCKS - 1; i++)
                 free(blocks[i]);
         /* Freed but not grown: RssAnon cannot tell; the next minute's trim can. */
         assert_int_equal(kc_fake_clock_advance(clock, 1000 * MS), 0);
-        assert_int_equal(kc_scavenger_run(s), 0);
+        r = kc_scavenger_run(s);
+        if (!SANITIZER_MALLOC)
+                assert_int_equal(r, 0);
         before = rss_anon_kib();
         assert_int_equal(kc_fake_clock_advance(clock, 60000 * MS), 0);
         assert_int_equal(kc_scavenger_run(s), 1);
         after = rss_anon_kib();
         print_message("RssAnon %ld KiB -> %ld KiB after kc_scavenger_run()\n", before, after);
-        if (!SANITIZER_MALLOC)
+        if (!SANITIZER_MALLOC) {
                 assert_true(after < before - 32 * 1024);
-        assert_int_equal(kc_scavenger_trims(s), 3);
+                assert_int_equal(kc_scavenger_trims(s), 3);
+        }
         free(blocks[N_BLOCKS - 1]);
         free(blocks);
 }
