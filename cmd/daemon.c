@@ -279,23 +279,31 @@ static int open_runtime(struct daemon *d)
         return r < 0 ? r : build_runtime_helper(d);
 }
 
-/* /pods (a kc_http_render_fn): the pod manager's pods with their statuses. */
-static int render_pods(void *ud, char **ret_json)
+/* /pods, streamed (kc_http_stream_ops): the pod manager's pods with their statuses. */
+static int pods_stream_open(void *ud, void **ret_stream)
 {
         struct daemon *d = ud;
-        int r;
 
-        r = kc_render_pod_list(d->k.pod_manager, d->k.status_manager, d->f->hostname_override,
-                               ret_json);
-        /*
-         * The JSON tree of a large PodList (1.6 MB of text at 1,000 pods) is
-         * freed in thousands of small blocks whose pages glibc keeps; hand
-         * them back now rather than at the next housekeeping, or a monitor
-         * scraping /pods holds RSS at its peak.
-         */
-        kc_memory_scavenge();
-        return r;
+        return kc_pod_list_stream_open(d->k.pod_manager, d->k.status_manager,
+                                       d->f->hostname_override,
+                                       (struct kc_pod_list_stream **)ret_stream);
 }
+
+static int pods_stream_next(void *stream, const char **ret_data, size_t *ret_len)
+{
+        return kc_pod_list_stream_next(stream, ret_data, ret_len);
+}
+
+static void pods_stream_close(void *stream)
+{
+        kc_pod_list_stream_close(stream);
+}
+
+static const struct kc_http_stream_ops pods_stream = {
+        .open = pods_stream_open,
+        .next = pods_stream_next,
+        .close = pods_stream_close,
+};
 
 /* NewMainKubelet: every part is built; only the file source runs yet. */
 static int build(struct daemon *d)
@@ -376,7 +384,7 @@ static int start_http(struct daemon *d)
                 .checks = checks,
                 .n_checks = KC_ELEMENTSOF(checks),
                 .metrics = d->registry,
-                .render_pods = render_pods,
+                .stream_pods = &pods_stream,
                 .pods_userdata = d,
                 .render_node = kc_node_status_render,
                 .node_userdata = d->node,

@@ -54,6 +54,8 @@ struct kc_kubelet {
         /* The container GC's thread; NULL without RemovePodSandbox or once stopped. */
         struct kc_container_gc *gc;
         int64_t last_container_gc; /* 0: never */
+        /* Hands free heap pages back from housekeeping (core/memory.h). */
+        struct kc_scavenger *scavenger;
 };
 
 int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret)
@@ -67,6 +69,10 @@ int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret)
         if (!k)
                 return -ENOMEM;
         k->d = *deps;
+        if (kc_scavenger_new(deps->clock, &k->scavenger) < 0) {
+                free(k);
+                return -ENOMEM;
+        }
         if (deps->runtime.ops->remove_pod_sandbox) {
                 const struct kc_container_gc_config gc = {
                         .runtime = deps->runtime,
@@ -76,6 +82,7 @@ int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret)
                 int r = kc__container_gc_new(&gc, &k->gc);
 
                 if (r < 0) {
+                        kc_scavenger_free(k->scavenger);
                         free(k);
                         return r;
                 }
@@ -93,6 +100,8 @@ void kc_kubelet_stop(struct kc_kubelet *k)
 struct kc_kubelet *kc_kubelet_free(struct kc_kubelet *k)
 {
         kc_kubelet_stop(k);
+        if (k)
+                kc_scavenger_free(k->scavenger);
         free(k);
         return NULL;
 }
@@ -529,8 +538,8 @@ out:
         for (i = 0; i < n; i++)
                 kc_api_pod_unref(pods[i]);
         free(pods);
-        /* Not upstream's: the scavenging Go's runtime does on its own (core/memory.c). */
-        kc_memory_scavenge();
+        /* Not upstream's: the scavenging Go's runtime does on its own (core/memory.h). */
+        (void)kc_scavenger_run(k->scavenger);
 }
 
 static struct kc_api_pod *get_pod_by_uid(void *ud, const char *uid)
