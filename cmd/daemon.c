@@ -213,6 +213,7 @@ static int build_runtime_helper(struct daemon *d)
                 .node_ips = node_ips,
                 .n_node_ips = 1,
                 .root_dir = d->f->root_dir,
+                .resolv_conf = d->f->resolv_conf ? d->f->resolv_conf : "",
         };
         struct kc_runtime_helper rh;
         int r;
