@@ -545,6 +545,29 @@ KC_DEFINE_STRING_TABLE_LOOKUP(
         kc_pull_policy, enum kc_pull_policy, _KC_PULL_POLICY_MAX, [KC_PULL_ALWAYS] = "Always",
         [KC_PULL_IF_NOT_PRESENT] = "IfNotPresent", [KC_PULL_NEVER] = "Never", )
 
+KC_DEFINE_STRING_TABLE_LOOKUP(kc_mount_propagation, enum kc_mount_propagation,
+                              _KC_MOUNT_PROPAGATION_MAX, [KC_MOUNT_PROPAGATION_UNSET] = NULL,
+                              [KC_MOUNT_PROPAGATION_NONE] = "None",
+                              [KC_MOUNT_PROPAGATION_HOST_TO_CONTAINER] = "HostToContainer",
+                              [KC_MOUNT_PROPAGATION_BIDIRECTIONAL] = "Bidirectional", )
+
+KC_DEFINE_STRING_TABLE_LOOKUP(
+        kc_host_path_type, enum kc_host_path_type, _KC_HOST_PATH_TYPE_MAX,
+        [KC_HOST_PATH_UNSET] = NULL, [KC_HOST_PATH_DIRECTORY_OR_CREATE] = "DirectoryOrCreate",
+        [KC_HOST_PATH_DIRECTORY] = "Directory", [KC_HOST_PATH_FILE_OR_CREATE] = "FileOrCreate",
+        [KC_HOST_PATH_FILE] = "File", [KC_HOST_PATH_SOCKET] = "Socket",
+        [KC_HOST_PATH_CHAR_DEVICE] = "CharDevice", [KC_HOST_PATH_BLOCK_DEVICE] = "BlockDevice", )
+
+KC_DEFINE_STRING_TABLE_LOOKUP(
+        kc_termination_message_policy, enum kc_termination_message_policy,
+        _KC_TERMINATION_MESSAGE_POLICY_MAX, [KC_TERMINATION_MESSAGE_FILE] = "File",
+        [KC_TERMINATION_MESSAGE_FALLBACK_TO_LOGS_ON_ERROR] = "FallbackToLogsOnError", )
+
+KC_DEFINE_STRING_TABLE_LOOKUP(kc_dns_policy, enum kc_dns_policy,
+                              _KC_DNS_POLICY_MAX, [KC_DNS_CLUSTER_FIRST] = "ClusterFirst",
+                              [KC_DNS_CLUSTER_FIRST_WITH_HOST_NET] = "ClusterFirstWithHostNet",
+                              [KC_DNS_DEFAULT] = "Default", [KC_DNS_NONE] = "None", )
+
 /*
  * The v1 spec below the pod: each packer copies the struct @s to @d (when
  * copying) and then points every pointer field of @d at its packed copy.

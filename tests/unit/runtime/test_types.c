@@ -425,6 +425,32 @@ static void test_api_pod_spec(void **state)
         assert_int_equal(kc_pull_policy_from_string(""), _KC_PULL_POLICY_INVALID);
 }
 
+/* The v1 names of the spec's enums, both ways; the unset zero values have none. */
+static void test_api_spec_enum_names(void **state)
+{
+        (void)state;
+        assert_null(kc_mount_propagation_to_string(KC_MOUNT_PROPAGATION_UNSET));
+        assert_string_equal(kc_mount_propagation_to_string(KC_MOUNT_PROPAGATION_HOST_TO_CONTAINER),
+                            "HostToContainer");
+        assert_int_equal(kc_mount_propagation_from_string("Bidirectional"),
+                         KC_MOUNT_PROPAGATION_BIDIRECTIONAL);
+        assert_int_equal(kc_mount_propagation_from_string(""), _KC_MOUNT_PROPAGATION_INVALID);
+        assert_null(kc_host_path_type_to_string(KC_HOST_PATH_UNSET));
+        assert_string_equal(kc_host_path_type_to_string(KC_HOST_PATH_CHAR_DEVICE), "CharDevice");
+        assert_int_equal(kc_host_path_type_from_string("DirectoryOrCreate"),
+                         KC_HOST_PATH_DIRECTORY_OR_CREATE);
+        assert_int_equal(kc_host_path_type_from_string("directory"), _KC_HOST_PATH_TYPE_INVALID);
+        assert_string_equal(kc_termination_message_policy_to_string(KC_TERMINATION_MESSAGE_FILE),
+                            "File");
+        assert_int_equal(kc_termination_message_policy_from_string("FallbackToLogsOnError"),
+                         KC_TERMINATION_MESSAGE_FALLBACK_TO_LOGS_ON_ERROR);
+        assert_string_equal(kc_dns_policy_to_string(KC_DNS_CLUSTER_FIRST_WITH_HOST_NET),
+                            "ClusterFirstWithHostNet");
+        assert_int_equal(kc_dns_policy_from_string("None"), KC_DNS_NONE);
+        assert_int_equal(kc_dns_policy_from_string(NULL), _KC_DNS_POLICY_INVALID);
+        assert_null(kc_dns_policy_to_string(_KC_DNS_POLICY_MAX));
+}
+
 /*
  * A template whose every byte lives in one malloc'd pool: after the copy the
  * pool is poisoned and freed, so a pointer the copy still borrows reads
@@ -841,6 +867,7 @@ int main(void)
                 cmocka_unit_test(test_api_pod),
                 cmocka_unit_test(test_api_pod_spec),
                 cmocka_unit_test(test_api_pod_full_spec),
+                cmocka_unit_test(test_api_spec_enum_names),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
