@@ -226,7 +226,7 @@ static int build_runtime_helper(struct daemon *d)
         if (r >= 0)
                 r = kc_runtime_manager_set_machine(
                         d->manager, kc_kubelet_runtime_helper_memory_capacity(d->helper),
-                        d->f->root_dir && d->f->root_dir[0] == '/' ? d->f->root_dir : NULL);
+                        d->f->root_dir && d->f->root_dir[0] == '/' ? d->f->root_dir : NULL, NULL);
         return r;
 }
 

@@ -60,11 +60,14 @@ int kc_runtime_manager_set_runtime_helper(struct kc_runtime_manager *m,
  * memory in bytes (cadvisor's MemoryCapacity, for Burstable containers'
  * oom_score_adj; 0: unknown, which gives 999) and the kubelet's root
  * directory (absolute; Localhost seccomp profiles live in <root>/seccomp;
- * NULL: /var/lib/kubelet). Not concurrently with SyncPod.
+ * NULL: /var/lib/kubelet), and the host's huge page sizes, read from
+ * @p hugepages_dir (NULL: /sys/kernel/mm/hugepages; each container gets a
+ * limit for every size, 0 unless it asks for hugepages-<size>). Not
+ * concurrently with SyncPod.
  * @return 0, -EINVAL, -ENOMEM.
  */
 int kc_runtime_manager_set_machine(struct kc_runtime_manager *m, int64_t memory_capacity,
-                                   const char *root_dir);
+                                   const char *root_dir, const char *hugepages_dir);
 
 /** One StartContainer action's outcome (a kubecontainer SyncResult). */
 struct kc_start_result {
