@@ -309,6 +309,7 @@ static int build(struct daemon *d)
                 .metrics = &d->metrics,
                 .node_ip = d->node_ip,
                 .runtime_name = d->runtime_name,
+                .root_dir = d->f->root_dir,
                 .crash_loop_initial_ns = d->f->crash_loop_initial_ns,
                 .crash_loop_max_ns = d->f->crash_loop_max_ns,
                 .sync_frequency_ns = d->f->sync_frequency_ns,

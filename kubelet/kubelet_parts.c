@@ -27,6 +27,7 @@
 #include "runtime/cache.h"
 #include "runtime/images.h"
 #include "runtime/manager.h"
+#include "volume_manager.h"
 
 /* Upstream constants (UPSTREAM.md §1). */
 #define CONFIG_CHANNEL_CAPACITY 50 /* the config mux's updates channel */
@@ -92,6 +93,13 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .node_ip = cfg->node_ip,
                 .runtime_name = cfg->runtime_name,
         };
+        if (cfg->root_dir) {
+                const struct kc_volume_manager_config vc = { .root_dir = cfg->root_dir };
+
+                if ((r = kc__volume_manager_new(&vc, &p->volume_manager)) < 0)
+                        return r;
+                sc.volume_manager = p->volume_manager;
+        }
         if ((r = kc_pod_syncer_new(&sc, &p->syncer)) < 0)
                 return r;
         wc = (struct kc_pod_workers_config){
@@ -124,6 +132,7 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .status_manager = p->status_manager,
                 .reasons = p->reasons,
                 .metrics = cfg->metrics,
+                .volume_manager = p->volume_manager,
         };
         if ((r = kc_kubelet_new(&kd, &p->kubelet)) < 0)
                 return r;
@@ -162,6 +171,7 @@ void kc_kubelet_parts_done(struct kc_kubelet_parts *p)
         p->loop = kc_sync_loop_free(p->loop);
         p->kubelet = kc_kubelet_free(p->kubelet);
         p->syncer = kc_pod_syncer_free(p->syncer);
+        p->volume_manager = kc__volume_manager_free(p->volume_manager);
         p->work_queue = kc_work_queue_free(p->work_queue);
         p->pleg = kc_generic_pleg_free(p->pleg);
         p->events = kc_chan_free(p->events);

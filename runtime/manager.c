@@ -42,6 +42,21 @@
  * has are dropped without any bookkeeping. Map keys are the pods' own ids.
  */
 
+/*
+ * The last listing GetPods built pods from, per value of `all`, when its
+ * results were shared arenas (a CRI list memo hands out the same result for
+ * an unchanged response, issue 18): the same items in the same arenas are
+ * the same listing, so the same pods in the same order. The references keep
+ * the arenas alive, so an address cannot come back for another listing.
+ */
+struct last_listing {
+        struct kc_arena *sb_arena, *c_arena; /* references, or NULL */
+        const void *sb_items, *c_items;
+        size_t n_sb, n_c;
+        struct kc_pod **pods; /* the result built from it, one reference each */
+        size_t n_pods;
+};
+
 /* One pod being assembled: counts first, then slots in the shared arrays. */
 struct group {
         const char *uid; /* in the listing */
@@ -82,6 +97,7 @@ struct kc_runtime_manager {
         size_t cap_order;
         struct kc_container *tmp; /* one pod's entries while building it */
         size_t cap_tmp;
+        struct last_listing last[2]; /* [all] */
 };
 
 /* Drops every pod reference @m holds and empties it. */
@@ -103,6 +119,18 @@ static void strv_free(char **v)
         for (size_t i = 0; v && v[i]; i++)
                 free(v[i]);
         free(v);
+}
+
+static void last_listing_done(struct last_listing *l)
+{
+        size_t i;
+
+        kc_arena_free(l->sb_arena);
+        kc_arena_free(l->c_arena);
+        for (i = 0; i < l->n_pods; i++)
+                kc_pod_unref(l->pods[i]);
+        free(l->pods);
+        *l = (struct last_listing){ 0 };
 }
 
 int kc_runtime_manager_new(struct kc_runtime_service svc, struct kc_clock *clock,
@@ -136,6 +164,7 @@ struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m)
         for (i = 0; i < 2; i++) {
                 pod_map_clear(m->cache[i]);
                 kc_map_free(m->cache[i]);
+                last_listing_done(&m->last[i]);
         }
         kc_map_free(m->next_cache);
         kc_map_free(m->group_index);
@@ -580,6 +609,51 @@ size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all)
         return n;
 }
 
+/* Is this listing the last one, by identity? Then *ret holds its pods again. */
+static int last_listing_reuse(struct last_listing *l, const struct kc_pod_sandbox_list *sbl,
+                              const struct kc_container_list *cl, struct kc_pod_list *ret)
+{
+        struct kc_pod_list out = { 0 };
+
+        if (!l->sb_arena || !l->c_arena || l->sb_arena != sbl->arena || l->c_arena != cl->arena ||
+            l->sb_items != sbl->items || l->c_items != cl->items || l->n_sb != sbl->n ||
+            l->n_c != cl->n)
+                return 0;
+        if (l->n_pods > 0 && !(out.pods = malloc(l->n_pods * sizeof(*out.pods))))
+                return -ENOMEM;
+        for (out.n = 0; out.n < l->n_pods; out.n++)
+                out.pods[out.n] = kc_pod_ref(l->pods[out.n]);
+        *ret = out;
+        return 1;
+}
+
+/* Remembers the listing @pods was built from when its arenas are shared (best effort). */
+static void last_listing_keep(struct last_listing *l, const struct kc_pod_sandbox_list *sbl,
+                              const struct kc_container_list *cl, const struct kc_pod_list *pods)
+{
+        struct kc_pod **copy = NULL;
+        size_t i;
+
+        last_listing_done(l);
+        /* An arena only we hold cannot be handed out again: keeping it would only cost memory. */
+        if (!kc_arena_shared(sbl->arena) || !kc_arena_shared(cl->arena))
+                return;
+        if (pods->n > 0 && !(copy = malloc(pods->n * sizeof(*copy))))
+                return;
+        for (i = 0; i < pods->n; i++)
+                copy[i] = kc_pod_ref(pods->pods[i]);
+        *l = (struct last_listing){
+                .sb_arena = kc_arena_ref(sbl->arena),
+                .c_arena = kc_arena_ref(cl->arena),
+                .sb_items = sbl->items,
+                .c_items = cl->items,
+                .n_sb = sbl->n,
+                .n_c = cl->n,
+                .pods = copy,
+                .n_pods = pods->n,
+        };
+}
+
 int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct kc_pod_list *ret,
                                 struct kc_runtime_error *err)
 {
@@ -600,7 +674,12 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct k
                 return r;
 
         pthread_mutex_lock(&m->lock);
-        r = get_pods_locked(m, all, &sbl, &cl, ret);
+        r = last_listing_reuse(&m->last[all], &sbl, &cl, ret);
+        if (r == 0) {
+                r = get_pods_locked(m, all, &sbl, &cl, ret);
+                if (r >= 0)
+                        last_listing_keep(&m->last[all], &sbl, &cl, ret);
+        }
         pthread_mutex_unlock(&m->lock);
         if (r < 0)
                 return out_of_memory(err);

@@ -40,6 +40,8 @@ run build 'unit|scenario|e2e|stress|chaos|integration'
 # (only a crash or an error fails here).
 echo "==> build: bench_relist --quick"
 ./build/bench/bench_relist --quick
+echo "==> build: bench_relist_pb --quick, against the Go port (bench/go-relist/run.sh)"
+bash bench/go-relist/run.sh build --quick
 echo "==> build: bench_daemon.py --quick"
 python3 bench/bench_daemon.py --quick --cubelet build/cubelet
 echo "==> build: ctest -L valgrind (the end-to-end suite under valgrind memcheck)"

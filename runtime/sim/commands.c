@@ -292,11 +292,14 @@ void kc__sim_script_done(struct sim_script *sc)
 
 int kc__sim_step_sleep(const struct sim_step *st, int64_t *ret_ns)
 {
+        int r;
+
         if (st->n == 0 || strcmp(base_name(st->words[0]), "sleep") != 0)
                 return 0;
-        if (st->n == 2 && parse_sleep(st->words[1], ret_ns) == 0)
-                return 1;
-        return -EINVAL;
+        r = st->n == 2 ? parse_sleep(st->words[1], ret_ns) : -EINVAL;
+        if (r == -ERANGE) /* infinity, or longer than the clock goes */
+                *ret_ns = INT64_MAX;
+        return r == 0 || r == -ERANGE ? 1 : -EINVAL;
 }
 
 int32_t kc__sim_exit_status(const struct sim_step *st)
@@ -320,8 +323,10 @@ static void step_course(const struct sim_step *st, int64_t *ns, bool *forever, b
 
         *ns = 0;
         *code = 0;
-        if (kc__sim_step_sleep(st, ns) == 1)
+        if (kc__sim_step_sleep(st, ns) == 1) {
+                *forever = *ns == INT64_MAX;
                 return;
+        }
         if (strcmp(cmd, "false") == 0) {
                 *code = 1;
         } else if (strcmp(cmd, "exit") == 0) {

@@ -698,6 +698,12 @@ static enum stop run_script(struct kc_arena *a, struct shell *sh, struct sim_scr
                 r = kc__sim_step_sleep(st, ret_sleep_ns);
                 if (r == 1)
                         return STOP_SLEEP;
+                if (r < 0) {
+                        mb_printf(sh->err, "sleep: invalid number '%s'\n",
+                                  st->n > 1 ? st->words[1] : "");
+                        sh->code = 1;
+                        continue;
+                }
                 /* A nested shell: its steps in its place (the container's own: forever). */
                 if (!own && st->n >= 3 && strcmp(st->words[1], "-c") == 0 &&
                     (strcmp(cmd, "sh") == 0 || strcmp(cmd, "ash") == 0) &&
@@ -806,7 +812,7 @@ void kc__sim_container_catch_up_locked(struct kc_sim *s, struct sim_container *c
                         pc = st == STOP_DONE ? SIZE_MAX : pc; /* SIZE_MAX: nothing left */
                         break;
                 }
-                if (ns > elapsed - c->main_ns)
+                if (ns == INT64_MAX || ns > elapsed - c->main_ns)
                         break;
                 c->main_ns += ns;
                 sh.code = 0;
@@ -848,8 +854,9 @@ static int exec_target_locked(struct kc_sim *s, const char *id, struct sim_conta
                         err, -ENOENT, KC_RUNTIME_NOT_FOUND,
                         "an error occurred when try to find container \"%s\": not found", id);
         if (c->v.state != KC_CONTAINER_STATE_RUNNING)
-                return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_UNKNOWN,
-                                            "container is in %s state", cri_state_name(c->v.state));
+                return kc_runtime_error_set(err, -EIO, KC_RUNTIME_UNKNOWN,
+                                            "failed to exec in container: container is in %s state",
+                                            cri_state_name(c->v.state));
         /* The filesystem is made on first use: most containers are never exec'd into. */
         if (c->fs.n == 0 && kc__sim_container_fs_init(c) < 0)
                 return kc__sim_oom(err);
@@ -905,6 +912,30 @@ static int exec_run_locked(struct kc_sim *s, const char *id, struct kc_arena *a,
         return 0;
 }
 
+/*
+ * An exec's program must exist: a shell, sleep or a builtin. Anything else
+ * fails to start, as runc reports it through containerd (a shell that
+ * cannot find a command exits 127 instead).
+ */
+static int exec_check_program_locked(struct kc_sim *s, const char *const *argv,
+                                     struct kc_runtime_error *err)
+{
+        const char *slash = argv[0] ? strrchr(argv[0], '/') : NULL;
+        const char *cmd = slash ? slash + 1 : argv[0];
+        char exec_id[24];
+
+        if (cmd && (builtin(cmd) || strcmp(cmd, "sleep") == 0 || strcmp(cmd, "sh") == 0 ||
+                    strcmp(cmd, "ash") == 0))
+                return 0;
+        kc__sim_new_id_locked(s, exec_id);
+        return kc_runtime_error_set(
+                err, -EIO, KC_RUNTIME_UNKNOWN,
+                "failed to exec in container: failed to start exec \"%s\": OCI runtime exec "
+                "failed: exec failed: unable to start container process: exec: \"%s\": "
+                "executable file not found in $PATH: unknown",
+                exec_id, argv[0] ? argv[0] : "");
+}
+
 /* A result's stream: the bytes of @p b, or "" (malloc'd either way). */
 static char *take_output(struct membuf *b, size_t *ret_n)
 {
@@ -942,7 +973,9 @@ int kc__sim_exec_sync(void *self, const char *id, const char *const *argv, size_
                 return kc__sim_oom(err);
         sh.out = &out;
         sh.err = &errb;
-        r = kc__sim_script_from_argv(a, argv, argc, false, &sh.env, &sc);
+        r = exec_check_program_locked(s, argv, err);
+        if (r >= 0)
+                r = kc__sim_script_from_argv(a, argv, argc, false, &sh.env, &sc);
         if (r == -EINVAL) {
                 mb_puts(&errb, "sh: syntax error: unterminated quoted string\n");
                 sh.code = 2;

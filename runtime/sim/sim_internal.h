@@ -341,7 +341,10 @@ int kc__sim_script_from_argv(struct kc_arena *a, const char *const *argv, size_t
 void kc__sim_script_done(struct sim_script *sc);
 /* Whether @p cmd is one of the interpreter's builtins (shell.c). */
 bool kc__sim_is_builtin(const char *cmd);
-/* 1 and *ret_ns for `sleep N`, -EINVAL for a sleep it cannot read, 0 for another command. */
+/*
+ * 1 and *ret_ns for `sleep N` (INT64_MAX: infinity, or beyond the clock),
+ * -EINVAL for a sleep it cannot read, 0 for another command.
+ */
 int kc__sim_step_sleep(const struct sim_step *st, int64_t *ret_ns);
 /* The status `exit [N]` ends with. */
 int32_t kc__sim_exit_status(const struct sim_step *st);

@@ -23,6 +23,7 @@ struct kc_pod_container_deletor;
 struct kc_pod_manager;
 struct kc_reason_cache;
 struct kc_status_manager;
+struct kc_volume_manager;
 
 struct kc_pod_workers;
 struct kc_work_queue;
@@ -48,6 +49,9 @@ struct kc_kubelet_deps {
         /** Housekeeping's pod counts (desired, active, mirror, working, restarted,
          * orphaned runtime pods); may be NULL. */
         struct kc_kubelet_metrics *metrics;
+        /** Housekeeping removes the directories (and volumes) of pods that are
+         * gone (cleanupOrphanedPodDirs); may be NULL. */
+        struct kc_volume_manager *volume_manager;
 };
 
 struct kc_kubelet;

@@ -158,17 +158,20 @@ int kc_sim_container_config(struct kc_sim *s, const char *container_id,
  * ExecSync (the service face's exec_sync) runs a busybox-like command set in
  * a running container (runtime/sim/shell.c): printenv/env, pwd, cd, cat,
  * test/[, ls, echo, touch, mkdir, rm, hostname, id, true, false, exit,
- * sleep (on the sim's clock, bounded by the timeout: DEADLINE_EXCEEDED
- * after it), sh -c with ; && || and > >> 2> 2>&1 redirections and $VAR;
- * anything else exits 127 with "sh: <cmd>: not found". The container's
+ * sleep (on the sim's clock with the lock dropped, bounded by the timeout:
+ * DEADLINE_EXCEEDED after it; as with injected latency, no exec may be
+ * asleep when the sim is freed), sh -c with ; && || and > >> 2> 2>&1 redirections and $VAR;
+ * in a shell anything else exits 127 with "sh: <cmd>: not found", run
+ * directly it fails UNKNOWN as runc's "executable file not found in $PATH"
+ * does through containerd. The container's
  * envs and working_dir are the process's; files live in the container's
  * own small filesystem (its command's builtins act on it too, e.g.
  * `sh -c "touch /tmp/ready; sleep 3600"`), mounts lead to a sim-wide store
  * by host path (read-through to the host's files; writes stay in the sim),
  * and readonly_rootfs refuses writes outside writable mounts with
  * "Read-only file system". Errors as containerd 1.6: NOT_FOUND for an
- * unknown container, UNKNOWN "container is in CONTAINER_EXITED state" for
- * one not running.
+ * unknown container, UNKNOWN "failed to exec in container: container is in
+ * CONTAINER_EXITED state" for one not running.
  */
 
 /** Counters for fault-injection drivers (kc_sim_get_stats()). */

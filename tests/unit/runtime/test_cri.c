@@ -373,7 +373,7 @@ static void test_pack_create_container(void **state)
         assert_null(buf);
 }
 
-/* F-CRI: every field of the sandbox config reaches the wire (issue 14). */
+/* Issue 14: every field of the sandbox config reaches the wire. */
 static void test_pack_sandbox_every_field(void **state)
 {
         static const char *const servers[] = { "10.96.0.10", "1.1.1.1" };
@@ -551,7 +551,7 @@ static struct kc_container_config full_container_config(void)
         };
 }
 
-/* F-CRI: every field of the container config reaches the wire (issue 14). */
+/* Issue 14: every field of the container config reaches the wire. */
 static void test_pack_container_every_field(void **state)
 {
         struct kc_container_config cc = full_container_config();

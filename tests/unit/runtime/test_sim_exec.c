@@ -139,7 +139,7 @@ static struct exec_out exec_v(struct fixture *f, const char *id, int64_t timeout
 #define EXEC(f, id, ...) exec_v((f), (id), 0, (const char *const[]){ __VA_ARGS__, NULL })
 #define SH(f, id, script) EXEC(f, id, "/bin/sh", "-c", script)
 
-/* F-SIM: every config field is kept, deep-copied, and handed back (issue 14). */
+/* Issue 14: every config field is kept, deep-copied, and handed back. */
 static void test_records_configs(void **state)
 {
         static const char *const cmd[] = { "sh", "-c" };
@@ -246,7 +246,7 @@ static void test_records_configs(void **state)
         free(id);
 }
 
-/* F-SIM: printenv and pwd see the container's envs and working directory. */
+/* Issue 14: printenv and pwd see the container's envs and working directory. */
 static void test_exec_env_and_cwd(void **state)
 {
         static const struct kc_label envs[] = { { "GREETING", "hello world" },
@@ -288,7 +288,7 @@ static void test_exec_env_and_cwd(void **state)
         free(plain);
 }
 
-/* F-SIM: files, exit codes and messages as busybox's. */
+/* Issue 14: files, exit codes and messages as busybox's. */
 static void test_exec_busybox(void **state)
 {
         struct fixture *f = *state;
@@ -299,10 +299,17 @@ static void test_exec_busybox(void **state)
         assert_int_equal(o.code, 0);
         o = EXEC(f, id, "false");
         assert_int_equal(o.code, 1);
-        o = EXEC(f, id, "nginx", "-g", "daemon off;");
+        o = SH(f, id, "nginx -g 'daemon off;'");
         assert_int_equal(o.r, 0);
         assert_int_equal(o.code, 127);
         assert_string_equal(o.err, "sh: nginx: not found\n");
+        /* Run directly, a missing program does not start (runc through containerd). */
+        o = EXEC(f, id, "nginx", "-g", "daemon off;");
+        assert_int_equal(o.r, -EIO);
+        assert_int_equal(o.e.code, KC_RUNTIME_UNKNOWN);
+        assert_non_null(strstr(o.e.message, "OCI runtime exec failed: exec failed: unable to "
+                                            "start container process: exec: \"nginx\": "
+                                            "executable file not found in $PATH: unknown"));
         o = EXEC(f, id, "cat", "/nope");
         assert_int_equal(o.code, 1);
         assert_string_equal(o.err, "cat: can't open '/nope': No such file or directory\n");
@@ -337,13 +344,16 @@ static void test_exec_busybox(void **state)
         assert_string_equal(o.out, "nested\nafter\n");
         o = SH(f, id, "echo 'unterminated");
         assert_int_equal(o.code, 2);
+        o = SH(f, id, "sleep abc");
+        assert_int_equal(o.code, 1);
+        assert_string_equal(o.err, "sleep: invalid number 'abc'\n");
         o = EXEC(f, id, "ls", "/nope");
         assert_int_equal(o.code, 1);
         assert_string_equal(o.err, "ls: /nope: No such file or directory\n");
         free(id);
 }
 
-/* F-SIM: mounts lead to one store by host path; a read-only root refuses writes. */
+/* Issue 14: mounts lead to one store by host path; a read-only root refuses writes. */
 static void test_exec_mounts_and_readonly_root(void **state)
 {
         static const struct kc_cri_mount shared[] = {
@@ -417,7 +427,7 @@ static void test_exec_mounts_and_readonly_root(void **state)
         free(c);
 }
 
-/* F-SIM: the container's own command acts on its files, on the clock. */
+/* Issue 14: the container's own command acts on its files, on the clock. */
 static void test_own_command_files(void **state)
 {
         static const char *const cmd[] = { "sh", "-c",
@@ -458,7 +468,7 @@ static void *exec_main(void *arg)
         return NULL;
 }
 
-/* F-SIM: sleep on the clock, bounded by the timeout: DEADLINE_EXCEEDED as containerd. */
+/* Issue 14: sleep on the clock, bounded by the timeout: DEADLINE_EXCEEDED as containerd. */
 static void test_exec_sleep_and_timeout(void **state)
 {
         static const char *const sleep2[] = { "sh", "-c", "sleep 2; echo done", NULL };
@@ -487,7 +497,18 @@ static void test_exec_sleep_and_timeout(void **state)
         assert_string_equal(c.o.e.message, "failed to exec in container: timeout 1s exceeded: "
                                            "context deadline exceeded");
 
+        /* sleep infinity: until the timeout. */
+        static const char *const forever[] = { "sleep", "infinity", NULL };
+
+        c.argv = forever;
+        assert_int_equal(pthread_create(&t, NULL, exec_main, &c), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(kc_fake_clock_sleepers(f->clock) == 1, 5000));
+        assert_int_equal(kc_fake_clock_advance(f->clock, KC_NSEC_PER_SEC), 0);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(c.o.e.code, KC_RUNTIME_DEADLINE_EXCEEDED);
+
         /* The container stops while the exec sleeps: its process is killed. */
+        c.argv = sleep2;
         c.timeout_s = 0;
         assert_int_equal(pthread_create(&t, NULL, exec_main, &c), 0);
         assert_true(KC_TEST_WAIT_UNTIL(kc_fake_clock_sleepers(f->clock) == 1, 5000));
@@ -499,7 +520,7 @@ static void test_exec_sleep_and_timeout(void **state)
         free(id);
 }
 
-/* F-SIM: exec where nothing runs fails as containerd 1.6 does. */
+/* Issue 14: exec where nothing runs fails as containerd 1.6 does. */
 static void test_exec_errors(void **state)
 {
         static const char *const cmd[] = { "sh", "-c", "exit 0" };
@@ -516,7 +537,8 @@ static void test_exec_errors(void **state)
                             "an error occurred when try to find container \"nope\": not found");
         o = EXEC(f, done, "true");
         assert_int_equal(o.e.code, KC_RUNTIME_UNKNOWN);
-        assert_string_equal(o.e.message, "container is in CONTAINER_EXITED state");
+        assert_string_equal(o.e.message,
+                            "failed to exec in container: container is in CONTAINER_EXITED state");
         assert_int_equal(
                 f->svc.ops->create_container(
                         f->svc.self, f->sb,
@@ -524,7 +546,8 @@ static void test_exec_errors(void **state)
                         NULL, &created, &err),
                 0);
         o = EXEC(f, created, "true");
-        assert_string_equal(o.e.message, "container is in CONTAINER_CREATED state");
+        assert_string_equal(o.e.message,
+                            "failed to exec in container: container is in CONTAINER_CREATED state");
         o = exec_v(f, done, 0, (const char *const[]){ NULL });
         assert_int_equal(o.r, -EINVAL);
         assert_int_equal(o.e.code, KC_RUNTIME_INVALID_ARGUMENT);
