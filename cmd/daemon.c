@@ -213,6 +213,7 @@ static int build_runtime_helper(struct daemon *d)
                 .node_ips = node_ips,
                 .n_node_ips = 1,
                 .root_dir = d->f->root_dir,
+                .resolv_conf = d->f->resolv_conf ? d->f->resolv_conf : "",
         };
         struct kc_runtime_helper rh;
         int r;
@@ -225,7 +226,7 @@ static int build_runtime_helper(struct daemon *d)
         if (r >= 0)
                 r = kc_runtime_manager_set_machine(
                         d->manager, kc_kubelet_runtime_helper_memory_capacity(d->helper),
-                        d->f->root_dir && d->f->root_dir[0] == '/' ? d->f->root_dir : NULL);
+                        d->f->root_dir && d->f->root_dir[0] == '/' ? d->f->root_dir : NULL, NULL);
         return r;
 }
 

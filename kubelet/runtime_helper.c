@@ -39,6 +39,7 @@ struct kc_kubelet_runtime_helper {
         char **node_ips;
         size_t n_node_ips;
         int64_t alloc_milli_cpu, alloc_memory, alloc_ephemeral;
+        int64_t memory_capacity; /* MachineInfo.MemoryCapacity */
         char *resolv_conf;
         char *root_dir;
         struct kc_volume_manager *volumes; /* makeMounts; NULL without a root dir */
@@ -732,14 +733,18 @@ int kc_kubelet_runtime_helper_new(const struct kc_kubelet_runtime_helper_config 
         h->alloc_milli_cpu = cfg->allocatable_milli_cpu;
         h->alloc_memory = cfg->allocatable_memory;
         h->alloc_ephemeral = cfg->allocatable_ephemeral_storage;
+        h->memory_capacity = cfg->memory_capacity;
         if (!h->alloc_milli_cpu && !h->alloc_memory && !h->alloc_ephemeral) {
                 struct kc_machine_info m = { 0 };
+                uint64_t mem, fs;
 
                 if (kc__machine_info_read(NULL, cfg->root_dir, &m) < 0)
                         return -ENOMEM;
+                kc__machine_allocatable(&m, &mem, &fs);
                 h->alloc_milli_cpu = (int64_t)m.cpus * 1000;
-                h->alloc_memory = (int64_t)m.memory_bytes;
-                h->alloc_ephemeral = (int64_t)m.ephemeral_bytes;
+                h->alloc_memory = (int64_t)mem;
+                h->alloc_ephemeral = (int64_t)fs;
+                h->memory_capacity = (int64_t)m.memory_bytes;
                 kc__machine_info_done(&m);
         }
         if (h->root_dir) {
@@ -759,7 +764,7 @@ int kc_kubelet_runtime_helper_new(const struct kc_kubelet_runtime_helper_config 
 
 int64_t kc_kubelet_runtime_helper_memory_capacity(const struct kc_kubelet_runtime_helper *h)
 {
-        return h->alloc_memory;
+        return h->memory_capacity;
 }
 
 struct kc_kubelet_runtime_helper *

@@ -20,6 +20,7 @@
 #include "core/clock.h"
 #include "core/format.h"
 #include "core/map.h"
+#include "container_linux.h"
 #include "internal.h"
 #include "runtime/container.h"
 #include "runtime/error.h"
@@ -79,6 +80,7 @@ struct kc_runtime_manager {
         char *pod_logs_root;     /* podLogsRootDirectory; NULL: log directories are not created */
         struct kc__sync_env env; /* the runtime helper and the machine (sync_pod.c) */
         char *seccomp_root;      /* env.seccomp_root's memory */
+        char **hugepage_sizes;   /* env.hugepage_sizes' memory (NULL-terminated) */
 
         /* GetPods state, reused across calls. get_pods may run on several threads. */
         pthread_mutex_t lock;
@@ -109,6 +111,14 @@ static void pod_map_clear(struct kc_map *m)
         while (kc_map_next(m, &it, NULL, &p))
                 kc_pod_unref(p);
         kc_map_clear(m);
+}
+
+/* A NULL-terminated array of malloc'd strings. */
+static void strv_free(char **v)
+{
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
 }
 
 static void last_listing_done(struct last_listing *l)
@@ -166,6 +176,7 @@ struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m)
         free(m->tmp);
         free(m->pod_logs_root);
         free(m->seccomp_root);
+        strv_free(m->hugepage_sizes);
         pthread_mutex_destroy(&m->lock);
         free(m);
         return NULL;
@@ -199,17 +210,27 @@ int kc_runtime_manager_set_runtime_helper(struct kc_runtime_manager *m,
 }
 
 int kc_runtime_manager_set_machine(struct kc_runtime_manager *m, int64_t memory_capacity,
-                                   const char *root_dir)
+                                   const char *root_dir, const char *hugepages_dir)
 {
-        char *root = NULL;
+        char *root = NULL, **sizes = NULL;
+        size_t n_sizes = 0;
 
         if (!m || memory_capacity < 0 || (root_dir && root_dir[0] != '/'))
                 return -EINVAL;
         if (root_dir && !(root = kc_strdup_printf("%s/seccomp", root_dir)))
                 return -ENOMEM;
+        if (kc__host_hugepage_sizes(hugepages_dir ? hugepages_dir : "/sys/kernel/mm/hugepages",
+                                    &sizes, &n_sizes) < 0) {
+                free(root);
+                return -ENOMEM;
+        }
         free(m->seccomp_root);
+        strv_free(m->hugepage_sizes);
         m->seccomp_root = root;
+        m->hugepage_sizes = sizes;
         m->env.seccomp_root = root;
+        m->env.hugepage_sizes = (const char *const *)sizes;
+        m->env.n_hugepage_sizes = n_sizes;
         m->env.memory_capacity = memory_capacity;
         return 0;
 }

@@ -659,6 +659,11 @@ static int generate_container_config(const struct start_ctx *sc, const struct kc
         if (r < 0)
                 return r;
         kc__container_resources(pod, c, sc->env->memory_capacity, &spec->config.resources);
+        r = kc__hugepage_limits(c, sc->env->hugepage_sizes, sc->env->n_hugepage_sizes, spec->arena,
+                                &spec->config.resources.hugepage_limits,
+                                &spec->config.resources.n_hugepage_limits);
+        if (r < 0)
+                return r;
         r = kc__container_security(pod, c, &user, sc->env->seccomp_root, spec->arena,
                                    &spec->config.security);
         if (r == -EINVAL)

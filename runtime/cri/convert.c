@@ -477,6 +477,19 @@ static Runtime__V1__LinuxContainerResources *resources_to_pb(struct kc_arena *a,
         m->oom_score_adj = r->oom_score_adj;
         m->cpuset_cpus = unconst(r->cpuset_cpus);
         m->cpuset_mems = unconst(r->cpuset_mems);
+        if (r->n_hugepage_limits > 0) {
+                Runtime__V1__HugepageLimit **v =
+                        pb_array(a, &runtime__v1__hugepage_limit__descriptor, r->n_hugepage_limits);
+
+                if (!v)
+                        return NULL;
+                for (size_t i = 0; i < r->n_hugepage_limits; i++) {
+                        v[i]->page_size = unconst(r->hugepage_limits[i].page_size);
+                        v[i]->limit = r->hugepage_limits[i].limit;
+                }
+                m->hugepage_limits = v;
+                m->n_hugepage_limits = r->n_hugepage_limits;
+        }
         return m;
 }
 

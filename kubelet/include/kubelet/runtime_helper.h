@@ -23,12 +23,14 @@ struct kc_kubelet_runtime_helper_config {
         const char *node_name;       /* spec.nodeName of pods that leave it empty */
         const char *const *node_ips; /* status.hostIP(s); at least one */
         size_t n_node_ips;
-        /* Node allocatable (no reservations in cubelet: the capacity), for resourceFieldRef
-         * of containers without a limit: cpu in thousandths, memory and ephemeral in bytes.
-         * All three 0: read from the machine (cadvisor's MachineInfo, as node status). */
+        /* Node allocatable, for resourceFieldRef of containers without a limit: cpu in
+         * thousandths, memory and ephemeral in bytes; and the memory capacity (bytes).
+         * All three allocatable 0: all four read from the machine (cadvisor's MachineInfo),
+         * allocatable as /node reports it (capacity less the default --eviction-hard). */
         int64_t allocatable_milli_cpu;
         int64_t allocatable_memory;
         int64_t allocatable_ephemeral_storage;
+        int64_t memory_capacity;
         /* --resolv-conf: NULL is upstream's default /etc/resolv.conf; "" reads none */
         const char *resolv_conf;
         const char *root_dir; /* --root-dir (pod directories); may be NULL */
@@ -41,7 +43,7 @@ struct kc_kubelet_runtime_helper *
 kc_kubelet_runtime_helper_free(struct kc_kubelet_runtime_helper *h);
 KC_DEFINE_CLEANUP_FUNC(struct kc_kubelet_runtime_helper, kc_kubelet_runtime_helper_free)
 
-/** The node's memory in bytes as the helper knows it (for kc_runtime_manager_set_machine()). */
+/** The node's memory capacity in bytes as the helper knows it (for kc_runtime_manager_set_machine()). */
 int64_t kc_kubelet_runtime_helper_memory_capacity(const struct kc_kubelet_runtime_helper *h);
 
 /**

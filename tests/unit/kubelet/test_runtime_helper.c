@@ -7,6 +7,7 @@
  * Issue 14.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -378,6 +379,55 @@ static void test_pod_dns(void **state)
         assert_int_equal(d.n_options, 0);
 }
 
+struct worker_arg {
+        struct fixture *f;
+        int failures;
+};
+
+/* Pod workers call the helper at once: each with its own arena. */
+static void *helper_worker(void *p)
+{
+        struct worker_arg *w = p;
+        const struct kc_api_env_var env[] = { { .name = "A", .value = "a" },
+                                              { .name = "B", .value = "$(A)b" } };
+        const struct kc_api_container c = { .name = "app", .env = env, .n_env = 2 };
+        struct kc_api_pod pod = pod_of(&c, 1);
+
+        for (int i = 0; i < 200; i++) {
+                struct kc_arena *a = NULL;
+                struct kc_run_container_options o = { 0 };
+                struct kc_cri_dns_config d;
+                bool set = false;
+                char *msg = NULL;
+
+                if (kc_arena_new(&a) < 0 ||
+                    w->f->rh.ops->generate_run_container_options(w->f->rh.self, &pod, &c, NULL, 0,
+                                                                 a, &o, &msg) < 0 ||
+                    w->f->rh.ops->get_pod_dns(w->f->rh.self, &pod, a, &d, &set, &msg) < 0 ||
+                    o.n_envs != 2 || strcmp(o.envs[1].value, "ab") != 0 || d.n_servers != 2)
+                        w->failures++;
+                free(msg);
+                kc_arena_free(a);
+        }
+        return NULL;
+}
+
+static void test_concurrent_calls(void **state)
+{
+        struct fixture *f = *state;
+        struct worker_arg w[4];
+        pthread_t th[4];
+
+        for (int i = 0; i < 4; i++) {
+                w[i] = (struct worker_arg){ .f = f };
+                assert_int_equal(pthread_create(&th[i], NULL, helper_worker, &w[i]), 0);
+        }
+        for (int i = 0; i < 4; i++) {
+                pthread_join(th[i], NULL);
+                assert_int_equal(w[i].failures, 0);
+        }
+}
+
 /*
  * makeMounts through GenerateRunContainerOptions (issue 14, slice i14v):
  * with a root dir, a subPathExpr is expanded from the container's
@@ -453,6 +503,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_env_needs_api_server, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hostname_and_domain, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pod_dns, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_concurrent_calls, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mounts, setup, teardown),
         };
 
