@@ -195,3 +195,5 @@ int kc__image_ref_parse(const char *s, struct kc__image_ref *ret, const char **r
 
 /* The manager's podLogsRootDirectory, or NULL (sync_pod.c). */
 const char *kc__runtime_manager_pod_logs_root(const struct kc_runtime_manager *m);
+/* The clock the manager was built with (NULL: the real one). */
+struct kc_clock *kc__runtime_manager_clock(const struct kc_runtime_manager *m);

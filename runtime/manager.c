@@ -156,6 +156,11 @@ const char *kc__runtime_manager_pod_logs_root(const struct kc_runtime_manager *m
         return m->pod_logs_root;
 }
 
+struct kc_clock *kc__runtime_manager_clock(const struct kc_runtime_manager *m)
+{
+        return m->clock;
+}
+
 static void pod_sandbox_list_done(struct kc_pod_sandbox_list *l)
 {
         kc_runtime_result_done(l);
