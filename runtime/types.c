@@ -545,30 +545,278 @@ KC_DEFINE_STRING_TABLE_LOOKUP(
         kc_pull_policy, enum kc_pull_policy, _KC_PULL_POLICY_MAX, [KC_PULL_ALWAYS] = "Always",
         [KC_PULL_IF_NOT_PRESENT] = "IfNotPresent", [KC_PULL_NEVER] = "Never", )
 
-static const struct kc_api_container *
-pack_api_containers(struct kc__packer *pk, const struct kc_api_container *src, size_t n)
+KC_DEFINE_STRING_TABLE_LOOKUP(kc_mount_propagation, enum kc_mount_propagation,
+                              _KC_MOUNT_PROPAGATION_MAX, [KC_MOUNT_PROPAGATION_UNSET] = NULL,
+                              [KC_MOUNT_PROPAGATION_NONE] = "None",
+                              [KC_MOUNT_PROPAGATION_HOST_TO_CONTAINER] = "HostToContainer",
+                              [KC_MOUNT_PROPAGATION_BIDIRECTIONAL] = "Bidirectional", )
+
+KC_DEFINE_STRING_TABLE_LOOKUP(
+        kc_host_path_type, enum kc_host_path_type, _KC_HOST_PATH_TYPE_MAX,
+        [KC_HOST_PATH_UNSET] = NULL, [KC_HOST_PATH_DIRECTORY_OR_CREATE] = "DirectoryOrCreate",
+        [KC_HOST_PATH_DIRECTORY] = "Directory", [KC_HOST_PATH_FILE_OR_CREATE] = "FileOrCreate",
+        [KC_HOST_PATH_FILE] = "File", [KC_HOST_PATH_SOCKET] = "Socket",
+        [KC_HOST_PATH_CHAR_DEVICE] = "CharDevice", [KC_HOST_PATH_BLOCK_DEVICE] = "BlockDevice", )
+
+KC_DEFINE_STRING_TABLE_LOOKUP(
+        kc_termination_message_policy, enum kc_termination_message_policy,
+        _KC_TERMINATION_MESSAGE_POLICY_MAX, [KC_TERMINATION_MESSAGE_FILE] = "File",
+        [KC_TERMINATION_MESSAGE_FALLBACK_TO_LOGS_ON_ERROR] = "FallbackToLogsOnError", )
+
+KC_DEFINE_STRING_TABLE_LOOKUP(kc_dns_policy, enum kc_dns_policy,
+                              _KC_DNS_POLICY_MAX, [KC_DNS_CLUSTER_FIRST] = "ClusterFirst",
+                              [KC_DNS_CLUSTER_FIRST_WITH_HOST_NET] = "ClusterFirstWithHostNet",
+                              [KC_DNS_DEFAULT] = "Default", [KC_DNS_NONE] = "None", )
+
+/*
+ * The v1 spec below the pod: each packer copies the struct @s to @d (when
+ * copying) and then points every pointer field of @d at its packed copy.
+ * Every pointer a struct holds must be re-pointed here, or the copy would
+ * borrow the template's storage.
+ */
+typedef void pack_item_fn(struct kc__packer *pk, const void *s, void *d);
+
+/* Packs an array of @n items of @size bytes, each by @item; NULL when empty. */
+static void *pack_items(struct kc__packer *pk, const void *src, size_t n, size_t size, size_t align,
+                        pack_item_fn *item)
 {
-        struct kc_api_container *out = kc__pack_array(pk, struct kc_api_container, n);
+        char *out = n > 0 && src ? kc__pack_reserve(pk, size * n, align) : NULL;
         size_t i;
 
-        for (i = 0; i < n; i++) {
-                const char *name = kc__pack_str(pk, src[i].name);
-                const char *image = kc__pack_str(pk, src[i].image);
-                const char *const *command = kc__pack_strv(pk, src[i].command, src[i].n_command);
-                const char *const *args = kc__pack_strv(pk, src[i].args, src[i].n_args);
-
-                if (out)
-                        out[i] = (struct kc_api_container){
-                                .name = name,
-                                .image = image,
-                                .command = command,
-                                .n_command = src[i].n_command,
-                                .args = args,
-                                .n_args = src[i].n_args,
-                                .image_pull_policy = src[i].image_pull_policy,
-                        };
-        }
+        if (!src)
+                return NULL;
+        for (i = 0; i < n; i++)
+                item(pk, (const char *)src + i * size, out ? out + i * size : NULL);
         return out;
+}
+
+#define PACK_ITEMS(pk, src, n, type, fn)                                                           \
+        ((const type *)pack_items((pk), (src), (n), sizeof(type), alignof(type), (fn)))
+
+/* Re-points the string field @f of @d at its packed copy. */
+#define PACK_FIELD_STR(pk, s, d, f)                                                                \
+        do {                                                                                       \
+                const char *v_ = kc__pack_str((pk), (s)->f);                                       \
+                if (d)                                                                             \
+                        (d)->f = v_;                                                               \
+        } while (0)
+
+/* Re-points the pointer field @f of @d at @v, the packed copy. */
+#define SET_FIELD(d, f, v)                                                                         \
+        do {                                                                                       \
+                __typeof__((d)->f) v_ = (v);                                                       \
+                if (d)                                                                             \
+                        (d)->f = v_;                                                               \
+        } while (0)
+
+static void pack_copy(const void *s, void *d, size_t size)
+{
+        if (d)
+                memcpy(d, s, size);
+}
+
+static void pack_resource(struct kc__packer *pk, const void *sv, void *dv)
+{
+        const struct kc_api_resource *s = sv;
+        struct kc_api_resource *d = dv;
+
+        pack_copy(s, d, sizeof(*s));
+        PACK_FIELD_STR(pk, s, d, name);
+        PACK_FIELD_STR(pk, s, d, q.text);
+}
+
+static void pack_resources(struct kc__packer *pk, const struct kc_api_resources *s,
+                           struct kc_api_resources *d)
+{
+        SET_FIELD(d, limits,
+                  PACK_ITEMS(pk, s->limits, s->n_limits, struct kc_api_resource, pack_resource));
+        SET_FIELD(
+                d, requests,
+                PACK_ITEMS(pk, s->requests, s->n_requests, struct kc_api_resource, pack_resource));
+}
+
+static void pack_env_var(struct kc__packer *pk, const void *sv, void *dv)
+{
+        static const size_t strs[] = {
+                offsetof(struct kc_api_env_var, name),
+                offsetof(struct kc_api_env_var, value),
+                offsetof(struct kc_api_env_var, field_path),
+                offsetof(struct kc_api_env_var, resource_container),
+                offsetof(struct kc_api_env_var, resource),
+                offsetof(struct kc_api_env_var, divisor.text),
+                offsetof(struct kc_api_env_var, ref_name),
+                offsetof(struct kc_api_env_var, ref_key),
+        };
+
+        pack_struct_strs(pk, sv, dv, sizeof(struct kc_api_env_var), strs, KC_ELEMENTSOF(strs));
+}
+
+static void pack_env_from(struct kc__packer *pk, const void *sv, void *dv)
+{
+        static const size_t strs[] = {
+                offsetof(struct kc_api_env_from, prefix),
+                offsetof(struct kc_api_env_from, ref_name),
+        };
+
+        pack_struct_strs(pk, sv, dv, sizeof(struct kc_api_env_from), strs, KC_ELEMENTSOF(strs));
+}
+
+static void pack_volume_mount(struct kc__packer *pk, const void *sv, void *dv)
+{
+        static const size_t strs[] = {
+                offsetof(struct kc_api_volume_mount, name),
+                offsetof(struct kc_api_volume_mount, mount_path),
+                offsetof(struct kc_api_volume_mount, sub_path),
+                offsetof(struct kc_api_volume_mount, sub_path_expr),
+        };
+
+        pack_struct_strs(pk, sv, dv, sizeof(struct kc_api_volume_mount), strs, KC_ELEMENTSOF(strs));
+}
+
+static void pack_volume(struct kc__packer *pk, const void *sv, void *dv)
+{
+        static const size_t strs[] = {
+                offsetof(struct kc_api_volume, name),
+                offsetof(struct kc_api_volume, kind_name),
+                offsetof(struct kc_api_volume, host_path),
+                offsetof(struct kc_api_volume, size_limit.text),
+        };
+
+        pack_struct_strs(pk, sv, dv, sizeof(struct kc_api_volume), strs, KC_ELEMENTSOF(strs));
+}
+
+static void pack_container_port(struct kc__packer *pk, const void *sv, void *dv)
+{
+        static const size_t strs[] = {
+                offsetof(struct kc_api_container_port, name),
+                offsetof(struct kc_api_container_port, host_ip),
+                offsetof(struct kc_api_container_port, protocol),
+        };
+
+        pack_struct_strs(pk, sv, dv, sizeof(struct kc_api_container_port), strs,
+                         KC_ELEMENTSOF(strs));
+}
+
+/* A struct of two strings: name/value pairs (sysctls, headers, DNS options). */
+struct str_pair {
+        const char *a, *b;
+};
+#define ASSERT_STR_PAIR(type, fa, fb)                                                              \
+        static_assert(sizeof(type) == sizeof(struct str_pair) &&                                   \
+                              offsetof(type, fa) == offsetof(struct str_pair, a) &&                \
+                              offsetof(type, fb) == offsetof(struct str_pair, b),                  \
+                      #type " is a pair of strings")
+ASSERT_STR_PAIR(struct kc_api_sysctl, name, value);
+ASSERT_STR_PAIR(struct kc_api_http_header, name, value);
+ASSERT_STR_PAIR(struct kc_api_dns_option, name, value);
+
+static void pack_str_pair(struct kc__packer *pk, const void *sv, void *dv)
+{
+        static const size_t strs[] = { offsetof(struct str_pair, a), offsetof(struct str_pair, b) };
+
+        pack_struct_strs(pk, sv, dv, sizeof(struct str_pair), strs, KC_ELEMENTSOF(strs));
+}
+
+static void pack_seccomp(struct kc__packer *pk, const struct kc_api_seccomp *s,
+                         struct kc_api_seccomp *d)
+{
+        PACK_FIELD_STR(pk, s, d, type);
+        PACK_FIELD_STR(pk, s, d, localhost_profile);
+}
+
+static void pack_security_context(struct kc__packer *pk, const struct kc_api_security_context *s,
+                                  struct kc_api_security_context *d)
+{
+        SET_FIELD(d, capabilities.add,
+                  kc__pack_strv(pk, s->capabilities.add, s->capabilities.n_add));
+        SET_FIELD(d, capabilities.drop,
+                  kc__pack_strv(pk, s->capabilities.drop, s->capabilities.n_drop));
+        PACK_FIELD_STR(pk, s, d, proc_mount);
+        pack_seccomp(pk, &s->seccomp, d ? &d->seccomp : NULL);
+}
+
+static void pack_handler(struct kc__packer *pk, const struct kc_api_handler *s,
+                         struct kc_api_handler *d)
+{
+        SET_FIELD(d, command, kc__pack_strv(pk, s->command, s->n_command));
+        PACK_FIELD_STR(pk, s, d, host);
+        PACK_FIELD_STR(pk, s, d, port.name);
+        PACK_FIELD_STR(pk, s, d, path);
+        SET_FIELD(
+                d, headers,
+                PACK_ITEMS(pk, s->headers, s->n_headers, struct kc_api_http_header, pack_str_pair));
+        PACK_FIELD_STR(pk, s, d, grpc_service);
+}
+
+static void pack_probe(struct kc__packer *pk, const struct kc_api_probe *s, struct kc_api_probe *d)
+{
+        pack_handler(pk, &s->handler, d ? &d->handler : NULL);
+}
+
+static void pack_api_container(struct kc__packer *pk, const void *sv, void *dv)
+{
+        const struct kc_api_container *s = sv;
+        struct kc_api_container *d = dv;
+
+        pack_copy(s, d, sizeof(*s));
+        PACK_FIELD_STR(pk, s, d, name);
+        PACK_FIELD_STR(pk, s, d, image);
+        SET_FIELD(d, command, kc__pack_strv(pk, s->command, s->n_command));
+        SET_FIELD(d, args, kc__pack_strv(pk, s->args, s->n_args));
+        PACK_FIELD_STR(pk, s, d, working_dir);
+        SET_FIELD(d, ports,
+                  PACK_ITEMS(pk, s->ports, s->n_ports, struct kc_api_container_port,
+                             pack_container_port));
+        SET_FIELD(
+                d, env_from,
+                PACK_ITEMS(pk, s->env_from, s->n_env_from, struct kc_api_env_from, pack_env_from));
+        SET_FIELD(d, env, PACK_ITEMS(pk, s->env, s->n_env, struct kc_api_env_var, pack_env_var));
+        pack_resources(pk, &s->resources, d ? &d->resources : NULL);
+        SET_FIELD(d, volume_mounts,
+                  PACK_ITEMS(pk, s->volume_mounts, s->n_volume_mounts, struct kc_api_volume_mount,
+                             pack_volume_mount));
+        pack_handler(pk, &s->lifecycle.post_start, d ? &d->lifecycle.post_start : NULL);
+        pack_handler(pk, &s->lifecycle.pre_stop, d ? &d->lifecycle.pre_stop : NULL);
+        pack_probe(pk, &s->liveness_probe, d ? &d->liveness_probe : NULL);
+        pack_probe(pk, &s->readiness_probe, d ? &d->readiness_probe : NULL);
+        pack_probe(pk, &s->startup_probe, d ? &d->startup_probe : NULL);
+        PACK_FIELD_STR(pk, s, d, termination_message_path);
+        pack_security_context(pk, &s->security_context, d ? &d->security_context : NULL);
+}
+
+static void pack_host_alias(struct kc__packer *pk, const void *sv, void *dv)
+{
+        const struct kc_api_host_alias *s = sv;
+        struct kc_api_host_alias *d = dv;
+
+        pack_copy(s, d, sizeof(*s));
+        PACK_FIELD_STR(pk, s, d, ip);
+        SET_FIELD(d, hostnames, kc__pack_strv(pk, s->hostnames, s->n_hostnames));
+}
+
+static void pack_dns_config(struct kc__packer *pk, const struct kc_api_dns_config *s,
+                            struct kc_api_dns_config *d)
+{
+        SET_FIELD(d, nameservers, kc__pack_strv(pk, s->nameservers, s->n_nameservers));
+        SET_FIELD(d, searches, kc__pack_strv(pk, s->searches, s->n_searches));
+        SET_FIELD(
+                d, options,
+                PACK_ITEMS(pk, s->options, s->n_options, struct kc_api_dns_option, pack_str_pair));
+}
+
+static void pack_pod_security_context(struct kc__packer *pk,
+                                      const struct kc_api_pod_security_context *s,
+                                      struct kc_api_pod_security_context *d)
+{
+        int64_t *groups =
+                kc__pack_array(pk, int64_t, s->supplemental_groups ? s->n_supplemental_groups : 0);
+
+        if (groups)
+                memcpy(groups, s->supplemental_groups, sizeof(*groups) * s->n_supplemental_groups);
+        SET_FIELD(d, supplemental_groups, (const int64_t *)groups);
+        SET_FIELD(d, sysctls,
+                  PACK_ITEMS(pk, s->sysctls, s->n_sysctls, struct kc_api_sysctl, pack_str_pair));
+        pack_seccomp(pk, &s->seccomp, d ? &d->seccomp : NULL);
 }
 
 static void *pack_api_pod_obj(struct kc__packer *pk, const void *tmpl)
@@ -576,26 +824,34 @@ static void *pack_api_pod_obj(struct kc__packer *pk, const void *tmpl)
         const struct kc_api_pod *t = tmpl;
         struct api_pod_box *box =
                 kc__pack_reserve(pk, sizeof(struct api_pod_box), alignof(struct api_pod_box));
-        const char *uid = kc__pack_str(pk, t->uid), *name = kc__pack_str(pk, t->name);
-        const char *ns = kc__pack_str(pk, t->namespace), *source = kc__pack_str(pk, t->source);
-        const struct kc_api_container *c = pack_api_containers(pk, t->containers, t->n_containers);
-        const struct kc_api_container *ic =
-                pack_api_containers(pk, t->init_containers, t->n_init_containers);
-        const struct kc_label *labels = kc__pack_labels(pk, t->labels, t->n_labels);
-        const struct kc_label *ann = kc__pack_labels(pk, t->annotations, t->n_annotations);
+        struct kc_api_pod *d = box ? &box->pod : NULL;
 
-        if (!box)
-                return NULL;
-        box->pod = *t;
-        box->pod.uid = uid;
-        box->pod.name = name;
-        box->pod.namespace = ns;
-        box->pod.source = source;
-        box->pod.containers = c;
-        box->pod.init_containers = ic;
-        box->pod.labels = labels;
-        box->pod.annotations = ann;
-        return &box->pod;
+        pack_copy(t, d, sizeof(*t));
+        PACK_FIELD_STR(pk, t, d, uid);
+        PACK_FIELD_STR(pk, t, d, name);
+        PACK_FIELD_STR(pk, t, d, namespace);
+        PACK_FIELD_STR(pk, t, d, source);
+        SET_FIELD(d, containers,
+                  PACK_ITEMS(pk, t->containers, t->n_containers, struct kc_api_container,
+                             pack_api_container));
+        SET_FIELD(d, init_containers,
+                  PACK_ITEMS(pk, t->init_containers, t->n_init_containers, struct kc_api_container,
+                             pack_api_container));
+        SET_FIELD(d, labels, kc__pack_labels(pk, t->labels, t->n_labels));
+        SET_FIELD(d, annotations, kc__pack_labels(pk, t->annotations, t->n_annotations));
+        SET_FIELD(d, volumes,
+                  PACK_ITEMS(pk, t->volumes, t->n_volumes, struct kc_api_volume, pack_volume));
+        PACK_FIELD_STR(pk, t, d, node_name);
+        PACK_FIELD_STR(pk, t, d, service_account_name);
+        PACK_FIELD_STR(pk, t, d, hostname);
+        PACK_FIELD_STR(pk, t, d, subdomain);
+        SET_FIELD(d, host_aliases,
+                  PACK_ITEMS(pk, t->host_aliases, t->n_host_aliases, struct kc_api_host_alias,
+                             pack_host_alias));
+        pack_dns_config(pk, &t->dns_config, d ? &d->dns_config : NULL);
+        pack_pod_security_context(pk, &t->security_context, d ? &d->security_context : NULL);
+        PACK_FIELD_STR(pk, t, d, priority_class_name);
+        return d;
 }
 
 int kc_api_pod_new(const struct kc_api_pod *tmpl, struct kc_api_pod **ret)

@@ -62,6 +62,8 @@ struct fs_file {
         /* The pod the file defines; after a parse error, the one it defined before (or NULL). */
         struct kc_api_pod *pod;
         int read_errno; /* the last read error (negative), logged once; 0 */
+        /* FNV-1a of the content whose warnings were last logged (0: none yet) */
+        uint64_t warned_hash;
 };
 
 enum fs_dir_state {
@@ -258,7 +260,8 @@ static bool same_stat(const struct fs_file *f, const struct stat *st)
                f->ctim.tv_sec == st->st_ctim.tv_sec && f->ctim.tv_nsec == st->st_ctim.tv_nsec;
 }
 
-static struct fs_file *fs_file_new(const char *name, const struct stat *st, struct kc_api_pod *pod)
+static struct fs_file *fs_file_new(const char *name, const struct stat *st, struct kc_api_pod *pod,
+                                   const struct fs_file *old)
 {
         struct fs_file *f = calloc(1, sizeof(*f));
 
@@ -277,6 +280,7 @@ static struct fs_file *fs_file_new(const char *name, const struct stat *st, stru
                 f->ctim = st->st_ctim;
         }
         f->pod = pod ? kc_api_pod_ref(pod) : NULL;
+        f->warned_hash = old ? old->warned_hash : 0;
         return f;
 }
 
@@ -309,7 +313,7 @@ static int read_failed(const char *name, const char *path, const struct fs_file 
                 kc_log_error_s(strerror(-r), "Could not read manifest file",
                                KC_KV_STR("path", path),
                                KC_KV_BOOL("keepingPreviousPod", kept != NULL));
-        *ret = fs_file_new(name, NULL, kept);
+        *ret = fs_file_new(name, NULL, kept, old);
         if (!*ret)
                 return -ENOMEM;
         (*ret)->read_errno = r;
@@ -325,7 +329,7 @@ static int parse_failed(const char *name, const char *path, const struct stat *s
 {
         kc_log_error_s(err, "Could not process manifest file", KC_KV_STR("path", path),
                        KC_KV_BOOL("keepingPreviousPod", old && old->pod));
-        *ret = fs_file_new(name, st, old ? old->pod : NULL);
+        *ret = fs_file_new(name, st, old ? old->pod : NULL, old);
         return *ret ? 0 : -ENOMEM;
 }
 
@@ -349,12 +353,36 @@ static int read_capped(int fd, char *buf, size_t *ret_len)
         return 0;
 }
 
+/*
+ * Logs the manifest's warnings (fields set but not honoured, fields not in
+ * v1) once per content: a rescan after a touch, or a change back and forth
+ * of another file, does not repeat them.
+ */
+static void log_warnings(const char *path, const char *buf, size_t len,
+                         const struct kc_manifest_warnings *w, struct fs_file *f)
+{
+        uint64_t h = 0xcbf29ce484222325ULL;
+        size_t i;
+
+        for (i = 0; i < len; i++)
+                h = (h ^ (unsigned char)buf[i]) * 0x100000001b3ULL;
+        h |= 1; /* never 0, which means "nothing logged yet" */
+        if (f->warned_hash == h)
+                return;
+        f->warned_hash = h;
+        for (i = 0; i < w->n; i++)
+                kc_log_warn_s("Manifest field is not honoured, ignoring it",
+                              KC_KV_STR("path", path), KC_KV_STR("field", w->v[i].field),
+                              KC_KV_STR("reason", w->v[i].why));
+}
+
 /* Reads and parses the regular file @p name, open at @p fd with the stat @p st. */
 static int parse_file(struct kc_file_source *s, int fd, const char *name, const char *path,
                       const struct stat *st, const struct fs_file *old, struct fs_file **ret)
 {
         _cleanup_free_ char *buf = NULL, *err = NULL;
         _cleanup_(kc_api_pod_unrefp) struct kc_api_pod *pod = NULL;
+        _cleanup_(kc_manifest_warnings_done) struct kc_manifest_warnings warnings = { 0 };
         size_t len = 0;
         int r;
 
@@ -374,14 +402,17 @@ static int parse_file(struct kc_file_source *s, int fd, const char *name, const 
         if (r < 0)
                 return read_failed(name, path, old, r, ret);
 
-        r = kc_manifest_parse(len ? buf : NULL, len, path, s->node_name, kc_clock_now(s->clock),
-                              &pod, &err);
+        r = kc_manifest_parse_warn(len ? buf : NULL, len, path, s->node_name,
+                                   kc_clock_now(s->clock), &pod, &err, &warnings);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
                 return parse_failed(name, path, st, old, err ? err : strerror(-r), ret);
-        *ret = fs_file_new(name, st, pod);
-        return *ret ? 0 : -ENOMEM;
+        *ret = fs_file_new(name, st, pod, old);
+        if (!*ret)
+                return -ENOMEM;
+        log_warnings(path, buf, len, &warnings, *ret);
+        return 0;
 }
 
 /*
@@ -417,7 +448,7 @@ static int scan_file(struct kc_file_source *s, int dirfd, const char *name, stru
         if (!S_ISREG(st.st_mode))
                 return skip_entry(path, &st, ret);
         if (old && same_stat(old, &st)) {
-                *ret = fs_file_new(name, &st, old->pod);
+                *ret = fs_file_new(name, &st, old->pod, old);
                 return *ret ? 0 : -ENOMEM;
         }
         fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);

@@ -10,10 +10,13 @@
  * copied, and each one adds its target's expanded size to those counts, so
  * an alias bomb fails at once, and so does a big string aliased many times,
  * which the pod would otherwise hold as that many copies). The same pass
- * hashes the event stream for the content UID. The second pass walks only
- * the fields we know, checks their types and values and reports the first
- * problem with its field path; unknown fields are ignored, as the API
- * server's non-strict decoding does.
+ * hashes the event stream for the content UID. The second pass walks the
+ * v1 fields (this file: metadata and the entry point; manifest_spec.c,
+ * manifest_container.c and manifest_values.c: the spec), checks their
+ * types and values and reports the first problem with its field path.
+ * Fields cubelet does not honour, and names v1 does not have (which the
+ * API server's non-strict decoding would drop silently), become warnings
+ * (manifest_fields.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -32,49 +35,14 @@
 #include "core/cleanup.h"
 #include "core/format.h"
 #include "core/map.h"
+#include "core/arena.h"
 #include "kubelet/config/manifest.h"
+#include "manifest_internal.h"
 #include "runtime/api_pod.h"
 #include "runtime/runtime_service.h"
 
 /* ------------------------------------------------------------------------ */
 /* The tree                                                                   */
-
-enum node_type {
-        NODE_SCALAR,
-        NODE_SEQ,
-        NODE_MAP,
-};
-
-struct node {
-        enum node_type type;
-        bool plain;         /* scalar: plain style without a !!str tag (may be a number...) */
-        char *value;        /* scalar: NUL-terminated copy */
-        size_t len;         /* scalar: length (the value may hold NUL bytes) */
-        struct node **kids; /* seq: items; map: key, value, key, value, ... */
-        size_t n, cap;
-        size_t line, column; /* 1-based start mark */
-        size_t weight;       /* nodes in the expanded subtree */
-        size_t bytes;        /* scalar bytes in the expanded subtree */
-};
-
-struct anchor {
-        char *name;
-        struct node *node;
-};
-
-struct builder {
-        struct node **all; /* every node, for freeing */
-        size_t n_all, cap_all;
-        struct anchor anchors[KC_MANIFEST_MAX_ANCHORS];
-        size_t n_anchors;
-        struct node *stack[KC_MANIFEST_MAX_DEPTH + 1];
-        char *stack_anchor[KC_MANIFEST_MAX_DEPTH + 1];
-        size_t depth;
-        size_t expanded;       /* nodes of the document with aliases expanded */
-        size_t expanded_bytes; /* scalar bytes of the document with aliases expanded */
-        struct node *root;
-        unsigned __int128 hash;
-};
 
 static void builder_done(struct builder *b)
 {
@@ -123,14 +91,7 @@ static void hash_field(unsigned __int128 *h, char tag, const void *data, size_t 
         hash_bytes(h, data, len);
 }
 
-struct ctx {
-        const char *file_name;
-        char *err; /* the first error, "<file>: <what>" */
-        bool oom;
-        struct builder b;
-};
-
-static int failv(struct ctx *c, const char *fmt, va_list ap)
+static int failv(struct mf_ctx *c, const char *fmt, va_list ap)
 {
         _cleanup_free_ char *what = NULL;
         char *msg;
@@ -147,8 +108,7 @@ static int failv(struct ctx *c, const char *fmt, va_list ap)
         return -EBADMSG;
 }
 
-static int fail(struct ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(struct ctx *c, const char *fmt, ...)
+int kc__mf_fail(struct mf_ctx *c, const char *fmt, ...)
 {
         va_list ap;
         int r;
@@ -159,10 +119,10 @@ static int fail(struct ctx *c, const char *fmt, ...)
         return r;
 }
 
-static struct node *node_new(struct ctx *c, enum node_type type, const yaml_mark_t *mark)
+static struct mf_node *node_new(struct mf_ctx *c, enum node_type type, const yaml_mark_t *mark)
 {
         struct builder *b = &c->b;
-        struct node *n;
+        struct mf_node *n;
 
         if (KC_ARRAY_GROW(b->all, b->cap_all, b->n_all + 1, 64) < 0)
                 return NULL;
@@ -177,7 +137,7 @@ static struct node *node_new(struct ctx *c, enum node_type type, const yaml_mark
         return n;
 }
 
-static int node_append(struct node *parent, struct node *kid)
+static int node_append(struct mf_node *parent, struct mf_node *kid)
 {
         if (KC_ARRAY_GROW(parent->kids, parent->cap, parent->n + 1, 8) < 0)
                 return -ENOMEM;
@@ -186,31 +146,34 @@ static int node_append(struct node *parent, struct node *kid)
 }
 
 /* Counts @p weight more nodes and @p bytes more scalar bytes in the expanded document. */
-static int count_nodes(struct ctx *c, size_t weight, size_t bytes, const yaml_mark_t *mark)
+static int count_nodes(struct mf_ctx *c, size_t weight, size_t bytes, const yaml_mark_t *mark)
 {
         if (weight > KC_MANIFEST_MAX_NODES - c->b.expanded)
-                return fail(c,
-                            "line %zu, column %zu: too many nodes (more than %d with aliases "
-                            "expanded)",
-                            mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_NODES);
+                return kc__mf_fail(
+                        c,
+                        "line %zu, column %zu: too many nodes (more than %d with aliases "
+                        "expanded)",
+                        mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_NODES);
         if (bytes > (size_t)KC_MANIFEST_MAX_EXPANDED - c->b.expanded_bytes)
-                return fail(c,
-                            "line %zu, column %zu: too much text (more than %d bytes of strings "
-                            "with aliases expanded)",
-                            mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_EXPANDED);
+                return kc__mf_fail(
+                        c,
+                        "line %zu, column %zu: too much text (more than %d bytes of strings "
+                        "with aliases expanded)",
+                        mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_EXPANDED);
         c->b.expanded += weight;
         c->b.expanded_bytes += bytes;
         return 0;
 }
 
-static int anchor_add(struct ctx *c, const char *name, struct node *n, const yaml_mark_t *mark)
+static int anchor_add(struct mf_ctx *c, const char *name, struct mf_node *n,
+                      const yaml_mark_t *mark)
 {
         struct builder *b = &c->b;
         char *copy;
 
         if (b->n_anchors == KC_MANIFEST_MAX_ANCHORS)
-                return fail(c, "line %zu, column %zu: too many anchors (more than %d)",
-                            mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_ANCHORS);
+                return kc__mf_fail(c, "line %zu, column %zu: too many anchors (more than %d)",
+                                   mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_ANCHORS);
         copy = strdup(name);
         if (!copy)
                 return -ENOMEM;
@@ -218,7 +181,7 @@ static int anchor_add(struct ctx *c, const char *name, struct node *n, const yam
         return 0;
 }
 
-static struct node *anchor_find(struct builder *b, const char *name)
+static struct mf_node *anchor_find(struct builder *b, const char *name)
 {
         size_t i;
 
@@ -230,7 +193,7 @@ static struct node *anchor_find(struct builder *b, const char *name)
 }
 
 /* Hangs a finished node on the open collection (or makes it the root). */
-static int attach(struct ctx *c, struct node *n)
+static int attach(struct mf_ctx *c, struct mf_node *n)
 {
         struct builder *b = &c->b;
 
@@ -243,7 +206,7 @@ static int attach(struct ctx *c, struct node *n)
         return node_append(b->stack[b->depth - 1], n);
 }
 
-static char scalar_kind(const struct node *n);
+static char scalar_kind(const struct mf_node *n);
 
 static bool is_str_tag(const yaml_char_t *tag)
 {
@@ -251,15 +214,15 @@ static bool is_str_tag(const yaml_char_t *tag)
                        strcmp((const char *)tag, "!!str") == 0);
 }
 
-static int on_scalar(struct ctx *c, const yaml_event_t *ev)
+static int on_scalar(struct mf_ctx *c, const yaml_event_t *ev)
 {
         const yaml_mark_t *mark = &ev->start_mark;
-        struct node *n;
+        struct mf_node *n;
         int r;
 
         if (ev->data.scalar.length > KC_MANIFEST_MAX_STRING)
-                return fail(c, "line %zu, column %zu: string longer than %d bytes", mark->line + 1,
-                            mark->column + 1, KC_MANIFEST_MAX_STRING);
+                return kc__mf_fail(c, "line %zu, column %zu: string longer than %d bytes",
+                                   mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_STRING);
         r = count_nodes(c, 1, ev->data.scalar.length, mark);
         if (r < 0)
                 return r;
@@ -285,17 +248,17 @@ static int on_scalar(struct ctx *c, const yaml_event_t *ev)
         return attach(c, n);
 }
 
-static int on_start(struct ctx *c, const yaml_event_t *ev, enum node_type type,
+static int on_start(struct mf_ctx *c, const yaml_event_t *ev, enum node_type type,
                     const yaml_char_t *anchor)
 {
         const yaml_mark_t *mark = &ev->start_mark;
         struct builder *b = &c->b;
-        struct node *n;
+        struct mf_node *n;
         int r;
 
         if (b->depth == KC_MANIFEST_MAX_DEPTH)
-                return fail(c, "line %zu, column %zu: nesting deeper than %d levels",
-                            mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_DEPTH);
+                return kc__mf_fail(c, "line %zu, column %zu: nesting deeper than %d levels",
+                                   mark->line + 1, mark->column + 1, KC_MANIFEST_MAX_DEPTH);
         r = count_nodes(c, 1, 0, mark);
         if (r < 0)
                 return r;
@@ -313,10 +276,10 @@ static int on_start(struct ctx *c, const yaml_event_t *ev, enum node_type type,
         return 0;
 }
 
-static int on_end(struct ctx *c)
+static int on_end(struct mf_ctx *c)
 {
         struct builder *b = &c->b;
-        struct node *n = b->stack[b->depth - 1];
+        struct mf_node *n = b->stack[b->depth - 1];
         char *anchor = b->stack_anchor[b->depth - 1];
         yaml_mark_t mark = { .line = n->line - 1, .column = n->column - 1 };
         int r = 0;
@@ -335,16 +298,16 @@ static int on_end(struct ctx *c)
         return attach(c, n);
 }
 
-static int on_alias(struct ctx *c, const yaml_event_t *ev)
+static int on_alias(struct mf_ctx *c, const yaml_event_t *ev)
 {
         const yaml_mark_t *mark = &ev->start_mark;
         const char *name = (const char *)ev->data.alias.anchor;
-        struct node *target = anchor_find(&c->b, name);
+        struct mf_node *target = anchor_find(&c->b, name);
         int r;
 
         if (!target)
-                return fail(c, "line %zu, column %zu: unknown anchor \"%.64s\"", mark->line + 1,
-                            mark->column + 1, name);
+                return kc__mf_fail(c, "line %zu, column %zu: unknown anchor \"%.64s\"",
+                                   mark->line + 1, mark->column + 1, name);
         /* The alias stands for a whole copy of its target: count that copy. */
         r = count_nodes(c, target->weight, target->bytes, mark);
         if (r < 0)
@@ -367,7 +330,7 @@ static void offset_position(const char *data, size_t len, size_t off, size_t *li
         *col = off - start + 1;
 }
 
-static int syntax_error(struct ctx *c, const yaml_parser_t *p, const char *data, size_t len)
+static int syntax_error(struct mf_ctx *c, const yaml_parser_t *p, const char *data, size_t len)
 {
         size_t line, col;
 
@@ -377,22 +340,24 @@ static int syntax_error(struct ctx *c, const yaml_parser_t *p, const char *data,
         case YAML_READER_ERROR:
                 offset_position(data, len, p->problem_offset, &line, &col);
                 if (p->problem_value >= 0)
-                        return fail(c, "line %zu, column %zu: %s (#x%02X)", line, col, p->problem,
-                                    (unsigned)p->problem_value);
-                return fail(c, "line %zu, column %zu: %s", line, col, p->problem);
+                        return kc__mf_fail(c, "line %zu, column %zu: %s (#x%02X)", line, col,
+                                           p->problem, (unsigned)p->problem_value);
+                return kc__mf_fail(c, "line %zu, column %zu: %s", line, col, p->problem);
         default:
                 if (p->context)
-                        return fail(c, "line %zu, column %zu: %s (%s at line %zu, column %zu)",
-                                    p->problem_mark.line + 1, p->problem_mark.column + 1,
-                                    p->problem ? p->problem : "syntax error", p->context,
-                                    p->context_mark.line + 1, p->context_mark.column + 1);
-                return fail(c, "line %zu, column %zu: %s", p->problem_mark.line + 1,
-                            p->problem_mark.column + 1, p->problem ? p->problem : "syntax error");
+                        return kc__mf_fail(c,
+                                           "line %zu, column %zu: %s (%s at line %zu, column %zu)",
+                                           p->problem_mark.line + 1, p->problem_mark.column + 1,
+                                           p->problem ? p->problem : "syntax error", p->context,
+                                           p->context_mark.line + 1, p->context_mark.column + 1);
+                return kc__mf_fail(c, "line %zu, column %zu: %s", p->problem_mark.line + 1,
+                                   p->problem_mark.column + 1,
+                                   p->problem ? p->problem : "syntax error");
         }
 }
 
 /* Parses the one document of @p data into c->b.root (NULL for an empty stream). */
-static int build_tree(struct ctx *c, const char *data, size_t len)
+static int build_tree(struct mf_ctx *c, const char *data, size_t len)
 {
         yaml_parser_t parser;
         bool done = false;
@@ -415,10 +380,11 @@ static int build_tree(struct ctx *c, const char *data, size_t len)
                         break;
                 case YAML_DOCUMENT_START_EVENT:
                         if (++documents > 1)
-                                r = fail(c,
-                                         "line %zu, column %zu: a manifest holds one document "
-                                         "(found a second one)",
-                                         ev.start_mark.line + 1, ev.start_mark.column + 1);
+                                r = kc__mf_fail(
+                                        c,
+                                        "line %zu, column %zu: a manifest holds one document "
+                                        "(found a second one)",
+                                        ev.start_mark.line + 1, ev.start_mark.column + 1);
                         break;
                 case YAML_SCALAR_EVENT:
                         r = on_scalar(c, &ev);
@@ -448,19 +414,11 @@ static int build_tree(struct ctx *c, const char *data, size_t len)
 /* ------------------------------------------------------------------------ */
 /* Field paths and typed access                                               */
 
-/* One step of a field path: ".field", "[index]" or "[key]". */
-struct path {
-        const struct path *up;
-        const char *field;
-        const char *key;
-        size_t index;
-};
-
-static void path_render(const struct path *p, FILE *f)
+void kc__mf_path_render(const struct mf_path *p, FILE *f)
 {
         if (!p)
                 return;
-        path_render(p->up, f);
+        kc__mf_path_render(p->up, f);
         if (p->field)
                 fprintf(f, "%s%s", p->up ? "." : "", p->field);
         else if (p->key)
@@ -470,9 +428,7 @@ static void path_render(const struct path *p, FILE *f)
 }
 
 /* "<file>: <path>: <what>" */
-static int fail_path(struct ctx *c, const struct path *p, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static int fail_path(struct ctx *c, const struct path *p, const char *fmt, ...)
+int kc__mf_fail_path(struct mf_ctx *c, const struct mf_path *p, const char *fmt, ...)
 {
         _cleanup_free_ char *path = NULL, *what = NULL;
         size_t n = 0;
@@ -484,7 +440,7 @@ static int fail_path(struct ctx *c, const struct path *p, const char *fmt, ...)
                 c->oom = true;
                 return -ENOMEM;
         }
-        path_render(p, f);
+        kc__mf_path_render(p, f);
         if (fclose(f) != 0) {
                 c->oom = true;
                 return -ENOMEM;
@@ -496,11 +452,11 @@ static int fail_path(struct ctx *c, const struct path *p, const char *fmt, ...)
                 c->oom = true;
                 return -ENOMEM;
         }
-        return fail(c, "%s: %s", path, what);
+        return kc__mf_fail(c, "%s: %s", path, what);
 }
 
 /* A value as a message quotes it: at most 64 bytes, non-printable bytes escaped. */
-static const char *quote(char buf[static 300], const char *s, size_t len)
+const char *kc__mf_quote(char buf[static 300], const char *s, size_t len)
 {
         size_t i, o = 0;
 
@@ -526,7 +482,7 @@ static const char *quote(char buf[static 300], const char *s, size_t len)
         return buf;
 }
 
-static bool is_null(const struct node *n)
+bool kc__mf_is_null(const struct mf_node *n)
 {
         static const char *const nulls[] = { "", "~", "null", "Null", "NULL" };
         size_t i;
@@ -542,7 +498,7 @@ static bool is_null(const struct node *n)
 }
 
 /* YAML 1.1 booleans, as sigs.k8s.io/yaml (go-yaml v2) resolves them: 1 true, 0 false, -1 not. */
-static int plain_bool(const struct node *n)
+int kc__mf_plain_bool(const struct mf_node *n)
 {
         static const char *const yes[] = { "y",  "Y",  "yes",  "Yes",  "YES", "on",
                                            "On", "ON", "true", "True", "TRUE" };
@@ -571,7 +527,7 @@ static bool digits(const char **s, const char *set)
 }
 
 /* Whether a plain scalar resolves to a number (int or float) in YAML 1.1. */
-static bool plain_number(const struct node *n)
+bool kc__mf_plain_number(const struct mf_node *n)
 {
         const char *s = n->value;
         bool mantissa;
@@ -611,73 +567,75 @@ static bool plain_number(const struct node *n)
 }
 
 /* A scalar's YAML 1.1 type: 'n'ull, 'b'oolean, number ('#') or 's'tring. */
-static char scalar_kind(const struct node *n)
+static char scalar_kind(const struct mf_node *n)
 {
-        if (is_null(n))
+        if (kc__mf_is_null(n))
                 return 'n';
-        if (plain_bool(n) >= 0)
+        if (kc__mf_plain_bool(n) >= 0)
                 return 'b';
-        return plain_number(n) ? '#' : 's';
+        return kc__mf_plain_number(n) ? '#' : 's';
 }
 
 /*
  * A string field. Null leaves *ret NULL (Go's zero value); a plain scalar
  * that YAML resolves to a boolean or a number is not a string.
  */
-static int get_string(struct ctx *c, const struct path *p, const struct node *n, const char **ret)
+int kc__mf_get_string(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *n,
+                      const char **ret)
 {
         *ret = NULL;
-        if (is_null(n))
+        if (kc__mf_is_null(n))
                 return 0;
-        if (n->type != NODE_SCALAR || plain_bool(n) >= 0 || plain_number(n))
-                return fail_path(c, p, "must be a string");
+        if (n->type != NODE_SCALAR || kc__mf_plain_bool(n) >= 0 || kc__mf_plain_number(n))
+                return kc__mf_fail_path(c, p, "must be a string");
         if (strlen(n->value) != n->len)
-                return fail_path(c, p, "must not contain NUL characters");
+                return kc__mf_fail_path(c, p, "must not contain NUL characters");
         *ret = n->value;
         return 0;
 }
 
-static int get_bool(struct ctx *c, const struct path *p, const struct node *n, bool *ret)
+int kc__mf_get_bool(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *n, bool *ret)
 {
         int v;
 
-        if (is_null(n))
+        if (kc__mf_is_null(n))
                 return 0;
-        v = plain_bool(n);
+        v = kc__mf_plain_bool(n);
         if (v < 0)
-                return fail_path(c, p, "must be a boolean");
+                return kc__mf_fail_path(c, p, "must be a boolean");
         *ret = v;
         return 0;
 }
 
 /* A non-negative decimal integer that fits int64; null leaves *ret alone. */
-static int get_count(struct ctx *c, const struct path *p, const struct node *n, int64_t *ret)
+int kc__mf_get_count(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *n,
+                     int64_t *ret)
 {
         const char *s;
         int64_t v = 0;
 
-        if (is_null(n))
+        if (kc__mf_is_null(n))
                 return 0;
         if (n->type != NODE_SCALAR || !n->plain)
-                return fail_path(c, p, "must be a non-negative integer");
+                return kc__mf_fail_path(c, p, "must be a non-negative integer");
         s = n->value;
         if (*s == '+')
                 s++;
         if (!*s)
-                return fail_path(c, p, "must be a non-negative integer");
+                return kc__mf_fail_path(c, p, "must be a non-negative integer");
         for (; *s; s++) {
                 if (*s < '0' || *s > '9' || v > (INT64_MAX - (*s - '0')) / 10)
-                        return fail_path(c, p, "must be a non-negative integer");
+                        return kc__mf_fail_path(c, p, "must be a non-negative integer");
                 v = v * 10 + (*s - '0');
         }
         *ret = v;
         return 0;
 }
 
-static int want_map(struct ctx *c, const struct path *p, const struct node *n)
+int kc__mf_want_map(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *n)
 {
         if (n->type != NODE_MAP)
-                return fail_path(c, p, "must be an object");
+                return kc__mf_fail_path(c, p, "must be an object");
         return 0;
 }
 
@@ -686,27 +644,27 @@ static int want_map(struct ctx *c, const struct path *p, const struct node *n)
  * key given twice is an error (a YAML parser keeps the last one, a JSON one
  * the first: refuse to guess).
  */
-static int map_get(struct ctx *c, const struct path *p, const struct node *m, const char *key,
-                   const struct node **ret)
+int kc__mf_map_get(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *m,
+                   const char *key, const struct mf_node **ret)
 {
-        const struct node *found = NULL;
+        const struct mf_node *found = NULL;
         size_t i;
 
         for (i = 0; i + 1 < m->n; i += 2) {
-                const struct node *k = m->kids[i];
+                const struct mf_node *k = m->kids[i];
 
                 if (k->type != NODE_SCALAR || strcmp(k->value, key) != 0 || k->len != strlen(key))
                         continue;
                 if (found)
-                        return fail_path(c, &(struct path){ .up = p, .field = key },
-                                         "duplicate key");
+                        return kc__mf_fail_path(c, &(struct mf_path){ .up = p, .field = key },
+                                                "duplicate key");
                 found = m->kids[i + 1];
         }
         *ret = found;
         return 0;
 }
 
-static bool has_merge_key(const struct node *m)
+bool kc__mf_has_merge_key(const struct mf_node *m)
 {
         size_t i;
 
@@ -718,74 +676,74 @@ static bool has_merge_key(const struct node *m)
 }
 
 /* Merge keys (<<) would silently drop fields since we ignore unknown keys: refuse them. */
-static int no_merge_keys(struct ctx *c, const struct path *p, const struct node *m)
+int kc__mf_no_merge_keys(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *m)
 {
-        if (has_merge_key(m))
-                return fail_path(c, p, "merge keys (<<) are not supported");
+        if (kc__mf_has_merge_key(m))
+                return kc__mf_fail_path(c, p, "merge keys (<<) are not supported");
         return 0;
 }
 
 /*
  * Looks up the field @p key of mapping @p m (NULL when absent, which reads
  * as null) and gives its path, @p p then @p key, for the typed getters:
- * field_string() and the like are get_string() and the like on a field.
+ * kc__mf_field_string() and the like are kc__mf_get_string() and the like on a field.
  */
-static int field(struct ctx *c, const struct path *p, const struct node *m, const char *key,
-                 struct path *ret_path, const struct node **ret)
+int kc__mf_field(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *m,
+                 const char *key, struct mf_path *ret_path, const struct mf_node **ret)
 {
-        *ret_path = (struct path){ .up = p, .field = key };
-        return map_get(c, p, m, key, ret);
+        *ret_path = (struct mf_path){ .up = p, .field = key };
+        return kc__mf_map_get(c, p, m, key, ret);
 }
 
-static int field_string(struct ctx *c, const struct path *p, const struct node *m, const char *key,
-                        const char **ret)
+int kc__mf_field_string(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *m,
+                        const char *key, const char **ret)
 {
-        const struct node *n;
-        struct path fp;
+        const struct mf_node *n;
+        struct mf_path fp;
         int r;
 
-        r = field(c, p, m, key, &fp, &n);
-        return r < 0 ? r : get_string(c, &fp, n, ret);
+        r = kc__mf_field(c, p, m, key, &fp, &n);
+        return r < 0 ? r : kc__mf_get_string(c, &fp, n, ret);
 }
 
-static int field_bool(struct ctx *c, const struct path *p, const struct node *m, const char *key,
-                      bool *ret)
+int kc__mf_field_bool(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *m,
+                      const char *key, bool *ret)
 {
-        const struct node *n;
-        struct path fp;
+        const struct mf_node *n;
+        struct mf_path fp;
         int r;
 
-        r = field(c, p, m, key, &fp, &n);
-        return r < 0 ? r : get_bool(c, &fp, n, ret);
+        r = kc__mf_field(c, p, m, key, &fp, &n);
+        return r < 0 ? r : kc__mf_get_bool(c, &fp, n, ret);
 }
 
-static int field_count(struct ctx *c, const struct path *p, const struct node *m, const char *key,
-                       int64_t *ret)
+int kc__mf_field_count(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *m,
+                       const char *key, int64_t *ret)
 {
-        const struct node *n;
-        struct path fp;
+        const struct mf_node *n;
+        struct mf_path fp;
         int r;
 
-        r = field(c, p, m, key, &fp, &n);
-        return r < 0 ? r : get_count(c, &fp, n, ret);
+        r = kc__mf_field(c, p, m, key, &fp, &n);
+        return r < 0 ? r : kc__mf_get_count(c, &fp, n, ret);
 }
 
 /* "unsupported value" for the field @p key of @p p, listing the @p supported values. */
-static int fail_unsupported(struct ctx *c, const struct path *p, const char *key, const char *value,
-                            const char *supported)
+int kc__mf_fail_unsupported(struct mf_ctx *c, const struct mf_path *p, const char *key,
+                            const char *value, const char *supported)
 {
         char q[300];
 
-        return fail_path(c, &(struct path){ .up = p, .field = key },
-                         "unsupported value %s (supported: %s)", quote(q, value, strlen(value)),
-                         supported);
+        return kc__mf_fail_path(c, &(struct mf_path){ .up = p, .field = key },
+                                "unsupported value %s (supported: %s)",
+                                kc__mf_quote(q, value, strlen(value)), supported);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Validation                                                                 */
 
 /* RFC 1123 label (a container name, a namespace): [a-z0-9]([-a-z0-9]*[a-z0-9])?, <= 63. */
-static bool is_dns_label(const char *s)
+bool kc__mf_is_dns_label(const char *s)
 {
         size_t i, n = strlen(s);
 
@@ -801,7 +759,7 @@ static bool is_dns_label(const char *s)
 }
 
 /* RFC 1123 subdomain (a pod name): dot-separated labels, <= 253 in all. */
-static bool is_dns_subdomain(const char *s)
+bool kc__mf_is_dns_subdomain(const char *s)
 {
         size_t n = strlen(s), i = 0;
 
@@ -817,7 +775,7 @@ static bool is_dns_subdomain(const char *s)
                         return false;
                 memcpy(label, s + i, j - i);
                 label[j - i] = '\0';
-                if (!is_dns_label(label))
+                if (!kc__mf_is_dns_label(label))
                         return false;
                 if (j == n)
                         break;
@@ -828,60 +786,35 @@ static bool is_dns_subdomain(const char *s)
         return true;
 }
 
-static bool has_outer_space(const char *s)
+bool kc__mf_has_outer_space(const char *s)
 {
         size_t n = strlen(s);
 
         return n > 0 && (isspace((unsigned char)s[0]) || isspace((unsigned char)s[n - 1]));
 }
 
-/*
- * The v1 default pull policy (SetDefaults_Container): Always when the
- * image's tag is "latest", or when it has neither tag nor digest (the
- * reference parser then defaults the tag to "latest"); else IfNotPresent.
- */
-static enum kc_pull_policy default_pull_policy(const char *image)
-{
-        const char *at = strchr(image, '@');
-        const char *end = at ? at : image + strlen(image);
-        const char *slash = NULL, *colon = NULL, *q;
-
-        for (q = image; q < end; q++)
-                if (*q == '/')
-                        slash = q;
-        for (q = slash ? slash + 1 : image; q < end; q++)
-                if (*q == ':')
-                        colon = q;
-        if (!colon)
-                return at ? KC_PULL_IF_NOT_PRESENT : KC_PULL_ALWAYS;
-        return (size_t)(end - colon - 1) == 6 && strncmp(colon + 1, "latest", 6) == 0
-                       ? KC_PULL_ALWAYS
-                       : KC_PULL_IF_NOT_PRESENT;
-}
-
-/* A list of strings; null is empty. *ret is malloc'd (NULL when empty). */
-static int get_strv(struct ctx *c, const struct path *p, const struct node *n, const char ***ret,
-                    size_t *ret_n)
+/* A list of strings; null is empty. *ret is in the arena (NULL when empty). */
+int kc__mf_get_strv(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *n,
+                    const char ***ret, size_t *ret_n)
 {
         const char **v;
         size_t i;
         int r;
 
-        if (is_null(n))
+        if (kc__mf_is_null(n))
                 return 0;
         if (n->type != NODE_SEQ)
-                return fail_path(c, p, "must be a list");
+                return kc__mf_fail_path(c, p, "must be a list");
         if (n->n == 0)
                 return 0;
-        v = calloc(n->n, sizeof(*v));
+        v = kc__mf_alloc(c, n->n, sizeof(*v));
         if (!v)
                 return -ENOMEM;
         for (i = 0; i < n->n; i++) {
-                r = get_string(c, &(struct path){ .up = p, .index = i }, n->kids[i], &v[i]);
-                if (r < 0) {
-                        free(v);
+                r = kc__mf_get_string(c, &(struct mf_path){ .up = p, .index = i }, n->kids[i],
+                                      &v[i]);
+                if (r < 0)
                         return r;
-                }
                 if (!v[i])
                         v[i] = ""; /* a null item decodes as "" */
         }
@@ -890,136 +823,33 @@ static int get_strv(struct ctx *c, const struct path *p, const struct node *n, c
         return 0;
 }
 
-static int field_strv(struct ctx *c, const struct path *p, const struct node *m, const char *key,
-                      const char *const **ret, size_t *ret_n)
+int kc__mf_field_strv(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *m,
+                      const char *key, const char *const **ret, size_t *ret_n)
 {
-        const struct node *n;
-        struct path fp;
+        const struct mf_node *n;
+        struct mf_path fp;
         int r;
 
-        r = field(c, p, m, key, &fp, &n);
-        return r < 0 ? r : get_strv(c, &fp, n, (const char ***)ret, ret_n);
+        r = kc__mf_field(c, p, m, key, &fp, &n);
+        return r < 0 ? r : kc__mf_get_strv(c, &fp, n, (const char ***)ret, ret_n);
 }
 
-struct containers {
-        struct kc_api_container *v;
-        size_t n;
-};
-
-static void containers_done(struct containers *cs)
-{
-        size_t i;
-
-        for (i = 0; i < cs->n; i++) {
-                free((void *)cs->v[i].command);
-                free((void *)cs->v[i].args);
-        }
-        free(cs->v);
-}
-
-static int parse_container(struct ctx *c, const struct path *p, const struct node *n,
-                           struct kc_api_container *out)
-{
-        const struct path name_p = { .up = p, .field = "name" };
-        const struct path image_p = { .up = p, .field = "image" };
-        const char *s;
-        char q[300];
-        int r, v;
-
-        if (want_map(c, p, n) < 0 || no_merge_keys(c, p, n) < 0)
-                return -EBADMSG;
-
-        r = field_string(c, p, n, "name", &out->name);
-        if (r < 0)
-                return r;
-        if (!out->name || !*out->name)
-                return fail_path(c, &name_p, "required value");
-        if (!is_dns_label(out->name))
-                return fail_path(c, &name_p, "invalid value %s: must be a lowercase RFC 1123 label",
-                                 quote(q, out->name, strlen(out->name)));
-
-        r = field_string(c, p, n, "image", &out->image);
-        if (r < 0)
-                return r;
-        if (!out->image || !*out->image)
-                return fail_path(c, &image_p, "required value");
-        if (has_outer_space(out->image))
-                return fail_path(c, &image_p,
-                                 "invalid value %s: must not have leading or trailing whitespace",
-                                 quote(q, out->image, strlen(out->image)));
-
-        r = field_strv(c, p, n, "command", &out->command, &out->n_command);
-        if (r >= 0)
-                r = field_strv(c, p, n, "args", &out->args, &out->n_args);
-        if (r >= 0)
-                r = field_string(c, p, n, "imagePullPolicy", &s);
-        if (r < 0)
-                return r;
-        if (!s || !*s) {
-                out->image_pull_policy = default_pull_policy(out->image);
-                return 0;
-        }
-        v = kc_pull_policy_from_string(s);
-        if (v < 0)
-                return fail_unsupported(c, p, "imagePullPolicy", s,
-                                        "\"Always\", \"IfNotPresent\", \"Never\"");
-        out->image_pull_policy = (enum kc_pull_policy)v;
-        return 0;
-}
-
-static int parse_containers(struct ctx *c, const struct path *spec, const struct node *specn,
-                            const char *field, struct containers *out)
-{
-        const struct path p = { .up = spec, .field = field };
-        const struct node *n = NULL;
-        size_t i;
-        int r;
-
-        if (specn) {
-                r = map_get(c, spec, specn, field, &n);
-                if (r < 0)
-                        return r;
-        }
-        if (is_null(n))
-                return 0;
-        if (n->type != NODE_SEQ)
-                return fail_path(c, &p, "must be a list");
-        if (n->n == 0)
-                return 0;
-        out->v = calloc(n->n, sizeof(*out->v));
-        if (!out->v)
-                return -ENOMEM;
-        for (i = 0; i < n->n; i++) {
-                out->n = i + 1; /* containers_done frees what parse_container allocated */
-                r = parse_container(c, &(struct path){ .up = &p, .index = i }, n->kids[i],
-                                    &out->v[i]);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-struct labels {
-        struct kc_label *v;
-        size_t n;
-};
-
-static int label_cmp(const void *a, const void *b)
+int kc__mf_label_cmp(const void *a, const void *b)
 {
         return strcmp(((const struct kc_label *)a)->key, ((const struct kc_label *)b)->key);
 }
 
 /* A map of strings (labels, annotations), sorted by key; @p extra slots are left free. */
-static int get_string_map(struct ctx *c, const struct path *p, const struct node *n, size_t extra,
-                          struct labels *out)
+int kc__mf_get_string_map(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *n,
+                          size_t extra, struct mf_labels *out)
 {
         size_t i, m = 0;
         int r;
 
-        if (!is_null(n)) {
+        if (!kc__mf_is_null(n)) {
                 if (n->type != NODE_MAP)
-                        return fail_path(c, p, "must be an object");
-                r = no_merge_keys(c, p, n);
+                        return kc__mf_fail_path(c, p, "must be an object");
+                r = kc__mf_no_merge_keys(c, p, n);
                 if (r < 0)
                         return r;
                 m = n->n / 2;
@@ -1030,38 +860,40 @@ static int get_string_map(struct ctx *c, const struct path *p, const struct node
         if (!out->v)
                 return -ENOMEM;
         for (i = 0; i < m; i++) {
-                const struct node *k = n->kids[2 * i];
-                const struct path kp = { .up = p, .key = k->type == NODE_SCALAR ? k->value : "?" };
+                const struct mf_node *k = n->kids[2 * i];
+                const struct mf_path kp = { .up = p,
+                                            .key = k->type == NODE_SCALAR ? k->value : "?" };
                 const char *v;
 
-                if (k->type != NODE_SCALAR || is_null(k) || strlen(k->value) != k->len)
-                        return fail_path(c, p, "keys must be non-empty strings");
-                r = get_string(c, &kp, n->kids[2 * i + 1], &v);
+                if (k->type != NODE_SCALAR || kc__mf_is_null(k) || strlen(k->value) != k->len)
+                        return kc__mf_fail_path(c, p, "keys must be non-empty strings");
+                r = kc__mf_get_string(c, &kp, n->kids[2 * i + 1], &v);
                 if (r < 0)
                         return r;
                 out->v[out->n++] = (struct kc_label){ k->value, v ? v : "" };
         }
-        qsort(out->v, out->n, sizeof(*out->v), label_cmp);
+        qsort(out->v, out->n, sizeof(*out->v), kc__mf_label_cmp);
         for (i = 1; i < out->n; i++)
                 if (strcmp(out->v[i - 1].key, out->v[i].key) == 0)
-                        return fail_path(c, &(struct path){ .up = p, .key = out->v[i].key },
-                                         "duplicate key");
+                        return kc__mf_fail_path(c,
+                                                &(struct mf_path){ .up = p, .key = out->v[i].key },
+                                                "duplicate key");
         return 0;
 }
 
-static int field_string_map(struct ctx *c, const struct path *p, const struct node *m,
-                            const char *key, size_t extra, struct labels *out)
+int kc__mf_field_string_map(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *m,
+                            const char *key, size_t extra, struct mf_labels *out)
 {
-        const struct node *n;
-        struct path fp;
+        const struct mf_node *n;
+        struct mf_path fp;
         int r;
 
-        r = field(c, p, m, key, &fp, &n);
-        return r < 0 ? r : get_string_map(c, &fp, n, extra, out);
+        r = kc__mf_field(c, p, m, key, &fp, &n);
+        return r < 0 ? r : kc__mf_get_string_map(c, &fp, n, extra, out);
 }
 
 /* Drops the entry for @p key (which the source sets itself), keeping the order. */
-static void labels_remove(struct labels *l, const char *key)
+static void labels_remove(struct mf_labels *l, const char *key)
 {
         size_t i;
 
@@ -1098,28 +930,28 @@ static void format_rfc3339nano(int64_t ns, char buf[static 64])
         snprintf(buf + o, 64 - o, "Z");
 }
 
-static int check_constant(struct ctx *c, const struct node *root, const char *field,
+static int check_constant(struct mf_ctx *c, const struct mf_node *root, const char *field,
                           const char *want)
 {
-        const struct path p = { .field = field };
+        const struct mf_path p = { .field = field };
         const char *s;
         char q[300];
         int r;
 
-        r = field_string(c, NULL, root, field, &s);
+        r = kc__mf_field_string(c, NULL, root, field, &s);
         if (r < 0)
                 return r;
         if (!s || !*s)
-                return fail_path(c, &p, "required value");
+                return kc__mf_fail_path(c, &p, "required value");
         if (strcmp(s, want) != 0)
-                return fail_path(c, &p, "unsupported value %s (supported: \"%s\")",
-                                 quote(q, s, strlen(s)), want);
+                return kc__mf_fail_path(c, &p, "unsupported value %s (supported: \"%s\")",
+                                        kc__mf_quote(q, s, strlen(s)), want);
         return 0;
 }
 
 struct parsed {
-        struct containers containers, init_containers;
-        struct labels labels, annotations;
+        struct mf_containers containers, init_containers;
+        struct mf_labels labels, annotations;
         const char *meta_name, *ns, *uid; /* as metadata gives them (NULL: unset) */
         char *name;                       /* <metadata.name>-<node name> */
         char uid_hex[33];                 /* the content hash, when metadata.uid is unset */
@@ -1128,18 +960,16 @@ struct parsed {
 
 static void parsed_done(struct parsed *pp)
 {
-        containers_done(&pp->containers);
-        containers_done(&pp->init_containers);
         free(pp->labels.v);
         free(pp->annotations.v);
         free(pp->name);
 }
 
-static int unique_names(struct ctx *c, const struct parsed *pp)
+static int unique_names(struct mf_ctx *c, const struct parsed *pp)
 {
-        const struct containers *sets[] = { &pp->init_containers, &pp->containers };
+        const struct mf_containers *sets[] = { &pp->init_containers, &pp->containers };
         const char *fields[] = { "initContainers", "containers" };
-        const struct path spec = { .field = "spec" };
+        const struct mf_path spec = { .field = "spec" };
         _cleanup_(kc_map_freep) struct kc_map *seen = NULL;
         size_t s, i;
         char q[300];
@@ -1157,13 +987,13 @@ static int unique_names(struct ctx *c, const struct parsed *pp)
         for (s = 0; s < 2; s++) {
                 for (i = 0; i < sets[s]->n; i++) {
                         const char *name = sets[s]->v[i].name;
-                        const struct path list = { .up = &spec, .field = fields[s] };
-                        const struct path item = { .up = &list, .index = i };
+                        const struct mf_path list = { .up = &spec, .field = fields[s] };
+                        const struct mf_path item = { .up = &list, .index = i };
 
                         if (kc_map_get(seen, name))
-                                return fail_path(c, &(struct path){ .up = &item, .field = "name" },
-                                                 "duplicate value %s",
-                                                 quote(q, name, strlen(name)));
+                                return kc__mf_fail_path(
+                                        c, &(struct mf_path){ .up = &item, .field = "name" },
+                                        "duplicate value %s", kc__mf_quote(q, name, strlen(name)));
                         r = kc_map_put(seen, name, (void *)name);
                         if (r < 0)
                                 return r;
@@ -1173,43 +1003,45 @@ static int unique_names(struct ctx *c, const struct parsed *pp)
 }
 
 /* A v1 Pod: an object whose apiVersion is v1 and whose kind is Pod. */
-static int check_pod_object(struct ctx *c, const struct node *root)
+static int check_pod_object(struct mf_ctx *c, const struct mf_node *root)
 {
         int r;
 
         if (root->type != NODE_MAP)
-                return fail(c, "a manifest must be an object (a v1 Pod)");
-        if (has_merge_key(root))
-                return fail(c, "merge keys (<<) are not supported");
+                return kc__mf_fail(c, "a manifest must be an object (a v1 Pod)");
+        if (kc__mf_has_merge_key(root))
+                return kc__mf_fail(c, "merge keys (<<) are not supported");
         r = check_constant(c, root, "apiVersion", "v1");
         if (r >= 0)
                 r = check_constant(c, root, "kind", "Pod");
+        if (r >= 0)
+                r = kc__mf_check_fields(c, NULL, root, MF_POD);
         return r;
 }
 
 /* The top-level object named by @p p (metadata, spec): *ret NULL when absent or null. */
-static int get_section(struct ctx *c, const struct node *root, const struct path *p,
-                       const struct node **ret)
+static int get_section(struct mf_ctx *c, const struct mf_node *root, const struct mf_path *p,
+                       const struct mf_node **ret)
 {
-        const struct node *n;
+        const struct mf_node *n;
         int r;
 
-        r = map_get(c, NULL, root, p->field, &n);
+        r = kc__mf_map_get(c, NULL, root, p->field, &n);
         if (r < 0)
                 return r;
-        if (is_null(n))
+        if (kc__mf_is_null(n))
                 n = NULL;
-        if (n && (want_map(c, p, n) < 0 || no_merge_keys(c, p, n) < 0))
+        if (n && (kc__mf_want_map(c, p, n) < 0 || kc__mf_no_merge_keys(c, p, n) < 0))
                 return -EBADMSG;
         *ret = n;
         return 0;
 }
 
 /* metadata: name (required), namespace, uid, labels and annotations. */
-static int parse_metadata(struct ctx *c, const struct node *root, struct parsed *pp)
+static int parse_metadata(struct mf_ctx *c, const struct mf_node *root, struct parsed *pp)
 {
-        const struct path p = { .field = "metadata" };
-        const struct node *meta;
+        const struct mf_path p = { .field = "metadata" };
+        const struct mf_node *meta;
         char q[300];
         int r;
 
@@ -1217,74 +1049,55 @@ static int parse_metadata(struct ctx *c, const struct node *root, struct parsed 
         if (r < 0)
                 return r;
         if (meta) {
-                r = field_string(c, &p, meta, "name", &pp->meta_name);
+                r = kc__mf_check_fields(c, &p, meta, MF_OBJECT_META);
                 if (r >= 0)
-                        r = field_string(c, &p, meta, "namespace", &pp->ns);
+                        r = kc__mf_field_string(c, &p, meta, "name", &pp->meta_name);
                 if (r >= 0)
-                        r = field_string(c, &p, meta, "uid", &pp->uid);
+                        r = kc__mf_field_string(c, &p, meta, "namespace", &pp->ns);
                 if (r >= 0)
-                        r = field_string_map(c, &p, meta, "labels", 0, &pp->labels);
+                        r = kc__mf_field_string(c, &p, meta, "uid", &pp->uid);
                 if (r >= 0)
-                        r = field_string_map(c, &p, meta, "annotations", 3, &pp->annotations);
+                        r = kc__mf_field_string_map(c, &p, meta, "labels", 0, &pp->labels);
+                if (r >= 0)
+                        r = kc__mf_field_string_map(c, &p, meta, "annotations", 3,
+                                                    &pp->annotations);
         } else {
                 /* No annotations given: room for the three the source sets. */
-                r = get_string_map(c, NULL, NULL, 3, &pp->annotations);
+                r = kc__mf_get_string_map(c, NULL, NULL, 3, &pp->annotations);
         }
         if (r < 0)
                 return r;
         if (!pp->meta_name || !*pp->meta_name)
-                return fail_path(c, &(struct path){ .up = &p, .field = "name" }, "required value");
-        if (pp->ns && *pp->ns && !is_dns_label(pp->ns))
-                return fail_path(c, &(struct path){ .up = &p, .field = "namespace" },
-                                 "invalid value %s: must be a lowercase RFC 1123 label",
-                                 quote(q, pp->ns, strlen(pp->ns)));
+                return kc__mf_fail_path(c, &(struct mf_path){ .up = &p, .field = "name" },
+                                        "required value");
+        if (pp->ns && *pp->ns && !kc__mf_is_dns_label(pp->ns))
+                return kc__mf_fail_path(c, &(struct mf_path){ .up = &p, .field = "namespace" },
+                                        "invalid value %s: must be a lowercase RFC 1123 label",
+                                        kc__mf_quote(q, pp->ns, strlen(pp->ns)));
         return 0;
 }
 
-/* The pod-level fields of spec: restartPolicy, hostNetwork, terminationGracePeriodSeconds. */
-static int parse_pod_settings(struct ctx *c, const struct path *p, const struct node *spec,
-                              struct kc_api_pod *t)
-{
-        const char *s;
-        int r, v;
-
-        r = field_string(c, p, spec, "restartPolicy", &s);
-        if (r < 0)
-                return r;
-        if (s && *s) {
-                v = kc_restart_policy_from_string(s);
-                if (v < 0)
-                        return fail_unsupported(c, p, "restartPolicy", s,
-                                                "\"Always\", \"OnFailure\", \"Never\"");
-                t->restart_policy = (enum kc_restart_policy)v;
-        }
-        r = field_bool(c, p, spec, "hostNetwork", &t->host_network);
-        if (r >= 0)
-                r = field_count(c, p, spec, "terminationGracePeriodSeconds",
-                                &t->termination_grace_s);
-        return r;
-}
-
 /* spec: the pod's settings into @p t, then its init and app containers. */
-static int parse_spec(struct ctx *c, const struct node *root, struct kc_api_pod *t,
+static int parse_spec(struct mf_ctx *c, const struct mf_node *root, struct kc_api_pod *t,
                       struct parsed *pp)
 {
-        const struct path p = { .field = "spec" };
-        const struct node *spec;
+        const struct mf_path p = { .field = "spec" };
+        const struct mf_node *spec;
         int r;
 
         r = get_section(c, root, &p, &spec);
-        if (r >= 0 && spec)
-                r = parse_pod_settings(c, &p, spec, t);
         if (r >= 0)
-                r = parse_containers(c, &p, spec, "initContainers", &pp->init_containers);
+                r = kc__mf_parse_pod_fields(c, &p, spec, t);
         if (r >= 0)
-                r = parse_containers(c, &p, spec, "containers", &pp->containers);
+                r = kc__mf_parse_containers(c, &p, spec, true, t->host_network,
+                                            &pp->init_containers);
+        if (r >= 0)
+                r = kc__mf_parse_containers(c, &p, spec, false, t->host_network, &pp->containers);
         if (r < 0)
                 return r;
         if (pp->containers.n == 0)
-                return fail_path(c, &(struct path){ .up = &p, .field = "containers" },
-                                 "required value");
+                return kc__mf_fail_path(c, &(struct mf_path){ .up = &p, .field = "containers" },
+                                        "required value");
         return unique_names(c, pp);
 }
 
@@ -1292,10 +1105,11 @@ static int parse_spec(struct ctx *c, const struct node *root, struct kc_api_pod 
  * Defaults (config/common.go applyDefaults, file.go, v1 defaulting): the
  * content UID, the name with the node's, and the source's annotations.
  */
-static int apply_defaults(struct ctx *c, const char *node_name, int64_t seen_ns, struct parsed *pp)
+static int apply_defaults(struct mf_ctx *c, const char *node_name, int64_t seen_ns,
+                          struct parsed *pp)
 {
-        const struct path meta_p = { .field = "metadata" };
-        struct labels *an = &pp->annotations;
+        const struct mf_path meta_p = { .field = "metadata" };
+        struct mf_labels *an = &pp->annotations;
         char q[300];
         size_t i;
 
@@ -1316,11 +1130,12 @@ static int apply_defaults(struct ctx *c, const char *node_name, int64_t seen_ns,
         }
         for (i = strlen(pp->meta_name) + 1; pp->name[i]; i++)
                 pp->name[i] = (char)tolower((unsigned char)pp->name[i]);
-        if (!is_dns_subdomain(pp->name))
-                return fail_path(c, &(struct path){ .up = &meta_p, .field = "name" },
-                                 "invalid value %s: with the node name, must be a lowercase RFC "
-                                 "1123 subdomain of at most 253 characters",
-                                 quote(q, pp->name, strlen(pp->name)));
+        if (!kc__mf_is_dns_subdomain(pp->name))
+                return kc__mf_fail_path(
+                        c, &(struct mf_path){ .up = &meta_p, .field = "name" },
+                        "invalid value %s: with the node name, must be a lowercase RFC "
+                        "1123 subdomain of at most 253 characters",
+                        kc__mf_quote(q, pp->name, strlen(pp->name)));
         labels_remove(an, KC_ANNOTATION_CONFIG_HASH);
         labels_remove(an, KC_ANNOTATION_CONFIG_SOURCE);
         labels_remove(an, KC_ANNOTATION_CONFIG_SEEN);
@@ -1328,12 +1143,12 @@ static int apply_defaults(struct ctx *c, const char *node_name, int64_t seen_ns,
         an->v[an->n++] = (struct kc_label){ KC_ANNOTATION_CONFIG_HASH, pp->uid };
         an->v[an->n++] = (struct kc_label){ KC_ANNOTATION_CONFIG_SEEN, pp->seen };
         an->v[an->n++] = (struct kc_label){ KC_ANNOTATION_CONFIG_SOURCE, KC_MANIFEST_SOURCE };
-        qsort(an->v, an->n, sizeof(*an->v), label_cmp);
+        qsort(an->v, an->n, sizeof(*an->v), kc__mf_label_cmp);
         return 0;
 }
 
-static int parse_pod(struct ctx *c, const struct node *root, const char *node_name, int64_t seen_ns,
-                     struct kc_api_pod **ret)
+static int parse_pod(struct mf_ctx *c, const struct mf_node *root, const char *node_name,
+                     int64_t seen_ns, struct kc_api_pod **ret)
 {
         _cleanup_(parsed_done) struct parsed pp = { 0 };
         struct kc_api_pod t = {
@@ -1343,6 +1158,8 @@ static int parse_pod(struct ctx *c, const struct node *root, const char *node_na
                 .phase = KC_POD_PHASE_PENDING,
                 .static_pod = true,
                 .creation_ts = seen_ns,
+                .dns_policy = KC_DNS_CLUSTER_FIRST,
+                .enable_service_links = KC_OPT_TRUE,
         };
         int r;
 
@@ -1367,38 +1184,134 @@ static int parse_pod(struct ctx *c, const struct node *root, const char *node_na
         t.n_labels = pp.labels.n;
         t.annotations = pp.annotations.v;
         t.n_annotations = pp.annotations.n;
+        /* upstream applyDefaults: the file source's pods are bound to this node */
+        t.node_name = node_name;
+        r = kc__mf_check_references(c, &t);
+        if (r < 0)
+                return r;
         return kc_api_pod_new(&t, ret);
+}
+
+void *kc__mf_alloc(struct mf_ctx *c, size_t n, size_t size)
+{
+        void *p = NULL;
+
+        if (n == 0)
+                return NULL;
+        if (size <= SIZE_MAX / n)
+                p = kc_arena_alloc(c->arena, n * size);
+        if (!p)
+                c->oom = true;
+        return p;
+}
+
+static void warning_done(struct kc_manifest_warning *w)
+{
+        free(w->field);
+        free(w->why);
+        free(w->message);
+}
+
+int kc__mf_warn(struct mf_ctx *c, const struct mf_path *p, const char *fmt, ...)
+{
+        struct kc_manifest_warning w = { 0 };
+        size_t n = 0;
+        va_list ap;
+        FILE *f;
+
+        if (!c->record_warnings)
+                return 0;
+        f = open_memstream(&w.field, &n);
+        if (!f)
+                goto oom;
+        kc__mf_path_render(p, f);
+        if (fclose(f) != 0)
+                goto oom;
+        va_start(ap, fmt);
+        w.why = kc_strdup_vprintf(fmt, ap);
+        va_end(ap);
+        if (!w.why)
+                goto oom;
+        w.message = kc_strdup_printf("%s: %s: %s, ignored", c->file_name, w.field, w.why);
+        if (!w.message || KC_ARRAY_GROW(c->warnings, c->cap_warnings, c->n_warnings + 1, 8) < 0)
+                goto oom;
+        c->warnings[c->n_warnings++] = w;
+        return 0;
+oom:
+        warning_done(&w);
+        c->oom = true;
+        return -ENOMEM;
+}
+
+void kc_manifest_warnings_done(struct kc_manifest_warnings *w)
+{
+        size_t i;
+
+        if (!w)
+                return;
+        for (i = 0; i < w->n; i++)
+                warning_done(&w->v[i]);
+        free(w->v);
+        *w = (struct kc_manifest_warnings){ 0 };
 }
 
 int kc_manifest_parse(const char *data, size_t len, const char *file_name, const char *node_name,
                       int64_t seen_ns, struct kc_api_pod **ret, char **ret_err)
 {
-        struct ctx c = { .file_name = file_name };
+        return kc_manifest_parse_warn(data, len, file_name, node_name, seen_ns, ret, ret_err, NULL);
+}
+
+static void ctx_done(struct mf_ctx *c)
+{
+        builder_done(&c->b);
+        kc_manifest_warnings_done(
+                &(struct kc_manifest_warnings){ .v = c->warnings, .n = c->n_warnings });
+        c->warnings = NULL;
+        c->n_warnings = 0;
+        c->arena = kc_arena_free(c->arena);
+        free(c->err);
+}
+
+int kc_manifest_parse_warn(const char *data, size_t len, const char *file_name,
+                           const char *node_name, int64_t seen_ns, struct kc_api_pod **ret,
+                           char **ret_err, struct kc_manifest_warnings *ret_warnings)
+{
+        struct mf_ctx c = { .file_name = file_name,
+                            .node_name = node_name,
+                            .record_warnings = ret_warnings != NULL };
         struct kc_api_pod *pod = NULL;
         int r;
 
         if ((!data && len > 0) || !file_name || !node_name || !*node_name || !ret)
                 return -EINVAL;
         c.b.hash = FNV128_OFFSET;
+        r = kc_arena_new(&c.arena);
+        if (r < 0)
+                return r;
         if (len > KC_MANIFEST_MAX_SIZE)
-                r = fail(&c, "manifest too large (%zu bytes; the limit is %d)", len,
-                         KC_MANIFEST_MAX_SIZE);
+                r = kc__mf_fail(&c, "manifest too large (%zu bytes; the limit is %d)", len,
+                                KC_MANIFEST_MAX_SIZE);
         else
                 r = build_tree(&c, data ? data : "", len);
         if (r >= 0 && !c.b.root)
-                r = fail(&c, "empty manifest");
+                r = kc__mf_fail(&c, "empty manifest");
         if (r >= 0)
                 r = parse_pod(&c, c.b.root, node_name, seen_ns, &pod);
-        builder_done(&c.b);
         if (c.oom)
                 r = -ENOMEM;
         if (r < 0) {
                 if (r == -EBADMSG && ret_err)
                         *ret_err = TAKE_PTR(c.err);
-                free(c.err);
+                kc_api_pod_unref(pod);
+                ctx_done(&c);
                 return r;
         }
-        free(c.err);
         *ret = pod;
+        if (ret_warnings) {
+                *ret_warnings = (struct kc_manifest_warnings){ .v = TAKE_PTR(c.warnings),
+                                                               .n = c.n_warnings };
+                c.n_warnings = 0;
+        }
+        ctx_done(&c);
         return 0;
 }

@@ -4,7 +4,7 @@
  * (upstream kuberuntime ReasonCache), the pod phase (getPhase), the
  * container statuses (convertToAPIContainerStatuses) and the kubelet-owned
  * conditions (status/generate.go), written as jansson values. The v1 Pod
- * wrapper the /pods endpoint serves is built here too.
+ * wrapper the /pods endpoint serves is in pod_spec_json.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,6 +19,7 @@
 
 #include "core/cleanup.h"
 #include "core/log.h"
+#include "json_internal.h"
 #include "kubelet/status/pod_status.h"
 #include "kubelet/status/reason_cache.h"
 #include "runtime/api_pod.h"
@@ -132,6 +133,16 @@ static json_t *jtime(int64_t ns)
         return json_string(buf);
 }
 
+json_t *kc__json_str(const char *s)
+{
+        return jstr(s);
+}
+
+json_t *kc__json_time(int64_t ns)
+{
+        return jtime(ns);
+}
+
 /* json_object_set_new() as 0/-ENOMEM; takes @p v (may be NULL: -ENOMEM). */
 static int set_new(json_t *o, const char *key, json_t *v)
 {
@@ -141,6 +152,16 @@ static int set_new(json_t *o, const char *key, json_t *v)
 static int set_str(json_t *o, const char *key, const char *s)
 {
         return set_new(o, key, jstr(s));
+}
+
+int kc__json_set_new(json_t *o, const char *key, json_t *v)
+{
+        return set_new(o, key, v);
+}
+
+int kc__json_set_str(json_t *o, const char *key, const char *s)
+{
+        return set_str(o, key, s);
 }
 
 /* Sets @p key only when @p s is non-empty (Go's omitempty). */
@@ -1074,105 +1095,6 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
             (init_st && set_new(o, "initContainerStatuses", TAKE_PTR(init_st)) < 0) ||
             set_new(o, "containerStatuses", TAKE_PTR(app_st)) < 0 ||
             set_str(o, "qosClass", "BestEffort") < 0)
-                return -ENOMEM;
-        *ret = TAKE_PTR(o);
-        return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* v1 Pod                                                                     */
-
-/* A kc_json_item_fn: the JSON string of @p v[i]. */
-static int string_item(const void *v, size_t i, json_t **ret)
-{
-        *ret = jstr(((const char *const *)v)[i]);
-        return 0; /* NULL: kc_json_array_build() fails with -ENOMEM */
-}
-
-static json_t *string_list(const char *const *v, size_t n)
-{
-        return array_of(n, string_item, v);
-}
-
-static json_t *label_map(const struct kc_label *l, size_t n)
-{
-        _cleanup_json_ json_t *o = json_object();
-        size_t i;
-
-        if (!o)
-                return NULL;
-        for (i = 0; i < n; i++)
-                if (l[i].key && set_str(o, l[i].key, l[i].value) < 0)
-                        return NULL;
-        return TAKE_PTR(o);
-}
-
-/* A kc_json_item_fn: the v1 Container of @p containers[i]. */
-static int container_item(const void *containers, size_t i, json_t **ret)
-{
-        const struct kc_api_container *c = &((const struct kc_api_container *)containers)[i];
-        _cleanup_json_ json_t *o = json_object();
-
-        if (!o || set_str(o, "name", c->name) < 0 || set_str(o, "image", c->image) < 0 ||
-            (c->n_command > 0 &&
-             set_new(o, "command", string_list(c->command, c->n_command)) < 0) ||
-            (c->n_args > 0 && set_new(o, "args", string_list(c->args, c->n_args)) < 0) ||
-            set_str(o, "imagePullPolicy", kc_pull_policy_to_string(c->image_pull_policy)) < 0)
-                return -ENOMEM;
-        *ret = TAKE_PTR(o);
-        return 0;
-}
-
-static json_t *containers_json(const struct kc_api_container *c, size_t n)
-{
-        return array_of(n, container_item, c);
-}
-
-int kc_api_pod_to_json(const struct kc_api_pod *pod, const char *node_name, const json_t *status,
-                       json_t **ret)
-{
-        _cleanup_json_ json_t *o = NULL, *meta = NULL, *spec = NULL, *st = NULL;
-        const char *restart;
-
-        if (!pod || !ret || (status && !json_is_object(status)))
-                return -EINVAL;
-        restart = kc_restart_policy_to_string(pod->restart_policy);
-
-        meta = json_object();
-        if (!meta || set_str(meta, "name", pod->name) < 0 ||
-            set_str(meta, "namespace", pod->namespace) < 0 || set_str(meta, "uid", pod->uid) < 0 ||
-            set_new(meta, "creationTimestamp", jtime(pod->creation_ts)) < 0 ||
-            (pod->deletion_ts != 0 &&
-             set_new(meta, "deletionTimestamp", jtime(pod->deletion_ts)) < 0) ||
-            (pod->deletion_ts != 0 && pod->deletion_grace_s >= 0 &&
-             set_new(meta, "deletionGracePeriodSeconds", json_integer(pod->deletion_grace_s)) <
-                     0) ||
-            (pod->n_labels > 0 &&
-             set_new(meta, "labels", label_map(pod->labels, pod->n_labels)) < 0) ||
-            (pod->n_annotations > 0 &&
-             set_new(meta, "annotations", label_map(pod->annotations, pod->n_annotations)) < 0))
-                return -ENOMEM;
-
-        spec = json_object();
-        if (!spec ||
-            (pod->n_init_containers > 0 &&
-             set_new(spec, "initContainers",
-                     containers_json(pod->init_containers, pod->n_init_containers)) < 0) ||
-            set_new(spec, "containers", containers_json(pod->containers, pod->n_containers)) < 0 ||
-            set_str(spec, "restartPolicy", restart ? restart : "Always") < 0 ||
-            (pod->termination_grace_s >= 0 &&
-             set_new(spec, "terminationGracePeriodSeconds",
-                     json_integer(pod->termination_grace_s)) < 0) ||
-            (node_name && set_str(spec, "nodeName", node_name) < 0) ||
-            (pod->host_network && set_new(spec, "hostNetwork", json_true()) < 0))
-                return -ENOMEM;
-
-        /* Shared, not copied: statuses are immutable once generated. */
-        st = status ? json_incref((json_t *)status) : json_object();
-        o = json_object();
-        if (!st || !o || set_str(o, "kind", "Pod") < 0 || set_str(o, "apiVersion", "v1") < 0 ||
-            set_new(o, "metadata", TAKE_PTR(meta)) < 0 || set_new(o, "spec", TAKE_PTR(spec)) < 0 ||
-            set_new(o, "status", TAKE_PTR(st)) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 0;

@@ -136,6 +136,8 @@ struct kc_api_pod {
         const char *priority_class_name; /* may be NULL */
         struct kc_opt_i64 priority;
         struct kc_opt_i64 active_deadline_seconds;
+        /* spec.enableServiceLinks (v1 default true); no services without an API server */
+        enum kc_opt_bool enable_service_links;
 };
 
 /**

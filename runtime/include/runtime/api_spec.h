@@ -304,3 +304,19 @@ enum kc_dns_policy {
         _KC_DNS_POLICY_MAX,
         _KC_DNS_POLICY_INVALID = -EINVAL,
 };
+
+/*
+ * The v1 API's names of the enums above ("HostToContainer", "DirectoryOrCreate",
+ * "FallbackToLogsOnError", "ClusterFirstWithHostNet"): to_string gives NULL
+ * for a value out of range (and for the unset zero values of propagation and
+ * host path type, whose v1 form is "" or absent); from_string gives the
+ * enum's -EINVAL sentinel for an unknown name or NULL.
+ */
+const char *kc_mount_propagation_to_string(enum kc_mount_propagation v);
+enum kc_mount_propagation kc_mount_propagation_from_string(const char *s);
+const char *kc_host_path_type_to_string(enum kc_host_path_type v);
+enum kc_host_path_type kc_host_path_type_from_string(const char *s);
+const char *kc_termination_message_policy_to_string(enum kc_termination_message_policy v);
+enum kc_termination_message_policy kc_termination_message_policy_from_string(const char *s);
+const char *kc_dns_policy_to_string(enum kc_dns_policy v);
+enum kc_dns_policy kc_dns_policy_from_string(const char *s);

@@ -673,6 +673,50 @@ static void test_many_files(void **state)
         env_done(&e);
 }
 
+/*
+ * A field cubelet does not honour is logged with the file and the field,
+ * once per content of the file: not again on a rescan of the same bytes
+ * (a touch, an identical rewrite), again once the content changes (issue 14).
+ */
+static void test_warnings_logged_once_per_content(void **state)
+{
+        static const char fmt[] = "apiVersion: v1\nkind: Pod\nmetadata: {name: w, uid: w}\n"
+                                  "spec:\n  tolerations: [{operator: Exists}]\n"
+                                  "  containers: [{name: c, image: %s}]\n";
+        char buf[256], needle[256], path[160];
+        struct env e;
+        uint64_t n;
+
+        (void)state;
+        env_init(&e, 16, true);
+        snprintf(buf, sizeof(buf), fmt, "nginx:1.25");
+        write_raw(&e, "w.yaml", buf);
+        env_start(&e);
+        kc_pod_update_free(pop_op(&e, KC_POD_OP_ADD, 1));
+        snprintf(needle, sizeof(needle),
+                 "\"Manifest field is not honoured, ignoring it\" path=\"%s/w.yaml\" "
+                 "field=\"spec.tolerations\" reason=\"scheduling only: a static pod is bound "
+                 "to this node without a scheduler\"",
+                 e.dir);
+        assert_int_equal(log_count(&e, needle), 1);
+
+        /* the same bytes again, then a touch: rescanned, not re-logged */
+        n = kc_file_source_scans(e.fs);
+        write_raw(&e, "w.yaml", buf);
+        assert_true(KC_TEST_WAIT_UNTIL(kc_file_source_scans(e.fs) > n, WAIT_MS));
+        snprintf(path, sizeof(path), "%s/w.yaml", e.dir);
+        assert_int_equal(utimensat(AT_FDCWD, path, NULL, 0), 0);
+        expect_quiet(&e); /* a periodic rescan sees the new mtime and parses again */
+        assert_int_equal(log_count(&e, needle), 1);
+
+        /* new content: logged again */
+        snprintf(buf, sizeof(buf), fmt, "nginx:1.26");
+        write_raw(&e, "w.yaml", buf);
+        kc_pod_update_free(pop_op(&e, KC_POD_OP_UPDATE, 1));
+        assert_true(KC_TEST_WAIT_UNTIL(log_count(&e, needle) == 2, WAIT_MS));
+        env_done(&e);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -682,6 +726,7 @@ int main(void)
                 cmocka_unit_test(test_edit_without_uid_replaces),
                 cmocka_unit_test(test_malformed_keeps_pod),
                 cmocka_unit_test(test_identical_rewrite_is_quiet),
+                cmocka_unit_test(test_warnings_logged_once_per_content),
                 cmocka_unit_test(test_dotfiles_dirs_symlinks),
                 cmocka_unit_test(test_missing_dir_then_created_then_removed),
                 cmocka_unit_test(test_channel_full_delivers_later),

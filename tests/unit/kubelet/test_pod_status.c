@@ -1404,6 +1404,119 @@ static void test_api_pod_to_json(void **state)
         json_decref(status);
 }
 
+/*
+ * /pods echoes the whole spec of a parsed manifest, with the file source's
+ * v1 defaults, under the API's JSON names (issue 14).
+ */
+static void test_api_pod_to_json_full_spec(void **state)
+{
+        static const char doc[] =
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: full, namespace: kube-system}\n"
+                "spec:\n"
+                "  hostNetwork: true\n"
+                "  priorityClassName: system-node-critical\n"
+                "  priority: 2000001000\n"
+                "  hostAliases: [{ip: 10.0.0.1, hostnames: [a.local]}]\n"
+                "  dnsConfig: {options: [{name: ndots, value: '2'}]}\n"
+                "  securityContext: {sysctls: [{name: kernel.shm_rmid_forced, value: '1'}],\n"
+                "    supplementalGroups: [7], seccompProfile: {type: RuntimeDefault}}\n"
+                "  volumes:\n"
+                "  - {name: certs, hostPath: {path: /etc/pki}}\n"
+                "  - {name: tmp, emptyDir: {medium: Memory, sizeLimit: 1Gi}}\n"
+                "  - {name: cfg, configMap: {name: c}}\n"
+                "  initContainers:\n"
+                "  - {name: side, image: busybox, restartPolicy: Always}\n"
+                "  containers:\n"
+                "  - name: app\n"
+                "    image: busybox:1.36\n"
+                "    workingDir: /w\n"
+                "    ports: [{name: https, containerPort: 6443}]\n"
+                "    env:\n"
+                "    - {name: A, value: x}\n"
+                "    - {name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}\n"
+                "    - {name: MEM, valueFrom: {resourceFieldRef: {resource: limits.memory}}}\n"
+                "    envFrom: [{secretRef: {name: s}}]\n"
+                "    resources: {limits: {memory: 64Mi}, requests: {cpu: 100m}}\n"
+                "    volumeMounts:\n"
+                "    - {name: certs, mountPath: /etc/pki, readOnly: true,\n"
+                "       mountPropagation: HostToContainer}\n"
+                "    lifecycle: {preStop: {sleep: {seconds: 3}},\n"
+                "      postStart: {httpGet: {port: https, scheme: HTTPS}}}\n"
+                "    livenessProbe: {httpGet: {host: 127.0.0.1, path: /livez, port: 6443},\n"
+                "      initialDelaySeconds: 10, failureThreshold: 8}\n"
+                "    securityContext: {readOnlyRootFilesystem: true,\n"
+                "      capabilities: {drop: [ALL]}}\n";
+        struct kc_api_pod *pod = NULL;
+        json_t *o = NULL;
+
+        (void)state;
+        assert_int_equal(kc_manifest_parse(doc, strlen(doc), "f.yaml", "node-1", T0, &pod, NULL),
+                         0);
+        assert_int_equal(kc_api_pod_to_json(pod, "ignored", NULL, &o), 0);
+        /* pod level, with the v1 defaults */
+        assert_string_equal(jstr_at(o, "spec.nodeName"), "node-1");
+        assert_string_equal(jstr_at(o, "spec.dnsPolicy"), "ClusterFirst");
+        assert_string_equal(jstr_at(o, "spec.schedulerName"), "default-scheduler");
+        assert_true(jbool_at(o, "spec.enableServiceLinks"));
+        assert_true(jbool_at(o, "spec.hostNetwork"));
+        assert_null(jpath(o, "spec.hostPID"));
+        assert_string_equal(jstr_at(o, "spec.priorityClassName"), "system-node-critical");
+        assert_int_equal(jint_at(o, "spec.priority"), 2000001000);
+        assert_string_equal(jstr_at(o, "spec.hostAliases.0.hostnames.0"), "a.local");
+        assert_string_equal(jstr_at(o, "spec.dnsConfig.options.0.value"), "2");
+        assert_string_equal(jstr_at(o, "spec.securityContext.sysctls.0.value"), "1");
+        assert_int_equal(jint_at(o, "spec.securityContext.supplementalGroups.0"), 7);
+        assert_string_equal(jstr_at(o, "spec.securityContext.seccompProfile.type"),
+                            "RuntimeDefault");
+        assert_string_equal(jstr_at(o, "spec.volumes.0.hostPath.path"), "/etc/pki");
+        assert_string_equal(jstr_at(o, "spec.volumes.0.hostPath.type"), "");
+        assert_string_equal(jstr_at(o, "spec.volumes.1.emptyDir.medium"), "Memory");
+        assert_string_equal(jstr_at(o, "spec.volumes.1.emptyDir.sizeLimit"), "1Gi");
+        assert_true(json_is_object(jpath(o, "spec.volumes.2.configMap")));
+        assert_string_equal(jstr_at(o, "spec.initContainers.0.restartPolicy"), "Always");
+        /* the container, with its defaults */
+        assert_string_equal(jstr_at(o, "spec.containers.0.workingDir"), "/w");
+        assert_int_equal(jint_at(o, "spec.containers.0.ports.0.containerPort"), 6443);
+        assert_int_equal(jint_at(o, "spec.containers.0.ports.0.hostPort"), 6443);
+        assert_string_equal(jstr_at(o, "spec.containers.0.ports.0.protocol"), "TCP");
+        assert_string_equal(jstr_at(o, "spec.containers.0.env.0.value"), "x");
+        assert_string_equal(jstr_at(o, "spec.containers.0.env.1.valueFrom.fieldRef.apiVersion"),
+                            "v1");
+        assert_string_equal(jstr_at(o, "spec.containers.0.env.1.valueFrom.fieldRef.fieldPath"),
+                            "spec.nodeName");
+        assert_string_equal(
+                jstr_at(o, "spec.containers.0.env.2.valueFrom.resourceFieldRef.divisor"), "1");
+        assert_string_equal(jstr_at(o, "spec.containers.0.envFrom.0.secretRef.name"), "s");
+        assert_string_equal(jstr_at(o, "spec.containers.0.resources.limits.memory"), "64Mi");
+        assert_string_equal(jstr_at(o, "spec.containers.0.resources.requests.memory"), "64Mi");
+        assert_string_equal(jstr_at(o, "spec.containers.0.resources.requests.cpu"), "100m");
+        assert_true(jbool_at(o, "spec.containers.0.volumeMounts.0.readOnly"));
+        assert_string_equal(jstr_at(o, "spec.containers.0.volumeMounts.0.mountPropagation"),
+                            "HostToContainer");
+        assert_int_equal(jint_at(o, "spec.containers.0.lifecycle.preStop.sleep.seconds"), 3);
+        assert_string_equal(jstr_at(o, "spec.containers.0.lifecycle.postStart.httpGet.port"),
+                            "https");
+        assert_string_equal(jstr_at(o, "spec.containers.0.lifecycle.postStart.httpGet.path"), "/");
+        assert_string_equal(jstr_at(o, "spec.containers.0.lifecycle.postStart.httpGet.scheme"),
+                            "HTTPS");
+        assert_int_equal(jint_at(o, "spec.containers.0.livenessProbe.httpGet.port"), 6443);
+        assert_string_equal(jstr_at(o, "spec.containers.0.livenessProbe.httpGet.scheme"), "HTTP");
+        assert_int_equal(jint_at(o, "spec.containers.0.livenessProbe.initialDelaySeconds"), 10);
+        assert_int_equal(jint_at(o, "spec.containers.0.livenessProbe.timeoutSeconds"), 1);
+        assert_int_equal(jint_at(o, "spec.containers.0.livenessProbe.periodSeconds"), 10);
+        assert_int_equal(jint_at(o, "spec.containers.0.livenessProbe.failureThreshold"), 8);
+        assert_string_equal(jstr_at(o, "spec.containers.0.terminationMessagePath"),
+                            "/dev/termination-log");
+        assert_string_equal(jstr_at(o, "spec.containers.0.terminationMessagePolicy"), "File");
+        assert_true(jbool_at(o, "spec.containers.0.securityContext.readOnlyRootFilesystem"));
+        assert_string_equal(jstr_at(o, "spec.containers.0.securityContext.capabilities.drop.0"),
+                            "ALL");
+        assert_null(jpath(o, "spec.containers.0.securityContext.privileged"));
+        assert_true(json_is_object(jpath(o, "spec.initContainers.0.resources")));
+        json_decref(o);
+        kc_api_pod_unref(pod);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1434,6 +1547,7 @@ int main(void)
                 cmocka_unit_test(test_status_unknown_after_running),
                 cmocka_unit_test(test_status_unknown_not_applied),
                 cmocka_unit_test(test_api_pod_to_json),
+                cmocka_unit_test(test_api_pod_to_json_full_spec),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -425,6 +425,436 @@ static void test_api_pod_spec(void **state)
         assert_int_equal(kc_pull_policy_from_string(""), _KC_PULL_POLICY_INVALID);
 }
 
+/* The v1 names of the spec's enums, both ways; the unset zero values have none. */
+static void test_api_spec_enum_names(void **state)
+{
+        (void)state;
+        assert_null(kc_mount_propagation_to_string(KC_MOUNT_PROPAGATION_UNSET));
+        assert_string_equal(kc_mount_propagation_to_string(KC_MOUNT_PROPAGATION_HOST_TO_CONTAINER),
+                            "HostToContainer");
+        assert_int_equal(kc_mount_propagation_from_string("Bidirectional"),
+                         KC_MOUNT_PROPAGATION_BIDIRECTIONAL);
+        assert_int_equal(kc_mount_propagation_from_string(""), _KC_MOUNT_PROPAGATION_INVALID);
+        assert_null(kc_host_path_type_to_string(KC_HOST_PATH_UNSET));
+        assert_string_equal(kc_host_path_type_to_string(KC_HOST_PATH_CHAR_DEVICE), "CharDevice");
+        assert_int_equal(kc_host_path_type_from_string("DirectoryOrCreate"),
+                         KC_HOST_PATH_DIRECTORY_OR_CREATE);
+        assert_int_equal(kc_host_path_type_from_string("directory"), _KC_HOST_PATH_TYPE_INVALID);
+        assert_string_equal(kc_termination_message_policy_to_string(KC_TERMINATION_MESSAGE_FILE),
+                            "File");
+        assert_int_equal(kc_termination_message_policy_from_string("FallbackToLogsOnError"),
+                         KC_TERMINATION_MESSAGE_FALLBACK_TO_LOGS_ON_ERROR);
+        assert_string_equal(kc_dns_policy_to_string(KC_DNS_CLUSTER_FIRST_WITH_HOST_NET),
+                            "ClusterFirstWithHostNet");
+        assert_int_equal(kc_dns_policy_from_string("None"), KC_DNS_NONE);
+        assert_int_equal(kc_dns_policy_from_string(NULL), _KC_DNS_POLICY_INVALID);
+        assert_null(kc_dns_policy_to_string(_KC_DNS_POLICY_MAX));
+}
+
+/*
+ * A template whose every byte lives in one malloc'd pool: after the copy the
+ * pool is poisoned and freed, so a pointer the copy still borrows reads
+ * garbage (and is a use-after-free under ASan).
+ */
+struct pool {
+        char *base;
+        size_t off, cap;
+};
+
+static void *pool_dup(struct pool *p, const void *src, size_t n)
+{
+        void *d;
+
+        p->off = (p->off + 15) & ~(size_t)15;
+        assert_true(p->off + n <= p->cap);
+        d = p->base + p->off;
+        memcpy(d, src, n);
+        p->off += n;
+        return d;
+}
+
+#define PS(p, s) ((const char *)pool_dup((p), (s), strlen(s) + 1))
+#define PA(p, arr) pool_dup((p), (arr), sizeof(arr))
+
+static struct kc_api_handler full_handler(struct pool *p, enum kc_handler_kind kind,
+                                          const char *tag)
+{
+        const char *cmd[] = { PS(p, "sh"), PS(p, tag) };
+        struct kc_api_http_header h[] = { { PS(p, "X-Tag"), PS(p, tag) } };
+
+        return (struct kc_api_handler){ .kind = kind,
+                                        .command = PA(p, cmd),
+                                        .n_command = 2,
+                                        .host = PS(p, "10.0.0.9"),
+                                        .port = { .number = 0, .name = PS(p, tag) },
+                                        .path = PS(p, "/hook"),
+                                        .https = true,
+                                        .headers = PA(p, h),
+                                        .n_headers = 1,
+                                        .grpc_service = PS(p, "svc"),
+                                        .sleep_seconds = 4 };
+}
+
+static struct kc_api_probe full_probe(struct pool *p, const char *tag)
+{
+        return (struct kc_api_probe){
+                .present = true,
+                .handler = full_handler(p, KC_HANDLER_HTTP_GET, tag),
+                .initial_delay_seconds = 1,
+                .timeout_seconds = 2,
+                .period_seconds = 3,
+                .success_threshold = 1,
+                .failure_threshold = 5,
+                .termination_grace_period_seconds = { true, 7 },
+        };
+}
+
+static struct kc_api_container full_container(struct pool *p, const char *name)
+{
+        const char *cmd[] = { PS(p, "/bin/sh"), PS(p, "-c") }, *args[] = { PS(p, "echo $(A)") };
+        const char *add[] = { PS(p, "NET_ADMIN") }, *drop[] = { PS(p, "ALL"), PS(p, "KILL") };
+        struct kc_api_container_port ports[] = { { PS(p, "http"), 80, 8080, PS(p, "127.0.0.1"),
+                                                   PS(p, "TCP") } };
+        struct kc_api_env_from ef[] = { { PS(p, "P_"), true, PS(p, "sec"), KC_OPT_TRUE } };
+        struct kc_api_env_var env[] = {
+                { .name = PS(p, "A"), .value = PS(p, "1") },
+                { .name = PS(p, "B"),
+                  .source = KC_ENV_SOURCE_FIELD_REF,
+                  .field_path = PS(p, "metadata.labels['app']") },
+                { .name = PS(p, "C"),
+                  .source = KC_ENV_SOURCE_RESOURCE_FIELD,
+                  .resource_container = PS(p, name),
+                  .resource = PS(p, "limits.memory"),
+                  .divisor = { PS(p, "1Mi"), 1048576000 } },
+                { .name = PS(p, "D"),
+                  .source = KC_ENV_SOURCE_SECRET_KEY,
+                  .ref_name = PS(p, "s"),
+                  .ref_key = PS(p, "k"),
+                  .ref_optional = KC_OPT_FALSE },
+        };
+        struct kc_api_resource lim[] = { { PS(p, "memory"), { PS(p, "128Mi"), 134217728000 } } };
+        struct kc_api_resource req[] = { { PS(p, "cpu"), { PS(p, "250m"), 250 } },
+                                         { PS(p, "memory"), { PS(p, "64Mi"), 67108864000 } } };
+        struct kc_api_volume_mount vm[] = { { PS(p, "data"), PS(p, "/data"), PS(p, "sub"),
+                                              PS(p, "$(POD)"), true,
+                                              KC_MOUNT_PROPAGATION_HOST_TO_CONTAINER } };
+
+        return (struct kc_api_container){
+                .name = PS(p, name),
+                .image = PS(p, "busybox:1.36"),
+                .command = PA(p, cmd),
+                .n_command = 2,
+                .args = PA(p, args),
+                .n_args = 1,
+                .image_pull_policy = KC_PULL_NEVER,
+                .working_dir = PS(p, "/work"),
+                .ports = PA(p, ports),
+                .n_ports = 1,
+                .env_from = PA(p, ef),
+                .n_env_from = 1,
+                .env = PA(p, env),
+                .n_env = 4,
+                .resources = { PA(p, lim), 1, PA(p, req), 2 },
+                .volume_mounts = PA(p, vm),
+                .n_volume_mounts = 1,
+                .lifecycle = { full_handler(p, KC_HANDLER_EXEC, "post"),
+                               full_handler(p, KC_HANDLER_SLEEP, "pre") },
+                .liveness_probe = full_probe(p, "live"),
+                .readiness_probe = full_probe(p, "ready"),
+                .startup_probe = full_probe(p, "start"),
+                .termination_message_path = PS(p, "/dev/termination-log"),
+                .termination_message_policy = KC_TERMINATION_MESSAGE_FALLBACK_TO_LOGS_ON_ERROR,
+                .security_context = { .present = true,
+                                      .run_as_user = { true, 1000 },
+                                      .run_as_group = { true, 2000 },
+                                      .run_as_non_root = KC_OPT_TRUE,
+                                      .privileged = KC_OPT_FALSE,
+                                      .read_only_root_filesystem = KC_OPT_TRUE,
+                                      .allow_privilege_escalation = KC_OPT_FALSE,
+                                      .has_capabilities = true,
+                                      .capabilities = { PA(p, add), 1, PA(p, drop), 2 },
+                                      .proc_mount = PS(p, "Default"),
+                                      .seccomp = { PS(p, "Localhost"), PS(p, "prof.json") } },
+                .restart_policy_always = true,
+                .stdin = true,
+                .stdin_once = true,
+                .tty = true,
+        };
+}
+
+static struct kc_api_pod *full_pod_template(struct pool *p)
+{
+        struct kc_api_container c[] = { full_container(p, "app") };
+        struct kc_api_container ic[] = { full_container(p, "side") };
+        struct kc_label labels[] = { { PS(p, "app"), PS(p, "web") } };
+        struct kc_label ann[] = { { PS(p, "note"), PS(p, "x") } };
+        struct kc_api_volume vols[] = {
+                { PS(p, "data"),
+                  KC_VOLUME_HOST_PATH,
+                  PS(p, "hostPath"),
+                  PS(p, "/srv"),
+                  KC_HOST_PATH_DIRECTORY_OR_CREATE,
+                  false,
+                  false,
+                  { NULL, 0 } },
+                { PS(p, "cache"),
+                  KC_VOLUME_EMPTY_DIR,
+                  PS(p, "emptyDir"),
+                  NULL,
+                  KC_HOST_PATH_UNSET,
+                  true,
+                  true,
+                  { PS(p, "1Gi"), 1073741824000 } },
+        };
+        const char *hn[] = { PS(p, "foo.local"), PS(p, "bar.local") };
+        struct kc_api_host_alias ha[] = { { PS(p, "10.1.2.3"), PA(p, hn), 2 } };
+        const char *ns[] = { PS(p, "1.1.1.1") }, *search[] = { PS(p, "svc.local") };
+        struct kc_api_dns_option opts[] = { { PS(p, "ndots"), PS(p, "2") },
+                                            { PS(p, "edns0"), NULL } };
+        int64_t groups[] = { 10, 20, 30 };
+        struct kc_api_sysctl sysctls[] = { { PS(p, "net.core.somaxconn"), PS(p, "1024") } };
+        struct kc_api_pod t = {
+                .uid = PS(p, "uid-9"),
+                .name = PS(p, "full"),
+                .namespace = PS(p, "kube-system"),
+                .source = PS(p, "file"),
+                .termination_grace_s = 45,
+                .static_pod = true,
+                .containers = PA(p, c),
+                .n_containers = 1,
+                .init_containers = PA(p, ic),
+                .n_init_containers = 1,
+                .labels = PA(p, labels),
+                .n_labels = 1,
+                .annotations = PA(p, ann),
+                .n_annotations = 1,
+                .volumes = PA(p, vols),
+                .n_volumes = 2,
+                .node_name = PS(p, "node-1"),
+                .service_account_name = PS(p, "default"),
+                .hostname = PS(p, "h"),
+                .subdomain = PS(p, "sub"),
+                .host_pid = true,
+                .host_ipc = true,
+                .share_process_namespace = true,
+                .host_aliases = PA(p, ha),
+                .n_host_aliases = 1,
+                .dns_policy = KC_DNS_NONE,
+                .has_dns_config = true,
+                .dns_config = { PA(p, ns), 1, PA(p, search), 1, PA(p, opts), 2 },
+                .security_context = { .run_as_user = { true, 0 },
+                                      .run_as_group = { true, 5 },
+                                      .run_as_non_root = KC_OPT_FALSE,
+                                      .fs_group = { true, 2000 },
+                                      .supplemental_groups = PA(p, groups),
+                                      .n_supplemental_groups = 3,
+                                      .sysctls = PA(p, sysctls),
+                                      .n_sysctls = 1,
+                                      .seccomp = { PS(p, "RuntimeDefault"), NULL } },
+                .priority_class_name = PS(p, "system-node-critical"),
+                .priority = { true, 2000001000 },
+                .active_deadline_seconds = { true, 600 },
+        };
+
+        return pool_dup(p, &t, sizeof(t));
+}
+
+static void check_handler(const struct kc_api_handler *h, enum kc_handler_kind kind,
+                          const char *tag)
+{
+        assert_int_equal(h->kind, kind);
+        assert_int_equal(h->n_command, 2);
+        assert_string_equal(h->command[0], "sh");
+        assert_string_equal(h->command[1], tag);
+        assert_string_equal(h->host, "10.0.0.9");
+        assert_string_equal(h->port.name, tag);
+        assert_string_equal(h->path, "/hook");
+        assert_true(h->https);
+        assert_int_equal(h->n_headers, 1);
+        assert_string_equal(h->headers[0].name, "X-Tag");
+        assert_string_equal(h->headers[0].value, tag);
+        assert_string_equal(h->grpc_service, "svc");
+        assert_int_equal(h->sleep_seconds, 4);
+}
+
+static void check_probe(const struct kc_api_probe *pr, const char *tag)
+{
+        assert_true(pr->present);
+        check_handler(&pr->handler, KC_HANDLER_HTTP_GET, tag);
+        assert_int_equal(pr->initial_delay_seconds, 1);
+        assert_int_equal(pr->timeout_seconds, 2);
+        assert_int_equal(pr->period_seconds, 3);
+        assert_int_equal(pr->success_threshold, 1);
+        assert_int_equal(pr->failure_threshold, 5);
+        assert_true(pr->termination_grace_period_seconds.set);
+        assert_int_equal(pr->termination_grace_period_seconds.v, 7);
+}
+
+static void check_env(const struct kc_api_container *c, const char *name)
+{
+        assert_int_equal(c->n_env_from, 1);
+        assert_string_equal(c->env_from[0].prefix, "P_");
+        assert_true(c->env_from[0].secret);
+        assert_string_equal(c->env_from[0].ref_name, "sec");
+        assert_int_equal(c->env_from[0].optional, KC_OPT_TRUE);
+        assert_int_equal(c->n_env, 4);
+        assert_string_equal(c->env[0].name, "A");
+        assert_string_equal(c->env[0].value, "1");
+        assert_int_equal(c->env[1].source, KC_ENV_SOURCE_FIELD_REF);
+        assert_string_equal(c->env[1].field_path, "metadata.labels['app']");
+        assert_null(c->env[1].value);
+        assert_int_equal(c->env[2].source, KC_ENV_SOURCE_RESOURCE_FIELD);
+        assert_string_equal(c->env[2].resource_container, name);
+        assert_string_equal(c->env[2].resource, "limits.memory");
+        assert_string_equal(c->env[2].divisor.text, "1Mi");
+        assert_int_equal(c->env[2].divisor.milli, 1048576000);
+        assert_int_equal(c->env[3].source, KC_ENV_SOURCE_SECRET_KEY);
+        assert_string_equal(c->env[3].ref_name, "s");
+        assert_string_equal(c->env[3].ref_key, "k");
+        assert_int_equal(c->env[3].ref_optional, KC_OPT_FALSE);
+}
+
+static void check_security_context(const struct kc_api_security_context *sc)
+{
+        assert_true(sc->present);
+        assert_true(sc->run_as_user.set && sc->run_as_user.v == 1000);
+        assert_true(sc->run_as_group.set && sc->run_as_group.v == 2000);
+        assert_int_equal(sc->run_as_non_root, KC_OPT_TRUE);
+        assert_int_equal(sc->privileged, KC_OPT_FALSE);
+        assert_int_equal(sc->read_only_root_filesystem, KC_OPT_TRUE);
+        assert_int_equal(sc->allow_privilege_escalation, KC_OPT_FALSE);
+        assert_true(sc->has_capabilities);
+        assert_int_equal(sc->capabilities.n_add, 1);
+        assert_string_equal(sc->capabilities.add[0], "NET_ADMIN");
+        assert_int_equal(sc->capabilities.n_drop, 2);
+        assert_string_equal(sc->capabilities.drop[0], "ALL");
+        assert_string_equal(sc->capabilities.drop[1], "KILL");
+        assert_string_equal(sc->proc_mount, "Default");
+        assert_string_equal(sc->seccomp.type, "Localhost");
+        assert_string_equal(sc->seccomp.localhost_profile, "prof.json");
+}
+
+static void check_full_container(const struct kc_api_container *c, const char *name)
+{
+        assert_string_equal(c->name, name);
+        assert_string_equal(c->image, "busybox:1.36");
+        assert_int_equal(c->n_command, 2);
+        assert_string_equal(c->command[1], "-c");
+        assert_int_equal(c->n_args, 1);
+        assert_string_equal(c->args[0], "echo $(A)");
+        assert_int_equal(c->image_pull_policy, KC_PULL_NEVER);
+        assert_string_equal(c->working_dir, "/work");
+        assert_int_equal(c->n_ports, 1);
+        assert_string_equal(c->ports[0].name, "http");
+        assert_int_equal(c->ports[0].container_port, 80);
+        assert_int_equal(c->ports[0].host_port, 8080);
+        assert_string_equal(c->ports[0].host_ip, "127.0.0.1");
+        assert_string_equal(c->ports[0].protocol, "TCP");
+        check_env(c, name);
+        assert_int_equal(c->resources.n_limits, 1);
+        assert_string_equal(c->resources.limits[0].name, "memory");
+        assert_string_equal(c->resources.limits[0].q.text, "128Mi");
+        assert_int_equal(c->resources.limits[0].q.milli, 134217728000);
+        assert_int_equal(c->resources.n_requests, 2);
+        assert_string_equal(c->resources.requests[0].name, "cpu");
+        assert_string_equal(c->resources.requests[0].q.text, "250m");
+        assert_int_equal(c->resources.requests[0].q.milli, 250);
+        assert_string_equal(c->resources.requests[1].q.text, "64Mi");
+        assert_int_equal(c->n_volume_mounts, 1);
+        assert_string_equal(c->volume_mounts[0].name, "data");
+        assert_string_equal(c->volume_mounts[0].mount_path, "/data");
+        assert_string_equal(c->volume_mounts[0].sub_path, "sub");
+        assert_string_equal(c->volume_mounts[0].sub_path_expr, "$(POD)");
+        assert_true(c->volume_mounts[0].read_only);
+        assert_int_equal(c->volume_mounts[0].propagation, KC_MOUNT_PROPAGATION_HOST_TO_CONTAINER);
+        check_handler(&c->lifecycle.post_start, KC_HANDLER_EXEC, "post");
+        check_handler(&c->lifecycle.pre_stop, KC_HANDLER_SLEEP, "pre");
+        check_probe(&c->liveness_probe, "live");
+        check_probe(&c->readiness_probe, "ready");
+        check_probe(&c->startup_probe, "start");
+        assert_string_equal(c->termination_message_path, "/dev/termination-log");
+        assert_int_equal(c->termination_message_policy,
+                         KC_TERMINATION_MESSAGE_FALLBACK_TO_LOGS_ON_ERROR);
+        check_security_context(&c->security_context);
+        assert_true(c->restart_policy_always && c->stdin && c->stdin_once && c->tty);
+}
+
+static void check_full_pod_spec(const struct kc_api_pod *p)
+{
+        const struct kc_api_pod_security_context *psc = &p->security_context;
+
+        assert_int_equal(p->n_volumes, 2);
+        assert_string_equal(p->volumes[0].name, "data");
+        assert_int_equal(p->volumes[0].kind, KC_VOLUME_HOST_PATH);
+        assert_string_equal(p->volumes[0].kind_name, "hostPath");
+        assert_string_equal(p->volumes[0].host_path, "/srv");
+        assert_int_equal(p->volumes[0].host_path_type, KC_HOST_PATH_DIRECTORY_OR_CREATE);
+        assert_null(p->volumes[0].size_limit.text);
+        assert_string_equal(p->volumes[1].kind_name, "emptyDir");
+        assert_true(p->volumes[1].medium_memory && p->volumes[1].has_size_limit);
+        assert_string_equal(p->volumes[1].size_limit.text, "1Gi");
+        assert_int_equal(p->volumes[1].size_limit.milli, 1073741824000);
+        assert_string_equal(p->node_name, "node-1");
+        assert_string_equal(p->service_account_name, "default");
+        assert_string_equal(p->hostname, "h");
+        assert_string_equal(p->subdomain, "sub");
+        assert_true(p->host_pid && p->host_ipc && p->share_process_namespace);
+        assert_int_equal(p->n_host_aliases, 1);
+        assert_string_equal(p->host_aliases[0].ip, "10.1.2.3");
+        assert_int_equal(p->host_aliases[0].n_hostnames, 2);
+        assert_string_equal(p->host_aliases[0].hostnames[1], "bar.local");
+        assert_int_equal(p->dns_policy, KC_DNS_NONE);
+        assert_true(p->has_dns_config);
+        assert_string_equal(p->dns_config.nameservers[0], "1.1.1.1");
+        assert_string_equal(p->dns_config.searches[0], "svc.local");
+        assert_int_equal(p->dns_config.n_options, 2);
+        assert_string_equal(p->dns_config.options[0].name, "ndots");
+        assert_string_equal(p->dns_config.options[0].value, "2");
+        assert_string_equal(p->dns_config.options[1].name, "edns0");
+        assert_null(p->dns_config.options[1].value);
+        assert_true(psc->run_as_user.set && psc->run_as_user.v == 0);
+        assert_true(psc->run_as_group.set && psc->run_as_group.v == 5);
+        assert_int_equal(psc->run_as_non_root, KC_OPT_FALSE);
+        assert_true(psc->fs_group.set && psc->fs_group.v == 2000);
+        assert_int_equal(psc->n_supplemental_groups, 3);
+        assert_int_equal(psc->supplemental_groups[2], 30);
+        assert_int_equal(psc->n_sysctls, 1);
+        assert_string_equal(psc->sysctls[0].name, "net.core.somaxconn");
+        assert_string_equal(psc->sysctls[0].value, "1024");
+        assert_string_equal(psc->seccomp.type, "RuntimeDefault");
+        assert_null(psc->seccomp.localhost_profile);
+        assert_string_equal(p->priority_class_name, "system-node-critical");
+        assert_true(p->priority.set && p->priority.v == 2000001000);
+        assert_true(p->active_deadline_seconds.set && p->active_deadline_seconds.v == 600);
+}
+
+/* kc_api_pod_new copies every field of the v1 spec: nothing is borrowed from the template. */
+static void test_api_pod_full_spec(void **state)
+{
+        struct pool pool = { .cap = 64 * 1024 };
+        struct kc_api_pod *t, *p = NULL;
+
+        (void)state;
+        pool.base = malloc(pool.cap);
+        assert_non_null(pool.base);
+        t = full_pod_template(&pool);
+        assert_int_equal(kc_api_pod_new(t, &p), 0);
+        memset(pool.base, 0x5a, pool.cap); /* poison, then free the template's storage */
+        free(pool.base);
+        assert_string_equal(p->uid, "uid-9");
+        assert_string_equal(p->namespace, "kube-system");
+        assert_string_equal(p->source, "file");
+        assert_int_equal(p->termination_grace_s, 45);
+        assert_string_equal(p->labels[0].value, "web");
+        assert_string_equal(p->annotations[0].key, "note");
+        assert_int_equal(p->n_containers, 1);
+        check_full_container(&p->containers[0], "app");
+        assert_int_equal(p->n_init_containers, 1);
+        check_full_container(&p->init_containers[0], "side");
+        check_full_pod_spec(p);
+        kc_api_pod_unref(p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -436,6 +866,8 @@ int main(void)
                 cmocka_unit_test(test_pod_many),
                 cmocka_unit_test(test_api_pod),
                 cmocka_unit_test(test_api_pod_spec),
+                cmocka_unit_test(test_api_pod_full_spec),
+                cmocka_unit_test(test_api_spec_enum_names),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

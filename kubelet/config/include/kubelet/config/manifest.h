@@ -31,10 +31,13 @@ struct kc_api_pod;
  * @brief Parses one static-pod manifest, a v1 Pod in YAML or JSON, and
  * applies the file source's defaults. Any thread; no I/O, no clock.
  *
- * Only the fields kc_api_pod carries are read (metadata.name, namespace,
- * uid, labels, annotations; spec.restartPolicy, hostNetwork,
- * terminationGracePeriodSeconds, initContainers and containers with name,
- * image, command, args, imagePullPolicy); unknown fields are ignored. YAML
+ * Every field of v1 Pod, PodSpec and Container is read (docs/pod-spec.md
+ * lists them): the ones cubelet honours go into kc_api_pod, validated as
+ * upstream's ValidatePodCreate; the ones it does not honour (scheduling,
+ * API-server-only, probes...) and names v1 does not have give warnings
+ * (kc_manifest_parse_warn()), and a few that would run the pod wrong are
+ * refused (ephemeralContainers, os other than linux, HugePages emptyDir).
+ * Quantities follow resource.Quantity. YAML
  * 1.1 typing applies as in sigs.k8s.io/yaml: `name: 123` or `name: yes` is
  * not a string. One document per file; merge keys (<<) are refused; aliases
  * are followed but never copied, and count toward KC_MANIFEST_MAX_NODES and
@@ -53,7 +56,13 @@ struct kc_api_pod;
  * restartPolicy Always; terminationGracePeriodSeconds 30; imagePullPolicy
  * Always for an image tagged ":latest" or untagged without a digest, else
  * IfNotPresent; source "file", static_pod, phase Pending, creation_ts =
- * @p seen_ns, deletion_grace_s -1.
+ * @p seen_ns, deletion_grace_s -1; spec.nodeName = @p node_name; v1
+ * defaults (SetDefaults_*): dnsPolicy ClusterFirst, enableServiceLinks
+ * true, serviceAccount copied to serviceAccountName, a volume without a
+ * source is an emptyDir, requests default to limits, terminationMessagePath
+ * "/dev/termination-log" and policy File, port protocol TCP (and hostPort =
+ * containerPort on the host network), probe timeout 1 / period 10 /
+ * success 1 / failure 3, httpGet path "/" and scheme HTTP.
  *
  * Errors name the file and, when the problem is a field, its path, and only
  * the first problem is reported (upstream lists them all):
@@ -77,3 +86,33 @@ struct kc_api_pod;
  */
 int kc_manifest_parse(const char *data, size_t len, const char *file_name, const char *node_name,
                       int64_t seen_ns, struct kc_api_pod **ret, char **ret_err);
+
+/**
+ * A field of the manifest that cubelet reads but does not honour, or that
+ * the v1 API does not have: the pod runs without it.
+ */
+struct kc_manifest_warning {
+        char *field;   /**< the field path, e.g. "spec.tolerations" */
+        char *why;     /**< e.g. "scheduling only: a static pod is not scheduled" */
+        char *message; /**< "<file>: <field>: <why>, ignored" */
+};
+
+struct kc_manifest_warnings {
+        struct kc_manifest_warning *v;
+        size_t n;
+};
+
+/** Frees the warnings and empties @p w. NULL is fine. */
+void kc_manifest_warnings_done(struct kc_manifest_warnings *w);
+
+/**
+ * @brief kc_manifest_parse() that also returns the warnings: every field
+ * that is set but ignored, and every field name v1 does not have, in
+ * document order.
+ *
+ * @param ret_warnings may be NULL; on success filled (free with
+ *        kc_manifest_warnings_done()); untouched on failure
+ */
+int kc_manifest_parse_warn(const char *data, size_t len, const char *file_name,
+                           const char *node_name, int64_t seen_ns, struct kc_api_pod **ret,
+                           char **ret_err, struct kc_manifest_warnings *ret_warnings);

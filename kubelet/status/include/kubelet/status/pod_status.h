@@ -171,10 +171,12 @@ int kc_json_array_build(size_t n, kc_json_item_fn item, const void *userdata, js
 /**
  * @brief A v1 Pod object for @p pod: {kind "Pod", apiVersion "v1", metadata
  * {name, namespace, uid, creationTimestamp, deletionTimestamp?,
- * deletionGracePeriodSeconds?, labels?, annotations?}, spec
- * {initContainers?, containers [{name, image, command?, args?,
- * imagePullPolicy}], restartPolicy, terminationGracePeriodSeconds?,
- * nodeName?, hostNetwork (only when true)}, status}.
+ * deletionGracePeriodSeconds?, labels?, annotations?}, spec, status}. The
+ * spec holds every field kc_api_pod keeps, under the v1 API's JSON names
+ * and with its omitempty rules (volumes, containers with ports, env,
+ * resources, volumeMounts, lifecycle, probes, securityContext...; dnsPolicy,
+ * the pod's securityContext, schedulerName "default-scheduler"); nodeName is
+ * the pod's, else @p node_name. docs/pod-spec.md lists the fields.
  *
  * "status" shares @p status (a new reference is taken, it is not copied:
  * nobody may modify it afterwards); {} when @p status is NULL.
