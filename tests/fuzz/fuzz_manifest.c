@@ -63,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                              "/etc/kubernetes/manifests/pod.json",
                                              "/etc/kubernetes/manifests/pod" };
         struct kc_api_pod *pod = NULL;
+        struct kc_manifest_warnings warnings = { 0 };
         char *err = NULL;
         const char *file;
         int r;
@@ -70,9 +71,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (size < 1)
                 return 0;
         file = names[data[0] & 3];
-        r = kc_manifest_parse(size > 1 ? (const char *)data + 1 : NULL, size - 1, file, "Node-1",
-                              INT64_C(1700000000123456789), &pod, &err);
+        r = kc_manifest_parse_warn(size > 1 ? (const char *)data + 1 : NULL, size - 1, file,
+                                   "Node-1", INT64_C(1700000000123456789), &pod, &err, &warnings);
         if (r == 0) {
+                for (size_t i = 0; i < warnings.n; i++)
+                        if (strncmp(warnings.v[i].message, file, strlen(file)) != 0 ||
+                            !strstr(warnings.v[i].message, ", ignored"))
+                                abort();
+                kc_manifest_warnings_done(&warnings);
                 touch(pod->uid);
                 touch(pod->name);
                 touch(pod->namespace);

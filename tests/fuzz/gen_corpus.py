@@ -270,6 +270,10 @@ def manifest_seeds():
     for name in sorted(os.listdir(os.path.join(ROOT, "examples", "manifests"))):
         with open(os.path.join(ROOT, "examples", "manifests", name), "rb") as f:
             write(t, "example-" + name, b"\x00" + f.read())
+    # the real-world static pods of the e2e test: every v1 field kind (issue 14)
+    for name in sorted(os.listdir(os.path.join(ROOT, "tests", "e2e", "manifests"))):
+        with open(os.path.join(ROOT, "tests", "e2e", "manifests", name), "rb") as f:
+            write(t, "real-" + name, b"\x00" + f.read())
     seeds = {
         "full.json": b"\x02" + FULL_JSON.encode(),
         "flow.yml": b"\x01" + b"{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: "
@@ -299,6 +303,30 @@ spec:
         "empty": b"\x00",
         "unterminated.json": b"\x02" + b'{"metadata": {"name": "a\\u00',
         "tags.yaml": b"\x03" + b"!!map {? !!str metadata : {name: !!str 12}, spec: !custom {}}\n",
+        "spec-warnings.yaml": b"\x00" + b"""apiVersion: v1
+kind: Pod
+metadata: {name: w, ownerReferences: [{kind: Node}]}
+spec:
+  tolerations: [{operator: Exists}]
+  schedulerName: other
+  activeDeadlineSeconds: 5
+  dnsPolicy: None
+  dnsConfig: {nameservers: [1.1.1.1], options: [{name: ndots, value: "2"}]}
+  hostAliases: [{ip: "::1", hostnames: [a]}]
+  securityContext: {sysctls: [{name: net.ipv4.ip_forward, value: "1"}], supplementalGroups: [1]}
+  volumes: [{name: v}, {name: h, hostPath: {path: /tmp, type: Socket}}, {name: s, secret: {}}]
+  containers:
+  - name: c
+    image: busybox
+    typo: 1
+    ports: [{containerPort: 80, name: http}]
+    env: [{name: A, valueFrom: {resourceFieldRef: {resource: limits.cpu, divisor: 1m}}}]
+    resources: {limits: {cpu: 1.5e3m, memory: 1Ei, example.com/gpu: "2"}, requests: {example.com/gpu: 2}}
+    volumeMounts: [{name: v, mountPath: /v, subPathExpr: $(POD)}]
+    lifecycle: {preStop: {tcpSocket: {port: http}}}
+    startupProbe: {grpc: {port: 9000}, periodSeconds: 3}
+    securityContext: {capabilities: {add: [SYS_ADMIN]}, seccompProfile: {type: Unconfined}}
+""",
     }
     for name, data in seeds.items():
         write(t, name, data)
