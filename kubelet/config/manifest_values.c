@@ -225,8 +225,10 @@ static int default_requests(struct mf_ctx *c, const struct mf_path *p, struct kc
         struct kc_api_resource *v;
         size_t i, n = out->n_requests;
 
+        if (out->n_requests + out->n_limits == 0)
+                return 0;
         v = kc__mf_alloc(c, out->n_requests + out->n_limits, sizeof(*v));
-        if (!v && out->n_requests + out->n_limits > 0)
+        if (!v)
                 return -ENOMEM;
         if (n > 0)
                 memcpy(v, out->requests, n * sizeof(*v));
