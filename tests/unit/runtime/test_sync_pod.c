@@ -1631,7 +1631,7 @@ static void wait_sleepers(struct fixture *f, size_t base)
 {
         int i;
 
-        for (i = 0; i < 5000 && kc_fake_clock_sleepers(f->clock) <= base; i++)
+        for (i = 0; i < 30000 && kc_fake_clock_sleepers(f->clock) <= base; i++)
                 nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
         assert_true(kc_fake_clock_sleepers(f->clock) > base);
 }
