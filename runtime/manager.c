@@ -200,6 +200,11 @@ const char *kc__runtime_manager_pod_logs_root(const struct kc_runtime_manager *m
         return m->pod_logs_root;
 }
 
+struct kc_clock *kc__runtime_manager_clock(const struct kc_runtime_manager *m)
+{
+        return m->clock;
+}
+
 int kc_runtime_manager_set_runtime_helper(struct kc_runtime_manager *m,
                                           const struct kc_runtime_helper *helper)
 {

@@ -24,6 +24,7 @@
 #include "kubelet/status/reason_cache.h"
 #include "runtime/api_pod.h"
 #include "runtime/container.h"
+#include "runtime/pod_actions.h"
 #include "runtime/qos.h"
 #include "runtime/runtime_service.h"
 
@@ -380,11 +381,17 @@ static void view_from_old(struct cview *v, const struct kc_api_pod *pod, const j
                 v->restart_count++;
 }
 
-/* ShouldContainerBeRestarted, from the container's newest status. */
-static bool should_restart(const struct kc_api_pod *pod, const struct kc_container_status *newest)
+/*
+ * ShouldContainerBeRestarted, from the container's newest status; a
+ * sidecar (@p sidecar) restarts whatever the pod's restartPolicy.
+ */
+static bool should_restart(const struct kc_api_pod *pod, const struct kc_container_status *newest,
+                           bool sidecar)
 {
         if (pod->deletion_ts != 0)
                 return false;
+        if (sidecar)
+                return !newest || newest->state != KC_CONTAINER_STATE_RUNNING;
         if (!newest)
                 return true;
         switch (newest->state) {
@@ -430,11 +437,11 @@ static int cview_init(struct cview *v, const struct kc_api_pod *pod, const struc
 
         if (!rc || !pod->uid)
                 return 0;
-        /* An init container that exited 0 is done and never restarted. */
-        if (is_init && v->newest && v->newest->state == KC_CONTAINER_STATE_EXITED &&
-            v->newest->exit_code == 0)
+        /* An init container that exited 0 is done and never restarted (a sidecar is). */
+        if (is_init && !kc_is_restartable_init_container(c) && v->newest &&
+            v->newest->state == KC_CONTAINER_STATE_EXITED && v->newest->exit_code == 0)
                 return 0;
-        if (!should_restart(pod, v->newest))
+        if (!should_restart(pod, v->newest, is_init && kc_is_restartable_init_container(c)))
                 return 0;
         r = kc_reason_cache_get(rc, pod->uid, name, &reason, &message);
         if (r == -ENOENT)
@@ -453,9 +460,19 @@ static int cview_init(struct cview *v, const struct kc_api_pod *pod, const struc
         return 0;
 }
 
+/* A view of a sidecar (restartable init container). */
+static bool cview_sidecar(const struct cview *v)
+{
+        return v->is_init && kc_is_restartable_init_container(v->spec);
+}
+
+/*
+ * Ready: an init container once it exited 0; a sidecar or an app container
+ * while it runs (no readiness probes yet: started is ready).
+ */
 static bool cview_ready(const struct cview *v)
 {
-        if (v->is_init)
+        if (v->is_init && !cview_sidecar(v))
                 return v->kind == VIEW_TERMINATED && term_exit_code(&v->state) == 0;
         return v->kind == VIEW_RUNNING; /* no readiness probes yet */
 }
@@ -475,6 +492,18 @@ struct phase_counts {
  */
 static void count_view(struct phase_counts *pc, const struct cview *v)
 {
+        if (cview_sidecar(v)) {
+                /*
+                 * A running sidecar counts as running (it is started: no
+                 * startup probe); one that never ran yet as waiting; one
+                 * that terminated neither running nor stopped.
+                 */
+                if (v->kind == VIEW_RUNNING)
+                        pc->running++;
+                else if (v->kind == VIEW_WAITING && !term_set(&v->last))
+                        pc->waiting++;
+                return;
+        }
         if (v->is_init) {
                 switch (v->kind) {
                 case VIEW_RUNNING:
@@ -719,6 +748,12 @@ static bool view_not_ready(const struct cview *v)
         return !cview_ready(v);
 }
 
+/* GenerateContainersReadyCondition's set: the sidecars, then the app containers. */
+static bool view_not_ready_running(const struct cview *v)
+{
+        return (!v->is_init || cview_sidecar(v)) && !cview_ready(v);
+}
+
 /* The same test as kc_compute_pod_actions' sandbox check: no new sandbox needed. */
 static bool sandbox_ready(const struct kc_pod_status *s)
 {
@@ -733,11 +768,12 @@ static bool sandbox_ready(const struct kc_pod_status *s)
 
 /*
  * Fills @p c[0..4]: PodReadyToStartContainers, Initialized, Ready,
- * ContainersReady, PodScheduled. @p init/@p app are the views.
+ * ContainersReady, PodScheduled. @p init holds the views: the @p n_init
+ * init containers', then the @p n_app app containers'.
  */
 static int make_conditions(const struct kc_pod_status *s, const struct cview *init, size_t n_init,
-                           const struct cview *app, size_t n_app, enum kc_pod_phase phase,
-                           bool regular_started, struct condition c[static 5])
+                           size_t n_app, enum kc_pod_phase phase, bool regular_started,
+                           struct condition c[static 5])
 {
         int r;
 
@@ -766,8 +802,9 @@ static int make_conditions(const struct kc_pod_status *s, const struct cview *in
                 c[3].status = false;
                 c[3].reason = "PodFailed";
         } else {
-                r = names_message("containers with unready status: ", app, n_app, view_not_ready,
-                                  &c[3].message);
+                /* The sidecars first, then the app containers, as upstream. */
+                r = names_message("containers with unready status: ", init, n_init + n_app,
+                                  view_not_ready_running, &c[3].message);
                 if (r < 0)
                         return r;
                 if (c[3].message) {
@@ -1014,7 +1051,7 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
                 phase = pod->phase;
         }
 
-        r = make_conditions(status, init, pod->n_init_containers, app, pod->n_containers, phase,
+        r = make_conditions(status, init, pod->n_init_containers, pod->n_containers, phase,
                             pc.regular_started, c);
         if (r >= 0)
                 r = kc_json_array_build(KC_ELEMENTSOF(c), condition_item,
