@@ -569,6 +569,11 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
         }
 }
 
+int64_t kc_generic_pleg_last_relist_mp(struct kc_generic_pleg *g)
+{
+        return atomic_load_explicit(&g->relist_time, memory_order_relaxed);
+}
+
 int kc_generic_pleg_relist(struct kc_generic_pleg *g)
 {
         struct kc_pod_list pods = { 0 };

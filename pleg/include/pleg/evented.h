@@ -108,9 +108,12 @@ struct kc_evented_pleg_stats {
         uint64_t connections; /* streams connected (see KC_EVENTED_STREAM_SETTLE) */
         uint64_t failures;    /* stream failures (open or break) */
         unsigned consecutive_failures;
-        uint64_t fallbacks;  /* switches to relisting */
-        uint64_t recoveries; /* switches back to evented (D12) */
-        uint64_t dropped;    /* events dropped on a full internal buffer */
-        bool streaming;      /* a stream is open now */
+        uint64_t fallbacks;        /* switches to relisting */
+        uint64_t recoveries;       /* switches back to evented (D12) */
+        uint64_t dropped;          /* events dropped on a full internal buffer */
+        bool streaming;            /* a stream is open now */
+        uint64_t catch_up_relists; /* relists after a connection, until caught up (D31) */
+        uint64_t caught_up;        /* connections whose catch-up finished */
+        uint64_t stale;            /* events older than the last relist, ignored (D31) */
 };
 void kc_evented_pleg_stats(struct kc_evented_pleg *e, struct kc_evented_pleg_stats *ret);
