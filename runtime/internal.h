@@ -194,4 +194,3 @@ struct kc__image_ref {
 int kc__image_ref_parse(const char *s, struct kc__image_ref *ret, const char **ret_why);
 
 /* The manager's podLogsRootDirectory, or NULL (sync_pod.c). */
-const char *kc__runtime_manager_pod_logs_root(const struct kc_runtime_manager *m);

@@ -951,6 +951,6 @@ int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_ap
                         return r;
                 status = empty;
         }
-        sync_pod(&svc, kc__runtime_manager_pod_logs_root(m), pod, status, opts, &res);
+        sync_pod(&svc, kc_runtime_manager_pod_logs_root(m), pod, status, opts, &res);
         return result_finish(&res, ret_err);
 }

@@ -48,6 +48,9 @@ struct kc_kubelet_deps {
         /** Housekeeping's pod counts (desired, active, mirror, working, restarted,
          * orphaned runtime pods); may be NULL. */
         struct kc_kubelet_metrics *metrics;
+        /** Where pods' log directories are ("<ns>_<name>_<uid>"): the container
+         * GC removes those of removed pods. NULL: none (copied). */
+        const char *pod_logs_root;
 };
 
 struct kc_kubelet;
