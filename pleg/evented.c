@@ -1179,6 +1179,17 @@ int kc_evented_pleg_start(struct kc_evented_pleg *e)
         return 0;
 }
 
+void kc_evented_pleg_begin_stop(struct kc_evented_pleg *e)
+{
+        if (!e)
+                return;
+        KC_LOCK_GUARD(&e->lock);
+        e->stopping = true;
+        if (e->attempt)
+                kc_cancel_trigger_mp(e->attempt);
+        pthread_cond_broadcast(&e->cond);
+}
+
 void kc_evented_pleg_stop(struct kc_evented_pleg *e)
 {
         void *item;

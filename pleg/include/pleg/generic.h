@@ -53,6 +53,12 @@ KC_DEFINE_CLEANUP_FUNC(struct kc_generic_pleg, kc_generic_pleg_free)
 int kc_generic_pleg_start(struct kc_generic_pleg *g);
 /** Idempotent. Joins the relist thread. */
 void kc_generic_pleg_stop(struct kc_generic_pleg *g);
+/**
+ * Before the runtime client shuts down under a relist: a relist that fails
+ * from now on logs at V(2), not as an error. Any thread; the next
+ * kc_generic_pleg_start() clears it.
+ */
+void kc_generic_pleg_begin_stop(struct kc_generic_pleg *g);
 struct kc_chan *kc_generic_pleg_watch(struct kc_generic_pleg *g);
 bool kc_generic_pleg_healthy(struct kc_generic_pleg *g, char **ret_err);
 /** One relist; any thread; serialised with other relists. */

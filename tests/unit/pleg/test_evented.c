@@ -1202,6 +1202,44 @@ static void test_catch_up_after_connect(void **state)
         env_free(e);
 }
 
+/*
+ * The daemon's shutdown: after kc_evented_pleg_begin_stop() the stream's
+ * end (the CRI client closing under it) is no failure: nothing counted,
+ * logged or relisted.
+ */
+static void test_begin_stop_quiet_stream_end(void **state)
+{
+        struct env *e = env_new(&(struct env_opts){ .cache_update_period = 3600 * SEC });
+        struct evb b;
+        int n;
+
+        (void)state;
+        source_set_mode(&e->src, SOURCE_OK);
+        assert_int_equal(kc_evented_pleg_start(e->ev), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(source_active(&e->src), WAIT_MS));
+        assert_true(source_deliver(&e->src, mkev1(&b, KC_CONTAINER_EVENT_STARTED, "p1", T0,
+                                                  KC_CONTAINER_STATE_RUNNING)));
+        assert_true(KC_TEST_WAIT_UNTIL(stats(e).connections == 1, WAIT_MS));
+        n = relists(e);
+        kc_evented_pleg_begin_stop(e->ev);
+        /* The client's shutdown ends the stream, unless the stream thread closed it first. */
+        pthread_mutex_lock(&e->src.mu);
+        if (e->src.active) {
+                e->src.active = false;
+                e->src.on_close(e->src.ud, -ECONNRESET,
+                                &(struct kc_runtime_error){ KC_RUNTIME_UNAVAILABLE, "closed" });
+        }
+        pthread_mutex_unlock(&e->src.mu);
+        kc_test_sleep_ms(50);
+        assert_int_equal(stats(e).failures, 0);
+        assert_int_equal(relists(e), n);
+        assert_true(counter(e->m.evented_pleg_connection_error_count) == 0);
+        kc_evented_pleg_stop(e->ev);
+        assert_int_equal(stats(e).failures, 0);
+        assert_int_equal(relists(e), n);
+        env_free(e);
+}
+
 /* A stream the runtime ends at once (containerd 1.6: UNIMPLEMENTED) is a failure. */
 static void test_refused_stream_falls_back(void **state)
 {
@@ -1483,6 +1521,7 @@ int main(void)
                 cmocka_unit_test(test_retry_backoff),
                 cmocka_unit_test(test_fallback_and_reprobe),
                 cmocka_unit_test(test_catch_up_after_connect),
+                cmocka_unit_test(test_begin_stop_quiet_stream_end),
                 cmocka_unit_test(test_refused_stream_falls_back),
                 cmocka_unit_test(test_connection_resets_failures),
                 cmocka_unit_test(test_buffer_full_forces_relist),
