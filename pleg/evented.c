@@ -134,6 +134,8 @@ struct kc_evented_pleg {
         /* A buffered event was dropped: the consumer forces a generic relist. */
         atomic_bool relist_owed;
         atomic_uint_fast64_t dropped;
+        /* The clock when kc_evented_pleg_start() began (0: never started). */
+        _Atomic int64_t started_at;
         /* Events older than the last relist, ignored (stale_event()). */
         atomic_uint_fast64_t stale;
         /* The stream in progress delivered an event (first one wakes the stream thread). */
@@ -656,7 +658,11 @@ static int validate_event(const struct kc_container_event *ev)
 static bool stale_event(struct kc_evented_pleg *e, const struct kc_container_event *ev)
 {
         int64_t relist = kc_generic_pleg_last_relist_mp(e->generic);
+        int64_t started = atomic_load_explicit(&e->started_at, memory_order_relaxed);
 
+        /* Before the first relist: what happened before the start is the relist's. */
+        if (relist < started)
+                relist = started;
         if (relist == 0 || ev->created_at >= relist)
                 return false;
         atomic_fetch_add_explicit(&e->stale, 1, memory_order_relaxed);
@@ -1026,7 +1032,8 @@ static void *cache_loop(void *arg)
         struct kc_evented_pleg *e = arg;
 
         do {
-                if (kc_evented_pleg_in_use(e))
+                /* Not before the first relist filled the cache (D31). */
+                if (kc_evented_pleg_in_use(e) && kc_generic_pleg_last_relist_mp(e->generic) != 0)
                         kc_pod_cache_update_time(e->cache, kc_clock_now(e->clock));
                 (void)kc_generic_pleg_flush_owed_mp(e->generic);
         } while (kc_clock_sleep(e->clock, e->cache_update_period, e->stop) == 0);
@@ -1078,6 +1085,7 @@ int kc_evented_pleg_new(const struct kc_evented_pleg_config *cfg, struct kc_even
         atomic_init(&e->relist_owed, false);
         atomic_init(&e->dropped, 0);
         atomic_init(&e->stale, 0);
+        atomic_init(&e->started_at, 0);
         atomic_init(&e->event_seen, false);
         pthread_mutex_init(&e->process_lock, NULL);
         pthread_mutex_init(&e->run_lock, NULL);
@@ -1167,6 +1175,7 @@ int kc_evented_pleg_start(struct kc_evented_pleg *e)
         fallen_back = e->fallen_back;
         pthread_mutex_unlock(&e->lock);
         atomic_store_explicit(&e->consumer_stop, false, memory_order_relaxed);
+        atomic_store_explicit(&e->started_at, kc_clock_now(e->clock), memory_order_relaxed);
         /* A PLEG stopped while fallen back stays so until a probe connects. */
         atomic_store_explicit(&e->in_use, !fallen_back, memory_order_release);
 
