@@ -95,7 +95,7 @@ else
 fi
 case $version in
 1.6) install_missing ;;
-1.7) install_missing containernetworking-plugins ;;
+1.7) install_missing containernetworking-plugins iproute2 ;;
 *) die "KC_CONTAINERD_VERSION must be 1.6 or 1.7, not \"$version\"" ;;
 esac
 for b in containerd ctr runc curl; do
