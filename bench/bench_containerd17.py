@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 INTEG = os.path.join(HERE, "..", "tests", "integration")
 sys.path.insert(0, INTEG)
 
-from daemon_lib import Containerd, cid_of, read_env, remove_pod_logs  # noqa: E402
+from daemon_lib import Containerd, cid_of, read_env  # noqa: E402
 
 import harness  # noqa: E402
 from harness import Daemon, container, klog_time, pod_manifest, wait_until  # noqa: E402
@@ -76,12 +76,7 @@ def run(ctrd, binary, pleg, pods, rounds):
                 lat.append(t - t0)
     finally:
         d.stop()
-        tasks = ctrd.tasks()
-        for uid in uids:
-            for c in ctrd.containers(uid):
-                if tasks.get(c) == "RUNNING":
-                    ctrd.kill_task(c)
-        remove_pod_logs(uids)
+        ctrd.stop_pods(uids)
     return lat
 
 

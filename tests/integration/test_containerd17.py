@@ -27,13 +27,12 @@ skips, when that containerd is not a 1.7 with CNI.
 import ipaddress
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
 import time
 
-from daemon_lib import Containerd, cid_of, read_env, remove_pod_logs, remove_pod_logs_root_at_exit, POD_LOGS_ROOT
+from daemon_lib import POD_LOGS_ROOT, Containerd, cid_of, read_env, remove_pod_logs_root_at_exit
 
 import harness  # noqa: E402  (tests/e2e, put on sys.path by daemon_lib)
 from harness import E2ETestCase, condition, container, container_status, pod_manifest, wait_until  # noqa: E402
@@ -232,14 +231,7 @@ class OnContainerd17(E2ETestCase):
         self.addCleanup(self.cleanup_pods)
 
     def cleanup_pods(self):
-        try:
-            tasks = CTRD.tasks()
-            for uid in self.uids:
-                for cid in CTRD.containers(uid):
-                    if tasks.get(cid) == "RUNNING":
-                        CTRD.kill_task(cid)
-        finally:
-            remove_pod_logs(self.uids)
+        CTRD.stop_pods(self.uids)
 
     def new_uid(self, tag):
         uid = f"c17-{tag}-{os.getpid()}-{int(time.monotonic() * 1000) % 100000}"

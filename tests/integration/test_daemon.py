@@ -76,11 +76,7 @@ class DaemonOnContainerd(E2ETestCase):
         try:
             if not CTRD.alive():
                 CTRD.restart()
-            tasks = CTRD.tasks()
-            for uid in self.uids:
-                for cid in CTRD.containers(uid):
-                    if tasks.get(cid) == "RUNNING":
-                        CTRD.kill_task(cid)
+            CTRD.stop_pods(self.uids)
         finally:
             # Even when containerd misbehaved: the log directories are ours.
             remove_pod_logs(self.uids)

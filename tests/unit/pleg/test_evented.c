@@ -856,7 +856,10 @@ static void test_backlog_before_first_relist_ignored(void **state)
 
         (void)state;
         assert_int_equal(kc_fake_clock_advance(e->clock, 10 * SEC), 0);
+        /* The stream opens and waits to settle on the fake clock: no failure, no relist. */
+        source_set_mode(&e->src, SOURCE_OK);
         assert_int_equal(kc_evented_pleg_start(e->ev), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(source_active(&e->src), WAIT_MS));
         assert_true(kc_generic_pleg_last_relist_mp(e->generic) == 0);
         assert_int_equal(kc_evented_pleg_process_event(e->ev, mkev1(&b, KC_CONTAINER_EVENT_STARTED,
                                                                     "old", T0 + 9 * SEC,
