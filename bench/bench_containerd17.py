@@ -18,6 +18,7 @@ never pass/fail: prints p50, p99 and max per PLEG.
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,7 @@ def run(ctrd, binary, pleg, pods, rounds):
     finally:
         d.stop()
         ctrd.stop_pods(uids)
+        shutil.rmtree(work, ignore_errors=True)
     return lat
 
 
@@ -108,6 +110,7 @@ def main():
             )
     finally:
         subprocess.run(["bash", os.path.join(INTEG, "containerd-teardown.sh"), env_file], stdout=subprocess.DEVNULL)
+        shutil.rmtree(os.path.dirname(env_file), ignore_errors=True)
 
 
 if __name__ == "__main__":
