@@ -456,7 +456,14 @@ static void teardown(struct daemon *d)
         d->http = kc_http_server_stop(d->http);
         d->healthz = kc_http_server_stop(d->healthz);
         d->file_source = kc_file_source_stop(d->file_source);
-        /* Calls blocked on a hung runtime end now, not at their deadlines. */
+        /*
+         * Calls blocked on a hung runtime end now, not at their deadlines.
+         * The PLEGs learn first that the stream's end and failed relists
+         * are the shutdown's, not errors to log (or relist after).
+         */
+        kc_evented_pleg_begin_stop(d->evented);
+        if (d->k.pleg)
+                kc_generic_pleg_begin_stop(d->k.pleg);
         kc_cri_shutdown(d->cri);
         if (d->evented)
                 kc_evented_pleg_stop(d->evented);

@@ -78,6 +78,7 @@ int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret)
                         .runtime = deps->runtime,
                         .pod_manager = deps->pod_manager,
                         .pod_workers = deps->pod_workers,
+                        .pod_logs_root = deps->pod_logs_root,
                 };
                 int r = kc__container_gc_new(&gc, &k->gc);
 

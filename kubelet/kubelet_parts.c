@@ -28,6 +28,7 @@
 #include "runtime/images.h"
 #include "runtime/manager.h"
 #include "volume_manager.h"
+#include "runtime/sync_pod.h"
 
 /* Upstream constants (UPSTREAM.md §1). */
 #define CONFIG_CHANNEL_CAPACITY 50 /* the config mux's updates channel */
@@ -133,6 +134,7 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .reasons = p->reasons,
                 .metrics = cfg->metrics,
                 .volume_manager = p->volume_manager,
+                .pod_logs_root = kc_runtime_manager_pod_logs_root(cfg->manager),
         };
         if ((r = kc_kubelet_new(&kd, &p->kubelet)) < 0)
                 return r;

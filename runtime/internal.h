@@ -204,7 +204,5 @@ struct kc__sync_env {
 };
 const struct kc__sync_env *kc__runtime_manager_sync_env(const struct kc_runtime_manager *m);
 
-/* The manager's podLogsRootDirectory, or NULL (sync_pod.c). */
-const char *kc__runtime_manager_pod_logs_root(const struct kc_runtime_manager *m);
 /* The clock the manager was built with (NULL: the real one). */
 struct kc_clock *kc__runtime_manager_clock(const struct kc_runtime_manager *m);

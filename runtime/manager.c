@@ -195,7 +195,7 @@ int kc_runtime_manager_set_pod_logs_root(struct kc_runtime_manager *m, const cha
         return 0;
 }
 
-const char *kc__runtime_manager_pod_logs_root(const struct kc_runtime_manager *m)
+const char *kc_runtime_manager_pod_logs_root(const struct kc_runtime_manager *m)
 {
         return m->pod_logs_root;
 }

@@ -1382,7 +1382,7 @@ int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_ap
                         return r;
                 status = empty;
         }
-        sync_pod(&svc, kc__runtime_manager_clock(m), kc__runtime_manager_pod_logs_root(m),
+        sync_pod(&svc, kc__runtime_manager_clock(m), kc_runtime_manager_pod_logs_root(m),
                  kc__runtime_manager_sync_env(m), pod, status, opts, &res);
         return result_finish(&res, ret_err);
 }

@@ -52,6 +52,9 @@ struct kc_kubelet_deps {
         /** Housekeeping removes the directories (and volumes) of pods that are
          * gone (cleanupOrphanedPodDirs); may be NULL. */
         struct kc_volume_manager *volume_manager;
+        /** Where pods' log directories are ("<ns>_<name>_<uid>"): the container
+         * GC removes those of removed pods. NULL: none (copied). */
+        const char *pod_logs_root;
 };
 
 struct kc_kubelet;

@@ -40,6 +40,8 @@ struct kc_runtime_service kc_runtime_manager_service(struct kc_runtime_manager *
  * Not concurrently with SyncPod. @return 0, -EINVAL, -ENOMEM.
  */
 int kc_runtime_manager_set_pod_logs_root(struct kc_runtime_manager *m, const char *dir);
+/** The directory set above, or NULL; owned by @p m. */
+const char *kc_runtime_manager_pod_logs_root(const struct kc_runtime_manager *m);
 
 struct kc_runtime_helper;
 

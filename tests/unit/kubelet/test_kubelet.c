@@ -21,6 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/cancel.h"
 #include "core/chan.h"
@@ -601,6 +603,70 @@ static void test_container_gc_one_pass_at_a_time(void **state)
         env_stop(e);
 }
 
+static bool path_exists(const char *root, const char *name)
+{
+        char path[512];
+
+        snprintf(path, sizeof(path), "%s/%s", root, name);
+        return access(path, F_OK) == 0;
+}
+
+static void make_log_dir(const char *root, const char *name)
+{
+        char path[512];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", root, name);
+        assert_int_equal(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/%s/app", root, name);
+        assert_int_equal(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/%s/app/0.log", root, name);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("log line\n", f);
+        fclose(f);
+}
+
+/*
+ * evictPodLogsDirectories: a pass removes "<ns>_<name>_<uid>" directories
+ * (with their contents) of pods that are not desired and whose content may
+ * go; a desired pod's directory and names without a UID stay.
+ */
+static void test_container_gc_removes_pod_log_dirs(void **state)
+{
+        struct env *e = env_start();
+        struct kc_container_gc *gc = NULL;
+        char root[] = "/tmp/kc-test-podlogs.XXXXXX";
+        struct kc_container_gc_config cfg = {
+                .runtime = kc_sim_pod_runtime(e->sim),
+                .pod_manager = e->pm,
+                .pod_workers = e->pw,
+        };
+
+        (void)state;
+        assert_non_null(mkdtemp(root));
+        cfg.pod_logs_root = root;
+        send(e, KC_POD_OP_ADD, "A");
+        EXPECT(e, "sync_pod(A,create)");
+        /* Housekeeping's SyncKnownPods: unknown pods' content may go from now on. */
+        kc_fake_clock_advance(e->clock, 2 * SEC);
+        assert_true(KC_TEST_WAIT_UNTIL(
+                kc_pod_workers_should_pod_content_be_removed(e->pw, "gone-uid"), 5000));
+        make_log_dir(root, "default_A_A");
+        make_log_dir(root, "default_gone_gone-uid");
+        make_log_dir(root, "junk");
+        assert_int_equal(kc__container_gc_new(&cfg, &gc), 0);
+        assert_int_equal(kc__container_gc_request(gc), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(!path_exists(root, "default_gone_gone-uid"), 5000));
+        assert_true(KC_TEST_WAIT_UNTIL(kc__container_gc_request(gc) == 0, 5000));
+        assert_true(KC_TEST_WAIT_UNTIL(kc__container_gc_request(gc) == 0, 5000));
+        assert_true(path_exists(root, "default_A_A/app/0.log"));
+        assert_true(path_exists(root, "junk/app/0.log"));
+        kc__container_gc_free(gc);
+        env_stop(e);
+        assert_int_equal(system("rm -rf /tmp/kc-test-podlogs.*") == -1, 0);
+}
+
 static bool has_reason(struct env *e, const char *uid)
 {
         return kc_reason_cache_get(e->reasons, uid, "c", NULL, NULL) == 0;
@@ -711,6 +777,7 @@ int main(void)
                 cmocka_unit_test(test_housekeeping_forgets_reasons_of_removed_pods),
                 cmocka_unit_test(test_housekeeping_stays_responsive_while_gc_is_slow),
                 cmocka_unit_test(test_container_gc_one_pass_at_a_time),
+                cmocka_unit_test(test_container_gc_removes_pod_log_dirs),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
