@@ -31,6 +31,8 @@
 #define HOST_PATH_DIR_MODE 0755
 #define HOST_PATH_FILE_MODE 0644
 #define EMPTY_DIR_MODE 0777
+/* upstream volume_linux.go: rwMask | execMask for a directory */
+#define FS_GROUP_DIR_MASK 0770
 /* Removal does not descend further than this (a pod directory is shallow). */
 #define MAX_TREE_DEPTH 64
 
@@ -319,21 +321,13 @@ static uint64_t empty_dir_memory_size(const struct kc_volume_manager *vm,
         return size;
 }
 
-/* emptyDir SetUpAt: the directory (0777), and a tmpfs on it for medium Memory. */
-static int set_up_empty_dir(const struct kc_volume_manager *vm, const struct kc_api_pod *pod,
-                            const struct kc_api_volume *v, char **ret_msg)
+/* The emptyDir's directory (0777) and, for medium Memory, its tmpfs. */
+static int make_empty_dir(const struct kc_volume_manager *vm, const struct kc_api_pod *pod,
+                          const struct kc_api_volume *v, const char *path, char **ret_msg)
 {
-        _cleanup_free_ char *dir = NULL, *path = NULL;
         char opts[64];
         int r;
 
-        r = kc__volume_manager_pod_dir(vm, pod->uid, &dir);
-        if (r < 0)
-                return r;
-        if (asprintf(&path, "%s/volumes/" KC_EMPTY_DIR_PLUGIN_DIR "/%s", dir, v->name) < 0)
-                return -ENOMEM;
-        if (v->medium_memory && is_mount_point(path))
-                return 0; /* mounted by an earlier sync */
         r = mkdir_all(path, POD_DIR_MODE);
         if (r < 0 || chmod(path, EMPTY_DIR_MODE) < 0)
                 return path_error("mkdir", path, r < 0 ? r : -errno, ret_msg);
@@ -354,6 +348,49 @@ static int set_up_empty_dir(const struct kc_volume_manager *vm, const struct kc_
         }
         kc_log_v_s(3, "Mounted a memory-backed emptyDir", KC_KV_POD(pod->namespace, pod->name),
                    KC_KV_STR("volume", v->name), KC_KV_STR("options", opts));
+        return 0;
+}
+
+/*
+ * SetVolumeOwnership for the pod's fsGroup on an emptyDir's root: group
+ * fsGroup, group read/write/search and setgid, so what the containers make
+ * in it is the group's. Failures are logged and the setup goes on, as
+ * upstream. The volume is not walked: it is empty when first set up, and
+ * later syncs only re-apply this to its root (D52).
+ */
+static void set_volume_ownership(const struct kc_api_pod *pod, const char *path)
+{
+        const struct kc_opt_i64 *g = &pod->security_context.fs_group;
+        struct stat st;
+
+        if (!g->set)
+                return;
+        if (lchown(path, (uid_t)-1, (gid_t)g->v) < 0)
+                kc_log_error_s(strerror(errno), "Lchown failed", KC_KV_STR("path", path));
+        if (lstat(path, &st) < 0 ||
+            chmod(path, (st.st_mode & 07777) | FS_GROUP_DIR_MASK | S_ISGID) < 0)
+                kc_log_error_s(strerror(errno), "chmod failed", KC_KV_STR("path", path));
+}
+
+/* emptyDir SetUpAt: the directory (0777), a tmpfs on it for medium Memory, then fsGroup. */
+static int set_up_empty_dir(const struct kc_volume_manager *vm, const struct kc_api_pod *pod,
+                            const struct kc_api_volume *v, char **ret_msg)
+{
+        _cleanup_free_ char *dir = NULL, *path = NULL;
+        int r;
+
+        r = kc__volume_manager_pod_dir(vm, pod->uid, &dir);
+        if (r < 0)
+                return r;
+        if (asprintf(&path, "%s/volumes/" KC_EMPTY_DIR_PLUGIN_DIR "/%s", dir, v->name) < 0)
+                return -ENOMEM;
+        /* a Memory one mounted by an earlier sync is kept */
+        if (!(v->medium_memory && is_mount_point(path))) {
+                r = make_empty_dir(vm, pod, v, path, ret_msg);
+                if (r < 0)
+                        return r;
+        }
+        set_volume_ownership(pod, path);
         return 0;
 }
 

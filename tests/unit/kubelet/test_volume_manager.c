@@ -2,7 +2,8 @@
 /*
  * The kubelet's pod directories and volumes (kubelet/volume_manager.c,
  * kubelet/pod_mounts.c), issue 14, on a temporary --root-dir: makePodDataDirs,
- * hostPath's type checks and their errors, emptyDir on disk and as tmpfs,
+ * hostPath's type checks and their errors, emptyDir on disk and as tmpfs
+ * (fsGroup ownership included),
  * volumes that need the API server making the pod wait,
  * cleanupOrphanedPodDirs, makeMounts (readOnly, propagation, subPath,
  * subPathExpr) and the managed /etc/hosts.
@@ -291,6 +292,48 @@ static void test_empty_dir_on_disk(void **state)
         assert_false(exists(at(f, "pods/u1/volumes/kubernetes.io~empty-dir/unused")));
         /* Idempotent: the next sync sets it up again without complaint. */
         assert_int_equal(kc__wait_for_attach_and_mount(f->vm, &b.pod, &msg), 0);
+}
+
+/*
+ * securityContext.fsGroup (SetVolumeOwnership): an emptyDir is the
+ * fsGroup's, group rwx and setgid, on disk and as tmpfs (whose root keeps
+ * its sticky bit); a hostPath is left alone.
+ */
+static void test_empty_dir_fs_group(void **state)
+{
+        struct fixture *f = *state;
+        struct pod_builder b;
+        struct kc_api_volume *v;
+        struct stat st;
+        char *msg = NULL;
+        gid_t gid = geteuid() == 0 ? 2000 : getegid();
+
+        init_pod(&b);
+        b.pod.security_context.fs_group = (struct kc_opt_i64){ true, gid };
+        add_volume(&b, "cache", KC_VOLUME_EMPTY_DIR, "emptyDir", true);
+        v = add_volume(&b, "host", KC_VOLUME_HOST_PATH, "hostPath", true);
+        v->host_path = f->root;
+        if (geteuid() == 0) {
+                v = add_volume(&b, "shm", KC_VOLUME_EMPTY_DIR, "emptyDir", true);
+                v->medium_memory = true;
+        }
+        assert_int_equal(kc__make_pod_data_dirs(f->vm, &b.pod), 0);
+        assert_int_equal(kc__wait_for_attach_and_mount(f->vm, &b.pod, &msg), 0);
+        assert_null(msg);
+        assert_int_equal(lstat(at(f, "pods/u1/volumes/kubernetes.io~empty-dir/cache"), &st), 0);
+        assert_int_equal(st.st_gid, gid);
+        assert_int_equal(st.st_mode & 07777, 02777);
+        /* The next sync keeps it so (the 0777 chmod does not drop setgid). */
+        assert_int_equal(kc__wait_for_attach_and_mount(f->vm, &b.pod, &msg), 0);
+        assert_int_equal(mode_of(f->path) & 07777, 02777);
+        assert_int_equal(lstat(f->root, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0700); /* mkdtemp's */
+        if (geteuid() != 0)
+                return;
+        assert_int_not_equal(st.st_gid, gid);
+        assert_int_equal(lstat(at(f, "pods/u1/volumes/kubernetes.io~empty-dir/shm"), &st), 0);
+        assert_int_equal(st.st_gid, gid);
+        assert_int_equal(st.st_mode & 07777, 03777);
 }
 
 /* The bytes of the filesystem at @p path, and whether it is a tmpfs. */
@@ -677,6 +720,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_host_path_special_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_empty_dir_on_disk, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_empty_dir_memory, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_empty_dir_fs_group, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_api_volumes_wait, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cleanup_orphaned_pod_dirs, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cleanup_keeps_foreign_mounts, setup, teardown),

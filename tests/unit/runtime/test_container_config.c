@@ -653,7 +653,8 @@ static const struct kc_api_container_port ports_b[] = {
         { .container_port = 9, .protocol = "SCTP" },
 };
 
-/* The sandbox: the helper's hostname and DNS, every container port, namespaces. */
+/* The sandbox: the helper's hostname and DNS, every container port, namespaces
+ * (hostIPC, shareProcessNamespace, hostPID). */
 static void test_sandbox_config(void **state)
 {
         struct fixture *f = *state;
@@ -677,6 +678,18 @@ static void test_sandbox_config(void **state)
         assert_has(f->sandbox, "hostname=custom;servers=10.0.0.10;searches=example.com;");
         assert_has(f->sandbox, "ports=0:80:8080:,1:53:0:,0:443:8443:127.0.0.1,2:9:0:,;");
         assert_has(f->sandbox, "priv=0;seccomp=1:0;user=unset0;groups=;cgroup=(null);ns=0/1/2;");
+        /* shareProcessNamespace: one PID namespace for the sandbox and its containers. */
+        pod.share_process_namespace = true;
+        pod.uid = "uid-shared-pid";
+        assert_int_equal(sync_p(f, &pod), 0);
+        assert_has(f->sandbox, "ns=0/0/2;");
+        assert_has(f->containers[0], "ns=0/0/2;");
+        assert_has(f->containers[1], "ns=0/0/2;");
+        /* hostPID wins over it. */
+        pod.host_pid = true;
+        pod.uid = "uid-host-pid";
+        assert_int_equal(sync_p(f, &pod), 0);
+        assert_has(f->sandbox, "ns=0/2/2;");
 }
 
 /* A host-network pod keeps the node's hostname; without a helper the pod name and no DNS. */
