@@ -282,6 +282,11 @@ static int parse_empty_dir(struct mf_ctx *c, const struct mf_path *p, const stru
                                                "\"\", \"Memory\" (cubelet has no HugePages "
                                                "volumes)");
         out->medium_memory = medium && !strcmp(medium, "Memory");
+        if (out->has_size_limit && !out->medium_memory)
+                /* kept and echoed, but only a tmpfs is bounded by it (D42) */
+                return kc__mf_warn(c, &slp,
+                                   "the size of a disk-backed emptyDir is not enforced (no "
+                                   "eviction manager)");
         return 0;
 }
 

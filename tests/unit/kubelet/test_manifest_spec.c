@@ -584,12 +584,43 @@ static void test_warnings(void **state)
                         NULL, 0);
 }
 
+/*
+ * emptyDir.sizeLimit bounds a Memory emptyDir (its tmpfs) but nothing bounds
+ * one on the node's disk (no eviction manager, D42): a warning, the limit
+ * kept for the echo.
+ */
+static void test_disk_size_limit_warning(void **state)
+{
+        static const char doc[] = "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\n"
+                                  "spec:\n"
+                                  "  volumes:\n"
+                                  "  - {name: disk, emptyDir: {sizeLimit: 1Gi}}\n"
+                                  "  - {name: mem, emptyDir: {medium: Memory, sizeLimit: 64Mi}}\n"
+                                  "  - {name: plain, emptyDir: {}}\n"
+                                  "  containers: [{name: c, image: busybox}]\n";
+        struct kc_manifest_warnings w = { 0 };
+        struct kc_api_pod *p = NULL;
+
+        (void)state;
+        assert_int_equal(kc_manifest_parse_warn(doc, strlen(doc), "m.yaml", "n", 0, &p, NULL, &w),
+                         0);
+        assert_int_equal(w.n, 1);
+        assert_string_equal(w.v[0].field, "spec.volumes[0].emptyDir.sizeLimit");
+        assert_string_equal(w.v[0].message,
+                            "m.yaml: spec.volumes[0].emptyDir.sizeLimit: the size of a "
+                            "disk-backed emptyDir is not enforced (no eviction manager), ignored");
+        assert_true(p->volumes[0].has_size_limit);
+        assert_string_equal(p->volumes[0].size_limit.text, "1Gi");
+        kc_api_pod_unref(p);
+        kc_manifest_warnings_done(&w);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_field), cmocka_unit_test(test_defaults),
                 cmocka_unit_test(test_quantities),  cmocka_unit_test(test_errors),
-                cmocka_unit_test(test_warnings),
+                cmocka_unit_test(test_warnings),    cmocka_unit_test(test_disk_size_limit_warning),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
