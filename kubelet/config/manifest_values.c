@@ -258,6 +258,32 @@ static int default_requests(struct mf_ctx *c, const struct mf_path *p, struct kc
         return 0;
 }
 
+/*
+ * Limits nothing in cubelet enforces are warned about and kept (QoS and
+ * resourceFieldRef still read them): ephemeral-storage (upstream's eviction
+ * manager) and extended resources (device plugins; D53).
+ */
+static int warn_unenforced_limits(struct mf_ctx *c, const struct mf_path *p,
+                                  const struct kc_api_resources *out)
+{
+        const struct mf_path lp = { .up = p, .field = "limits" };
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < out->n_limits; i++) {
+                const struct mf_path kp = { .up = &lp, .key = out->limits[i].name };
+
+                if (!strcmp(out->limits[i].name, "ephemeral-storage"))
+                        r = kc__mf_warn(c, &kp,
+                                        "local storage limits are not enforced (no eviction "
+                                        "manager)");
+                else if (strchr(out->limits[i].name, '/'))
+                        r = kc__mf_warn(c, &kp,
+                                        "extended resources come from device plugins, which "
+                                        "cubelet does not have: nothing is allocated");
+        }
+        return r;
+}
+
 int kc__mf_parse_resources(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *n,
                            struct kc_api_resources *out)
 {
@@ -280,6 +306,8 @@ int kc__mf_parse_resources(struct mf_ctx *c, const struct mf_path *p, const stru
                                         &out->n_requests);
         if (r >= 0)
                 r = default_requests(c, p, out);
+        if (r >= 0)
+                r = warn_unenforced_limits(c, p, out);
         return r;
 }
 

@@ -615,12 +615,52 @@ static void test_disk_size_limit_warning(void **state)
         kc_manifest_warnings_done(&w);
 }
 
+/*
+ * Limits nothing enforces warn, and are kept: ephemeral-storage (no eviction
+ * manager) and extended resources (no device plugins, D53); cpu, memory and
+ * hugepages do not warn.
+ */
+static void test_unenforced_limits_warning(void **state)
+{
+        static const char doc[] = "apiVersion: v1\nkind: Pod\nmetadata: {name: q}\n"
+                                  "spec:\n"
+                                  "  containers:\n"
+                                  "  - name: c\n"
+                                  "    image: busybox\n"
+                                  "    resources:\n"
+                                  "      limits: {cpu: 1, memory: 1Gi, hugepages-2Mi: 4Mi,\n"
+                                  "               ephemeral-storage: 2Gi, example.com/gpu: 1}\n"
+                                  "      requests: {ephemeral-storage: 1Gi}\n";
+        struct kc_manifest_warnings w = { 0 };
+        struct kc_api_pod *p = NULL;
+
+        (void)state;
+        assert_int_equal(kc_manifest_parse_warn(doc, strlen(doc), "m.yaml", "n", 0, &p, NULL, &w),
+                         0);
+        assert_int_equal(w.n, 2);
+        assert_string_equal(w.v[0].message,
+                            "m.yaml: spec.containers[0].resources.limits[ephemeral-storage]: "
+                            "local storage limits are not enforced (no eviction manager), "
+                            "ignored");
+        assert_string_equal(w.v[1].message,
+                            "m.yaml: spec.containers[0].resources.limits[example.com/gpu]: "
+                            "extended resources come from device plugins, which cubelet does "
+                            "not have: nothing is allocated, ignored");
+        assert_int_equal(p->containers[0].resources.n_limits, 5);
+        kc_api_pod_unref(p);
+        kc_manifest_warnings_done(&w);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_every_field), cmocka_unit_test(test_defaults),
-                cmocka_unit_test(test_quantities),  cmocka_unit_test(test_errors),
-                cmocka_unit_test(test_warnings),    cmocka_unit_test(test_disk_size_limit_warning),
+                cmocka_unit_test(test_every_field),
+                cmocka_unit_test(test_defaults),
+                cmocka_unit_test(test_quantities),
+                cmocka_unit_test(test_errors),
+                cmocka_unit_test(test_warnings),
+                cmocka_unit_test(test_disk_size_limit_warning),
+                cmocka_unit_test(test_unenforced_limits_warning),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
