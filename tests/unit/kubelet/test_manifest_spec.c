@@ -599,11 +599,9 @@ static void test_disk_size_limit_warning(void **state)
                                   "  - {name: plain, emptyDir: {}}\n"
                                   "  containers: [{name: c, image: busybox}]\n";
         struct kc_manifest_warnings w = { 0 };
-        struct kc_api_pod *p = NULL;
+        struct kc_api_pod *p = parse_w(doc, &w);
 
         (void)state;
-        assert_int_equal(kc_manifest_parse_warn(doc, strlen(doc), "m.yaml", "n", 0, &p, NULL, &w),
-                         0);
         assert_int_equal(w.n, 1);
         assert_string_equal(w.v[0].field, "spec.volumes[0].emptyDir.sizeLimit");
         assert_string_equal(w.v[0].message,
@@ -632,11 +630,9 @@ static void test_unenforced_limits_warning(void **state)
                                   "               ephemeral-storage: 2Gi, example.com/gpu: 1}\n"
                                   "      requests: {ephemeral-storage: 1Gi}\n";
         struct kc_manifest_warnings w = { 0 };
-        struct kc_api_pod *p = NULL;
+        struct kc_api_pod *p = parse_w(doc, &w);
 
         (void)state;
-        assert_int_equal(kc_manifest_parse_warn(doc, strlen(doc), "m.yaml", "n", 0, &p, NULL, &w),
-                         0);
         assert_int_equal(w.n, 2);
         assert_string_equal(w.v[0].message,
                             "m.yaml: spec.containers[0].resources.limits[ephemeral-storage]: "
