@@ -77,7 +77,8 @@ static const struct flag flags[] = {
         { "node-ip", FLAG_ADDRESS, F(node_ip), NULL,
           "The node's IP, reported as hostIP (default: the first non-loopback IPv4 address)" },
         { "root-dir", FLAG_STRING, F(root_dir), "/var/lib/kubelet",
-          "Directory for the kubelet's files (reserved: nothing is written there yet)" },
+          "Directory for the kubelet's files: pods/<uid>/ (emptyDir volumes, the managed "
+          "/etc/hosts) and seccomp/ (Localhost seccomp profiles)" },
         { "resolv-conf", FLAG_STRING, F(resolv_conf), "/etc/resolv.conf",
           "Resolver configuration the DNS of pods with dnsPolicy Default starts from; \"\" "
           "gives them the node's own resolver (127.0.0.1)" },

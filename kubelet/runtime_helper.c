@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kubelet's RuntimeHelper: a container's environment
- * (makeEnvironmentVariables), its mounts (makeMounts, from the volume
- * slice), the pod's hostname and domain, and its DNS (dns.Configurer).
+ * (makeEnvironmentVariables), its mounts (makeMounts, kubelet/pod_mounts.c),
+ * the pod's hostname and domain, and its DNS (dns.Configurer).
  */
 #include <ctype.h>
 #include <errno.h>

@@ -93,6 +93,15 @@ class Flags(harness.E2ETestCase):
         self.assertRegex(text, r"(?<![\w-])-v(?![\w-])", "--help does not list -v")
         self.assertRegex(text, r"(?<![\w-])-h(?![\w-])", "--help does not list -h")
 
+    def test_help_says_what_root_dir_holds(self):
+        # --root-dir holds the pods' directories and the seccomp profiles (issue 14).
+        r = run(["--help"])
+        entry = re.search(r"--root-dir.*?(?=\n\s*-)", r.stdout + r.stderr, re.S)
+        self.assertIsNotNone(entry)
+        self.assertIn("pods/<uid>/", entry.group(0))
+        self.assertIn("seccomp/", entry.group(0))
+        self.assertNotIn("reserved", entry.group(0))
+
     def test_short_help_and_version(self):
         r = run(["-h"])
         self.assertEqual(r.returncode, 0, r.stderr)

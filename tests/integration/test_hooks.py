@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """integration.hooks: sidecars and lifecycle hooks, the cubelet daemon on the
-fixture's containerd (issue 14, slice i14s).
+fixture's containerd (issue 14: runtime/pod_actions.c, runtime/lifecycle.c).
 
 - a sidecar (an init container with restartPolicy Always) runs beside the
   app: both tasks RUNNING in `ctr`, the pod Running with the sidecar's

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Volumes and mounts of static pods on a real containerd (issue 14, slice
-i14v).
+"""Volumes and mounts of static pods on a real containerd (issue 14:
+kubelet/volume_manager.c and kubelet/pod_mounts.c).
 
     python3 -B tests/integration/test_volumes.py <cubelet> [unittest args]
 

@@ -429,7 +429,7 @@ static void test_concurrent_calls(void **state)
 }
 
 /*
- * makeMounts through GenerateRunContainerOptions (issue 14, slice i14v):
+ * makeMounts (kubelet/pod_mounts.c) through GenerateRunContainerOptions (issue 14):
  * with a root dir, a subPathExpr is expanded from the container's
  * environment and the managed /etc/hosts carries the pod's hostname;
  * without one, a container mounting a volume cannot start.
