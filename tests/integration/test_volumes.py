@@ -12,6 +12,8 @@ only through cubelet's /pods:
   DirectoryOrCreate, a directory that did not exist) appears on the host;
 - two containers share an emptyDir: one writes, the other reads the file;
   it lies under <root-dir>/pods/<uid>/volumes/kubernetes.io~empty-dir/;
+- the pod's fsGroup owns the emptyDir (setgid, so the file written in it
+  is the group's too), not the hostPath;
 - a readOnly hostPath mount refuses a write (and the host file is unchanged);
 - a subPath mount shows only its subdirectory;
 - the pod's /etc/hosts is the managed one (host network: the node's file
@@ -30,6 +32,7 @@ from harness import E2ETestCase, container, pod_manifest, wait_until  # noqa: E4
 
 CTRD = None  # set in main()
 SLEEP = ["sleep", "1000000"]
+FS_GROUP = 2345
 
 
 def app(name, command, mounts):
@@ -103,6 +106,7 @@ class VolumesOnContainerd(E2ETestCase):
             terminationGracePeriodSeconds=1,
             volumes=volumes,
             hostAliases=[{"ip": "10.9.9.9", "hostnames": ["alias.example"]}],
+            securityContext={"fsGroup": FS_GROUP},
         )
         d = self.start_daemon(manifests={"vols.yaml": manifest}, args=[f"--container-runtime-endpoint={CTRD.endpoint}"])
         p = d.wait_running("vols", timeout=90)
@@ -119,6 +123,12 @@ class VolumesOnContainerd(E2ETestCase):
         self.assertEqual((code, out), (0, "shared\n"))
         on_disk = os.path.join(d.root_dir, "pods", uid, "volumes", "kubernetes.io~empty-dir", "cache", "f")
         self.assertTrue(os.path.exists(on_disk), on_disk)
+        # fsGroup: the emptyDir is the group's (setgid), so is what a container wrote in it;
+        # the hostPath is left alone.
+        cache_dir = os.path.dirname(on_disk)
+        self.assertEqual((os.stat(cache_dir).st_gid, os.stat(cache_dir).st_mode & 0o7777), (FS_GROUP, 0o2777))
+        self.assertEqual(os.stat(on_disk).st_gid, FS_GROUP)
+        self.assertNotEqual(os.stat(host_dir).st_gid, FS_GROUP)
 
         # readOnly: a write fails and the host file is unchanged.
         code, _ = self.exec(app_cid, "sh", "-c", "echo changed > /ro/keep")
