@@ -119,6 +119,13 @@ static int i_container_status(void *self, const char *id, struct kc_container_st
         INSTRUMENTED("container_status", container_status(in, id, ret, err));
 }
 
+static int i_exec_sync(void *self, const char *id, const char *const *argv, size_t argc,
+                       int64_t timeout_s, struct kc_exec_sync_result *ret,
+                       struct kc_runtime_error *err)
+{
+        INSTRUMENTED("exec_sync", exec_sync(in, id, argv, argc, timeout_s, ret, err));
+}
+
 static int i_image_status(void *self, const char *image, struct kc_image_status_result *ret,
                           struct kc_runtime_error *err)
 {
@@ -146,6 +153,7 @@ static const struct kc_runtime_service_ops instrumented_ops = {
         .remove_container = i_remove_container,
         .list_containers = i_list_containers,
         .container_status = i_container_status,
+        .exec_sync = i_exec_sync,
         .image_status = i_image_status,
         .pull_image = i_pull_image,
 };
@@ -182,6 +190,7 @@ int kc_instrumented_runtime_new(struct kc_runtime_service inner, struct kc_kubel
         KEEP_IF_PRESENT(&ir->ops, in, remove_container);
         KEEP_IF_PRESENT(&ir->ops, in, list_containers);
         KEEP_IF_PRESENT(&ir->ops, in, container_status);
+        KEEP_IF_PRESENT(&ir->ops, in, exec_sync);
         KEEP_IF_PRESENT(&ir->ops, in, image_status);
         KEEP_IF_PRESENT(&ir->ops, in, pull_image);
         *ret = ir;

@@ -819,6 +819,11 @@ static int generate_pod_sandbox_config(const char *logs_root, const struct kc_ap
                 .hostname = pod->host_network ? NULL : pod->name,
                 .log_directory = spec->log_dir,
                 .host_network = pod->host_network,
+                /* namespacesForPod: a container's own PID namespace by default. */
+                .security.namespace_options = { .network = pod->host_network ? KC_CRI_NAMESPACE_NODE
+                                                                             : KC_CRI_NAMESPACE_POD,
+                                                .pid = KC_CRI_NAMESPACE_CONTAINER,
+                                                .ipc = KC_CRI_NAMESPACE_POD },
                 .labels = spec->labels,
                 .n_labels = n_labels,
                 .annotations = pod->annotations,

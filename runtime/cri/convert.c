@@ -59,6 +59,20 @@ static void *pb_new(struct kc_arena *a, const ProtobufCMessageDescriptor *desc)
 
 #define PB_NEW(a, type, desc) ((type *)pb_new((a), &(desc)))
 
+/*
+ * A repeated message field's array: @p n new @p desc messages in @p a, for
+ * the caller to fill. NULL on ENOMEM (never called with @p n 0).
+ */
+static void *pb_array(struct kc_arena *a, const ProtobufCMessageDescriptor *desc, size_t n)
+{
+        void **v = kc_arena_alloc(a, n * sizeof(*v));
+
+        for (size_t i = 0; v && i < n; i++)
+                if (!(v[i] = pb_new(a, desc)))
+                        return NULL;
+        return v;
+}
+
 static int pack(const ProtobufCMessage *m, uint8_t **ret, size_t *ret_len)
 {
         size_t n = protobuf_c_message_get_packed_size(m);
@@ -91,33 +105,28 @@ static void map_entry_fields(const ProtobufCMessageDescriptor *desc, size_t *ret
 }
 
 /*
- * A map<string, string> field from @p n labels: @p n entries of type @p desc
- * (NULL when @p n is 0). Duplicate keys are sent as they are (the receiver
- * keeps the last).
+ * A map<string, string> field (or a list of KeyValue, the same shape) from
+ * @p n labels: @p n entries of type @p desc (NULL when @p n is 0). Duplicate
+ * keys are sent as they are (a map's receiver keeps the last).
  */
 static int labels_to_pb(struct kc_arena *a, const ProtobufCMessageDescriptor *desc,
                         const struct kc_label *l, size_t n, ProtobufCMessage ***ret)
 {
-        ProtobufCMessage **v;
+        char **v;
         size_t koff, voff, i;
 
         *ret = NULL;
-        if (n == 0)
+        if (n == 0 || !l)
                 return 0;
-        v = kc_arena_alloc(a, n * sizeof(*v));
+        v = pb_array(a, desc, n);
         if (!v)
                 return -ENOMEM;
         map_entry_fields(desc, &koff, &voff);
         for (i = 0; i < n; i++) {
-                char *e = pb_new(a, desc);
-
-                if (!e)
-                        return -ENOMEM;
-                *(char **)(e + koff) = unconst(l[i].key);
-                *(char **)(e + voff) = unconst(l[i].value);
-                v[i] = (ProtobufCMessage *)e;
+                *(char **)(v[i] + koff) = unconst(l[i].key);
+                *(char **)(v[i] + voff) = unconst(l[i].value);
         }
-        *ret = v;
+        *ret = (ProtobufCMessage **)v;
         return 0;
 }
 
@@ -167,19 +176,162 @@ int kc__cri_pack_status(uint8_t **ret, size_t *ret_len)
         return pack(&req.base, ret, ret_len);
 }
 
-static Runtime__V1__NamespaceOption *namespace_options(struct kc_arena *a, bool host_network)
+/* protobuf-c packs a repeated string with strlen(): no NULL elements. */
+static bool strv_ok(const char *const *v, size_t n)
+{
+        for (size_t i = 0; v && i < n; i++)
+                if (!v[i])
+                        return false;
+        return true;
+}
+
+/* A repeated string field: read-only for the packer, like the strings. */
+#define STRV_TO_PB(msg, field, v, n)                                                               \
+        do {                                                                                       \
+                (msg)->field = (char **)(v);                                                       \
+                (msg)->n_##field = (v) ? (n) : 0;                                                  \
+        } while (0)
+
+/* The same for a repeated int64 field. */
+#define I64V_TO_PB(msg, field, v, n)                                                               \
+        do {                                                                                       \
+                (msg)->field = (int64_t *)(v);                                                     \
+                (msg)->n_##field = (v) ? (n) : 0;                                                  \
+        } while (0)
+
+static Runtime__V1__NamespaceMode ns_mode_to_pb(enum kc_cri_namespace_mode m)
+{
+        switch (m) {
+        case KC_CRI_NAMESPACE_CONTAINER:
+                return RUNTIME__V1__NAMESPACE_MODE__CONTAINER;
+        case KC_CRI_NAMESPACE_NODE:
+                return RUNTIME__V1__NAMESPACE_MODE__NODE;
+        case KC_CRI_NAMESPACE_TARGET:
+                return RUNTIME__V1__NAMESPACE_MODE__TARGET;
+        default:
+                return RUNTIME__V1__NAMESPACE_MODE__POD;
+        }
+}
+
+/* NamespaceOption from @p o; @p host_network forces the network namespace to NODE. */
+static Runtime__V1__NamespaceOption *
+namespace_options(struct kc_arena *a, const struct kc_cri_namespace_options *o, bool host_network)
 {
         Runtime__V1__NamespaceOption *ns =
                 PB_NEW(a, Runtime__V1__NamespaceOption, runtime__v1__namespace_option__descriptor);
 
         if (!ns)
                 return NULL;
-        /* As kubelet's namespacesForPod: the CRI default for pid (0) is POD, set it. */
-        ns->network =
-                host_network ? RUNTIME__V1__NAMESPACE_MODE__NODE : RUNTIME__V1__NAMESPACE_MODE__POD;
-        ns->pid = RUNTIME__V1__NAMESPACE_MODE__CONTAINER;
-        ns->ipc = RUNTIME__V1__NAMESPACE_MODE__POD;
+        ns->network = host_network ? RUNTIME__V1__NAMESPACE_MODE__NODE : ns_mode_to_pb(o->network);
+        ns->pid = ns_mode_to_pb(o->pid);
+        ns->ipc = ns_mode_to_pb(o->ipc);
         return ns;
+}
+
+/* An Int64Value for a set @p v, NULL (absent) for an unset one; -ENOMEM. */
+static int opt_i64_to_pb(struct kc_arena *a, struct kc_cri_opt_i64 v, Runtime__V1__Int64Value **ret)
+{
+        Runtime__V1__Int64Value *m = NULL;
+
+        if (v.set) {
+                m = PB_NEW(a, Runtime__V1__Int64Value, runtime__v1__int64_value__descriptor);
+                if (!m)
+                        return -ENOMEM;
+                m->value = v.v;
+        }
+        *ret = m;
+        return 0;
+}
+
+/* A SecurityProfile for a set @p p, NULL for an unset one; -ENOMEM. */
+static int profile_to_pb(struct kc_arena *a, const struct kc_cri_security_profile *p,
+                         Runtime__V1__SecurityProfile **ret)
+{
+        Runtime__V1__SecurityProfile *m = NULL;
+
+        if (p->set) {
+                m = PB_NEW(a, Runtime__V1__SecurityProfile,
+                           runtime__v1__security_profile__descriptor);
+                if (!m)
+                        return -ENOMEM;
+                m->profile_type =
+                        p->type == KC_CRI_PROFILE_UNCONFINED
+                                ? RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__Unconfined
+                        : p->type == KC_CRI_PROFILE_LOCALHOST
+                                ? RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__Localhost
+                                : RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__RuntimeDefault;
+                m->localhost_ref = unconst(p->localhost_ref);
+        }
+        *ret = m;
+        return 0;
+}
+
+static int dns_config_to_pb(struct kc_arena *a, const struct kc_cri_dns_config *d,
+                            Runtime__V1__DNSConfig **ret)
+{
+        Runtime__V1__DNSConfig *m = NULL;
+
+        if (d) {
+                if (!strv_ok(d->servers, d->n_servers) || !strv_ok(d->searches, d->n_searches) ||
+                    !strv_ok(d->options, d->n_options))
+                        return -EINVAL;
+                m = PB_NEW(a, Runtime__V1__DNSConfig, runtime__v1__dnsconfig__descriptor);
+                if (!m)
+                        return -ENOMEM;
+                STRV_TO_PB(m, servers, d->servers, d->n_servers);
+                STRV_TO_PB(m, searches, d->searches, d->n_searches);
+                STRV_TO_PB(m, options, d->options, d->n_options);
+        }
+        *ret = m;
+        return 0;
+}
+
+static int port_mappings_to_pb(struct kc_arena *a, const struct kc_pod_sandbox_config *c,
+                               Runtime__V1__PodSandboxConfig *pc)
+{
+        Runtime__V1__PortMapping **v;
+
+        if (c->n_port_mappings == 0 || !c->port_mappings)
+                return 0;
+        v = pb_array(a, &runtime__v1__port_mapping__descriptor, c->n_port_mappings);
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_port_mappings; i++) {
+                const struct kc_cri_port_mapping *p = &c->port_mappings[i];
+
+                v[i]->protocol = p->protocol == KC_CRI_PROTOCOL_UDP    ? RUNTIME__V1__PROTOCOL__UDP
+                                 : p->protocol == KC_CRI_PROTOCOL_SCTP ? RUNTIME__V1__PROTOCOL__SCTP
+                                                                       : RUNTIME__V1__PROTOCOL__TCP;
+                v[i]->container_port = p->container_port;
+                v[i]->host_port = p->host_port;
+                v[i]->host_ip = unconst(p->host_ip);
+        }
+        pc->port_mappings = v;
+        pc->n_port_mappings = c->n_port_mappings;
+        return 0;
+}
+
+/* linux.security_context of a sandbox. */
+static int sandbox_security_to_pb(struct kc_arena *a, const struct kc_pod_sandbox_config *c,
+                                  Runtime__V1__LinuxSandboxSecurityContext **ret)
+{
+        const struct kc_cri_sandbox_security *s = &c->security;
+        Runtime__V1__LinuxSandboxSecurityContext *sc;
+
+        sc = PB_NEW(a, Runtime__V1__LinuxSandboxSecurityContext,
+                    runtime__v1__linux_sandbox_security_context__descriptor);
+        if (!sc)
+                return -ENOMEM;
+        sc->namespace_options = namespace_options(a, &s->namespace_options, c->host_network);
+        if (!sc->namespace_options || opt_i64_to_pb(a, s->run_as_user, &sc->run_as_user) < 0 ||
+            opt_i64_to_pb(a, s->run_as_group, &sc->run_as_group) < 0 ||
+            profile_to_pb(a, &s->seccomp, &sc->seccomp) < 0)
+                return -ENOMEM;
+        sc->readonly_rootfs = s->readonly_rootfs;
+        I64V_TO_PB(sc, supplemental_groups, s->supplemental_groups, s->n_supplemental_groups);
+        sc->privileged = s->privileged;
+        *ret = sc;
+        return 0;
 }
 
 static int sandbox_config_to_pb(struct kc_arena *a, const struct kc_pod_sandbox_config *c,
@@ -188,16 +340,14 @@ static int sandbox_config_to_pb(struct kc_arena *a, const struct kc_pod_sandbox_
         Runtime__V1__PodSandboxConfig *pc;
         Runtime__V1__PodSandboxMetadata *md;
         Runtime__V1__LinuxPodSandboxConfig *lx;
-        Runtime__V1__LinuxSandboxSecurityContext *sc;
+        int r;
 
         pc = PB_NEW(a, Runtime__V1__PodSandboxConfig, runtime__v1__pod_sandbox_config__descriptor);
         md = PB_NEW(a, Runtime__V1__PodSandboxMetadata,
                     runtime__v1__pod_sandbox_metadata__descriptor);
         lx = PB_NEW(a, Runtime__V1__LinuxPodSandboxConfig,
                     runtime__v1__linux_pod_sandbox_config__descriptor);
-        sc = PB_NEW(a, Runtime__V1__LinuxSandboxSecurityContext,
-                    runtime__v1__linux_sandbox_security_context__descriptor);
-        if (!pc || !md || !lx || !sc)
+        if (!pc || !md || !lx)
                 return -ENOMEM;
         md->name = unconst(c->metadata.name);
         md->uid = unconst(c->metadata.uid);
@@ -212,15 +362,19 @@ static int sandbox_config_to_pb(struct kc_arena *a, const struct kc_pod_sandbox_
         if (!c->host_network)
                 pc->hostname = unconst(c->hostname);
         pc->log_directory = unconst(c->log_directory);
-        if (LABELS_TO_PB(a, runtime__v1__pod_sandbox_config__labels_entry__descriptor, c->labels,
+        r = dns_config_to_pb(a, c->dns_config, &pc->dns_config);
+        if (r < 0)
+                return r;
+        if (port_mappings_to_pb(a, c, pc) < 0 ||
+            LABELS_TO_PB(a, runtime__v1__pod_sandbox_config__labels_entry__descriptor, c->labels,
                          c->n_labels, pc, labels) < 0 ||
             LABELS_TO_PB(a, runtime__v1__pod_sandbox_config__annotations_entry__descriptor,
-                         c->annotations, c->n_annotations, pc, annotations) < 0)
+                         c->annotations, c->n_annotations, pc, annotations) < 0 ||
+            LABELS_TO_PB(a, runtime__v1__linux_pod_sandbox_config__sysctls_entry__descriptor,
+                         c->sysctls, c->n_sysctls, lx, sysctls) < 0 ||
+            sandbox_security_to_pb(a, c, &lx->security_context) < 0)
                 return -ENOMEM;
-        sc->namespace_options = namespace_options(a, c->host_network);
-        if (!sc->namespace_options)
-                return -ENOMEM;
-        lx->security_context = sc; /* cgroup_parent unset: the runtime's default */
+        lx->cgroup_parent = unconst(c->cgroup_parent); /* NULL: the runtime's default */
         pc->linux = lx;
         *ret = pc;
         return 0;
@@ -231,12 +385,14 @@ int kc__cri_pack_run_pod_sandbox(const struct kc_pod_sandbox_config *config, uin
 {
         Runtime__V1__RunPodSandboxRequest req = RUNTIME__V1__RUN_POD_SANDBOX_REQUEST__INIT;
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        int r;
 
         if (!config)
                 return -EINVAL;
-        if (kc_arena_new(&a) < 0 || sandbox_config_to_pb(a, config, &req.config) < 0)
+        if (kc_arena_new(&a) < 0)
                 return -ENOMEM;
-        return pack(&req.base, ret, ret_len);
+        r = sandbox_config_to_pb(a, config, &req.config);
+        return r < 0 ? r : pack(&req.base, ret, ret_len);
 }
 
 static Runtime__V1__PodSandboxState sandbox_state_to_pb(enum kc_sandbox_state s)
@@ -276,13 +432,166 @@ int kc__cri_pack_list_pod_sandbox(const struct kc_pod_sandbox_filter *filter, ui
         return pack(&req.base, ret, ret_len);
 }
 
-/* protobuf-c packs a repeated string with strlen(): no NULL elements. */
-static bool strv_ok(const char *const *v, size_t n)
+static int mounts_to_pb(struct kc_arena *a, const struct kc_container_config *c,
+                        Runtime__V1__ContainerConfig *cc)
 {
-        for (size_t i = 0; v && i < n; i++)
-                if (!v[i])
-                        return false;
-        return true;
+        Runtime__V1__Mount **v;
+
+        if (c->n_mounts == 0 || !c->mounts)
+                return 0;
+        v = pb_array(a, &runtime__v1__mount__descriptor, c->n_mounts);
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->n_mounts; i++) {
+                const struct kc_cri_mount *m = &c->mounts[i];
+
+                v[i]->container_path = unconst(m->container_path);
+                v[i]->host_path = unconst(m->host_path);
+                v[i]->readonly = m->readonly;
+                v[i]->selinux_relabel = m->selinux_relabel;
+                v[i]->propagation =
+                        m->propagation == KC_CRI_PROPAGATION_HOST_TO_CONTAINER
+                                ? RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_HOST_TO_CONTAINER
+                        : m->propagation == KC_CRI_PROPAGATION_BIDIRECTIONAL
+                                ? RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_BIDIRECTIONAL
+                                : RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_PRIVATE;
+        }
+        cc->mounts = v;
+        cc->n_mounts = c->n_mounts;
+        return 0;
+}
+
+static Runtime__V1__LinuxContainerResources *resources_to_pb(struct kc_arena *a,
+                                                             const struct kc_cri_linux_resources *r)
+{
+        Runtime__V1__LinuxContainerResources *m =
+                PB_NEW(a, Runtime__V1__LinuxContainerResources,
+                       runtime__v1__linux_container_resources__descriptor);
+
+        if (!m)
+                return NULL;
+        m->cpu_period = r->cpu_period;
+        m->cpu_quota = r->cpu_quota;
+        m->cpu_shares = r->cpu_shares;
+        m->memory_limit_in_bytes = r->memory_limit_in_bytes;
+        m->oom_score_adj = r->oom_score_adj;
+        m->cpuset_cpus = unconst(r->cpuset_cpus);
+        m->cpuset_mems = unconst(r->cpuset_mems);
+        return m;
+}
+
+/*
+ * linux.security_context of a container: @p config's own, or (without one)
+ * only the pod's namespaces, which kubelet always sets.
+ */
+static int container_security_to_pb(struct kc_arena *a, const struct kc_container_config *config,
+                                    const struct kc_pod_sandbox_config *sandbox_config,
+                                    Runtime__V1__LinuxContainerSecurityContext **ret)
+{
+        static const struct kc_cri_namespace_options default_ns = {
+                .pid = KC_CRI_NAMESPACE_CONTAINER,
+        };
+        const struct kc_cri_container_security *s = &config->security;
+        bool host_network = sandbox_config && sandbox_config->host_network;
+        Runtime__V1__LinuxContainerSecurityContext *sc;
+        Runtime__V1__Capability *cap = NULL;
+
+        sc = PB_NEW(a, Runtime__V1__LinuxContainerSecurityContext,
+                    runtime__v1__linux_container_security_context__descriptor);
+        if (!sc)
+                return -ENOMEM;
+        sc->namespace_options =
+                namespace_options(a,
+                                  config->has_security ? &s->namespace_options
+                                  : sandbox_config     ? &sandbox_config->security.namespace_options
+                                                       : &default_ns,
+                                  host_network);
+        if (!sc->namespace_options)
+                return -ENOMEM;
+        if (config->has_security) {
+                if (!strv_ok(s->capabilities.add, s->capabilities.n_add) ||
+                    !strv_ok(s->capabilities.drop, s->capabilities.n_drop) ||
+                    !strv_ok(s->masked_paths, s->n_masked_paths) ||
+                    !strv_ok(s->readonly_paths, s->n_readonly_paths))
+                        return -EINVAL;
+                if (s->has_capabilities) {
+                        cap = PB_NEW(a, Runtime__V1__Capability,
+                                     runtime__v1__capability__descriptor);
+                        if (!cap)
+                                return -ENOMEM;
+                        STRV_TO_PB(cap, add_capabilities, s->capabilities.add,
+                                   s->capabilities.n_add);
+                        STRV_TO_PB(cap, drop_capabilities, s->capabilities.drop,
+                                   s->capabilities.n_drop);
+                }
+                if (opt_i64_to_pb(a, s->run_as_user, &sc->run_as_user) < 0 ||
+                    opt_i64_to_pb(a, s->run_as_group, &sc->run_as_group) < 0 ||
+                    profile_to_pb(a, &s->seccomp, &sc->seccomp) < 0)
+                        return -ENOMEM;
+                sc->capabilities = cap;
+                sc->privileged = s->privileged;
+                sc->run_as_username = unconst(s->run_as_username);
+                sc->readonly_rootfs = s->readonly_rootfs;
+                I64V_TO_PB(sc, supplemental_groups, s->supplemental_groups,
+                           s->n_supplemental_groups);
+                sc->no_new_privs = s->no_new_privs;
+                STRV_TO_PB(sc, masked_paths, s->masked_paths, s->n_masked_paths);
+                STRV_TO_PB(sc, readonly_paths, s->readonly_paths, s->n_readonly_paths);
+        }
+        *ret = sc;
+        return 0;
+}
+
+/* The ContainerConfig message; -EINVAL for a NULL string in a list, -ENOMEM. */
+static int container_config_to_pb(struct kc_arena *a, const struct kc_container_config *config,
+                                  const struct kc_pod_sandbox_config *sandbox_config,
+                                  Runtime__V1__ContainerConfig **ret)
+{
+        Runtime__V1__ContainerConfig *cc;
+        Runtime__V1__ContainerMetadata *md;
+        Runtime__V1__ImageSpec *img;
+        Runtime__V1__LinuxContainerConfig *lx;
+        int r;
+
+        if (!strv_ok(config->command, config->n_command) || !strv_ok(config->args, config->n_args))
+                return -EINVAL;
+        cc = PB_NEW(a, Runtime__V1__ContainerConfig, runtime__v1__container_config__descriptor);
+        md = PB_NEW(a, Runtime__V1__ContainerMetadata, runtime__v1__container_metadata__descriptor);
+        img = PB_NEW(a, Runtime__V1__ImageSpec, runtime__v1__image_spec__descriptor);
+        lx = PB_NEW(a, Runtime__V1__LinuxContainerConfig,
+                    runtime__v1__linux_container_config__descriptor);
+        if (!cc || !md || !img || !lx)
+                return -ENOMEM;
+        md->name = unconst(config->metadata.name);
+        md->attempt = config->metadata.attempt;
+        cc->metadata = md;
+        img->image = unconst(config->image);
+        img->user_specified_image = unconst(config->user_specified_image);
+        cc->image = img;
+        STRV_TO_PB(cc, command, config->command, config->n_command);
+        STRV_TO_PB(cc, args, config->args, config->n_args);
+        cc->working_dir = unconst(config->working_dir);
+        cc->log_path = unconst(config->log_path);
+        cc->stdin = config->stdin;
+        cc->stdin_once = config->stdin_once;
+        cc->tty = config->tty;
+        /* An env is a KeyValue, shaped as a map entry: kept in order, as a list. */
+        if (LABELS_TO_PB(a, runtime__v1__key_value__descriptor, config->envs, config->n_envs, cc,
+                         envs) < 0 ||
+            mounts_to_pb(a, config, cc) < 0 ||
+            LABELS_TO_PB(a, runtime__v1__container_config__labels_entry__descriptor, config->labels,
+                         config->n_labels, cc, labels) < 0 ||
+            LABELS_TO_PB(a, runtime__v1__container_config__annotations_entry__descriptor,
+                         config->annotations, config->n_annotations, cc, annotations) < 0)
+                return -ENOMEM;
+        if (config->has_resources && !(lx->resources = resources_to_pb(a, &config->resources)))
+                return -ENOMEM;
+        r = container_security_to_pb(a, config, sandbox_config, &lx->security_context);
+        if (r < 0)
+                return r;
+        cc->linux = lx;
+        *ret = cc;
+        return 0;
 }
 
 int kc__cri_pack_create_container(const char *pod_sandbox_id,
@@ -292,55 +601,31 @@ int kc__cri_pack_create_container(const char *pod_sandbox_id,
 {
         Runtime__V1__CreateContainerRequest req = RUNTIME__V1__CREATE_CONTAINER_REQUEST__INIT;
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
-        Runtime__V1__ContainerConfig *cc;
-        Runtime__V1__ContainerMetadata *md;
-        Runtime__V1__ImageSpec *img;
-        Runtime__V1__LinuxContainerConfig *lx;
-        Runtime__V1__LinuxContainerSecurityContext *sc;
+        int r;
 
-        if (!config || !strv_ok(config->command, config->n_command) ||
-            !strv_ok(config->args, config->n_args))
+        if (!config)
                 return -EINVAL;
         if (kc_arena_new(&a) < 0)
                 return -ENOMEM;
-        cc = PB_NEW(a, Runtime__V1__ContainerConfig, runtime__v1__container_config__descriptor);
-        md = PB_NEW(a, Runtime__V1__ContainerMetadata, runtime__v1__container_metadata__descriptor);
-        img = PB_NEW(a, Runtime__V1__ImageSpec, runtime__v1__image_spec__descriptor);
-        lx = PB_NEW(a, Runtime__V1__LinuxContainerConfig,
-                    runtime__v1__linux_container_config__descriptor);
-        sc = PB_NEW(a, Runtime__V1__LinuxContainerSecurityContext,
-                    runtime__v1__linux_container_security_context__descriptor);
-        if (!cc || !md || !img || !lx || !sc)
-                return -ENOMEM;
-        md->name = unconst(config->metadata.name);
-        md->attempt = config->metadata.attempt;
-        cc->metadata = md;
-        img->image = unconst(config->image);
-        img->user_specified_image = unconst(config->user_specified_image);
-        cc->image = img;
-        /* Read-only for the packer, like the strings. */
-        cc->command = (char **)config->command;
-        cc->n_command = config->command ? config->n_command : 0;
-        cc->args = (char **)config->args;
-        cc->n_args = config->args ? config->n_args : 0;
-        cc->log_path = unconst(config->log_path);
-        if (LABELS_TO_PB(a, runtime__v1__container_config__labels_entry__descriptor, config->labels,
-                         config->n_labels, cc, labels) < 0 ||
-            LABELS_TO_PB(a, runtime__v1__container_config__annotations_entry__descriptor,
-                         config->annotations, config->n_annotations, cc, annotations) < 0)
-                return -ENOMEM;
-        /* kubelet: the pod's namespaces (determineEffectiveSecurityContext). */
-        sc->namespace_options =
-                namespace_options(a, sandbox_config ? sandbox_config->host_network : false);
-        if (!sc->namespace_options)
-                return -ENOMEM;
-        lx->security_context = sc;
-        cc->linux = lx;
-
+        r = container_config_to_pb(a, config, sandbox_config, &req.config);
+        if (r >= 0 && sandbox_config)
+                r = sandbox_config_to_pb(a, sandbox_config, &req.sandbox_config);
+        if (r < 0)
+                return r;
         req.pod_sandbox_id = unconst(pod_sandbox_id);
-        req.config = cc;
-        if (sandbox_config && sandbox_config_to_pb(a, sandbox_config, &req.sandbox_config) < 0)
-                return -ENOMEM;
+        return pack(&req.base, ret, ret_len);
+}
+
+int kc__cri_pack_exec_sync(const char *id, const char *const *argv, size_t argc, int64_t timeout_s,
+                           uint8_t **ret, size_t *ret_len)
+{
+        Runtime__V1__ExecSyncRequest req = RUNTIME__V1__EXEC_SYNC_REQUEST__INIT;
+
+        if (!argv || argc == 0 || !strv_ok(argv, argc))
+                return -EINVAL;
+        req.container_id = unconst(id);
+        STRV_TO_PB(&req, cmd, argv, argc);
+        req.timeout = timeout_s;
         return pack(&req.base, ret, ret_len);
 }
 
@@ -418,9 +703,14 @@ int kc__cri_pack_pull_image(const char *image, const struct kc_pod_sandbox_confi
 
         spec.image = unconst(image);
         req.image = &spec;
-        if (sandbox_config && (kc_arena_new(&a) < 0 ||
-                               sandbox_config_to_pb(a, sandbox_config, &req.sandbox_config) < 0))
-                return -ENOMEM;
+        if (sandbox_config) {
+                int r = kc_arena_new(&a) < 0
+                                ? -ENOMEM
+                                : sandbox_config_to_pb(a, sandbox_config, &req.sandbox_config);
+
+                if (r < 0)
+                        return r;
+        }
         return pack(&req.base, ret, ret_len);
 }
 
@@ -1036,5 +1326,44 @@ int kc__cri_unpack_container_event(const uint8_t *buf, size_t len, struct kc_are
                 .containers = cs,
                 .n_containers = m->n_containers_statuses,
         };
+        return 0;
+}
+
+/* A malloc'd, NUL-terminated copy of @p b (the runtime's bytes may hold NULs). */
+static char *bytes_dup(ProtobufCBinaryData b)
+{
+        char *s = malloc(b.len + 1);
+
+        if (!s)
+                return NULL;
+        if (b.len > 0)
+                memcpy(s, b.data, b.len);
+        s[b.len] = '\0';
+        return s;
+}
+
+int kc__cri_unpack_exec_sync(const uint8_t *buf, size_t len, struct kc_exec_sync_result *ret,
+                             struct kc_runtime_error *err)
+{
+        _cleanup_(kc_exec_sync_result_done) struct kc_exec_sync_result x = { 0 };
+        const Runtime__V1__ExecSyncResponse *m;
+        ProtobufCMessage *pm = NULL;
+        int r;
+
+        r = unpack(&runtime__v1__exec_sync_response__descriptor, "ExecSync", NULL, buf, len, &pm,
+                   err);
+        if (r < 0)
+                return r;
+        m = (const void *)pm;
+        x.out = bytes_dup(m->stdout);
+        x.n_out = m->stdout.len;
+        x.err = bytes_dup(m->stderr);
+        x.n_err = m->stderr.len;
+        x.exit_code = m->exit_code;
+        protobuf_c_message_free_unpacked(pm, NULL);
+        if (!x.out || !x.err)
+                return oom(err);
+        *ret = x;
+        x = (struct kc_exec_sync_result){ 0 };
         return 0;
 }

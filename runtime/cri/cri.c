@@ -35,7 +35,7 @@
 
 struct kc_cri {
         struct kc_grpc_client *grpc;
-        int64_t timeout_ns; /* every call's deadline (StopContainer: plus its timeout) */
+        int64_t timeout_ns; /* every call's deadline (StopContainer, ExecSync: plus theirs) */
         char *path;         /* the socket */
 };
 
@@ -166,6 +166,20 @@ static int call(struct kc_cri *c, const char *path, int pack_r, struct call *k,
         return call_timeout(c, path, c->timeout_ns, pack_r, k, err);
 }
 
+/*
+ * kubelet's deadline for a call that waits @p timeout_s seconds on the
+ * runtime's side (StopContainer's grace, ExecSync's timeout): the request
+ * timeout plus those seconds, saturating; @p none when @p timeout_s is 0.
+ */
+static int64_t deadline_plus(const struct kc_cri *c, int64_t timeout_s, int64_t none)
+{
+        if (timeout_s <= 0)
+                return none;
+        return timeout_s > (INT64_MAX - c->timeout_ns) / KC_NSEC_PER_SEC
+                       ? INT64_MAX
+                       : c->timeout_ns + timeout_s * KC_NSEC_PER_SEC;
+}
+
 /* A call whose request is just an id and whose response is empty. */
 static int id_call(struct kc_cri *c, const char *method, const char *path,
                    const ProtobufCMessageDescriptor *req_desc,
@@ -294,17 +308,12 @@ static int cri_stop_container(void *self, const char *id, int64_t timeout_s,
 {
         struct kc_cri *c = self;
         _cleanup_(call_done) struct call k = { 0 };
-        int64_t deadline = c->timeout_ns;
         int r;
 
         if (!id)
                 return invalid(err, "container id is required");
-        /* kubelet: the request timeout plus the grace period; saturates. */
-        if (timeout_s > 0)
-                deadline = timeout_s > (INT64_MAX - c->timeout_ns) / KC_NSEC_PER_SEC
-                                   ? INT64_MAX
-                                   : c->timeout_ns + timeout_s * KC_NSEC_PER_SEC;
-        r = call_timeout(c, RS("StopContainer"), deadline,
+        /* kubelet: the request timeout plus the grace period. */
+        r = call_timeout(c, RS("StopContainer"), deadline_plus(c, timeout_s, c->timeout_ns),
                          kc__cri_pack_stop_container(id, timeout_s, &k.req, &k.req_len), &k, err);
         return r < 0 ? r
                      : kc__cri_unpack_empty(&runtime__v1__stop_container_response__descriptor,
@@ -344,6 +353,52 @@ static int cri_container_status(void *self, const char *id, struct kc_container_
                                          &k.req, &k.req_len),
                  &k, err);
         return r < 0 ? r : kc__cri_unpack_container_status(k.resp, k.resp_len, ret, err);
+}
+
+/* The command as one line, for the timeout's message. */
+static char *join_argv(const char *const *argv, size_t argc)
+{
+        size_t n = 1;
+        char *s;
+
+        for (size_t i = 0; i < argc; i++)
+                n += strlen(argv[i]) + 1;
+        s = malloc(n);
+        if (!s)
+                return NULL;
+        s[0] = '\0';
+        for (size_t i = 0; i < argc; i++) {
+                if (i > 0)
+                        strcat(s, " ");
+                strcat(s, argv[i]);
+        }
+        return s;
+}
+
+static int cri_exec_sync(void *self, const char *id, const char *const *argv, size_t argc,
+                         int64_t timeout_s, struct kc_exec_sync_result *ret,
+                         struct kc_runtime_error *err)
+{
+        struct kc_cri *c = self;
+        _cleanup_(call_done) struct call k = { 0 };
+        _cleanup_free_ char *line = NULL;
+        int r;
+
+        if (!id || !ret)
+                return invalid(err, "container id is required");
+        if (timeout_s < 0)
+                return invalid(err, "negative exec timeout");
+        /*
+         * kubelet's remote runtime: the exec timeout plus the request timeout,
+         * to leave the runtime time to clean up; no deadline without one.
+         */
+        r = call_timeout(c, RS("ExecSync"), deadline_plus(c, timeout_s, INT64_MAX),
+                         kc__cri_pack_exec_sync(id, argv, argc, timeout_s, &k.req, &k.req_len), &k,
+                         err);
+        if (r == -ETIMEDOUT && (line = join_argv(argv, argc)))
+                return kc_runtime_error_set(err, r, KC_RUNTIME_DEADLINE_EXCEEDED,
+                                            "command \"%s\" timed out", line);
+        return r < 0 ? r : kc__cri_unpack_exec_sync(k.resp, k.resp_len, ret, err);
 }
 
 static int cri_image_status(void *self, const char *image, struct kc_image_status_result *ret,
@@ -387,6 +442,7 @@ static const struct kc_runtime_service_ops cri_service_ops = {
         .remove_container = cri_remove_container,
         .list_containers = cri_list_containers,
         .container_status = cri_container_status,
+        .exec_sync = cri_exec_sync,
         .image_status = cri_image_status,
         .pull_image = cri_pull_image,
 };

@@ -35,6 +35,7 @@ struct kc_container_filter;
 struct kc_container_list;
 struct kc_container_status_result;
 struct kc_cri_events;
+struct kc_exec_sync_result;
 struct kc_image_status_result;
 struct kc_pod_sandbox_config;
 struct kc_pod_sandbox_filter;
@@ -70,11 +71,12 @@ int kc__cri_pack_version(uint8_t **ret, size_t *ret_len);
 int kc__cri_pack_status(uint8_t **ret, size_t *ret_len);
 
 /**
- * RunPodSandboxRequest, as kubelet's generatePodSandboxConfig: metadata,
- * hostname (only off the host network: @p config's is dropped for
- * host-network pods), log_directory, labels, annotations and
- * linux.security_context.namespace_options {network NODE for host-network
- * pods else POD, pid CONTAINER, ipc POD}; cgroup_parent left unset.
+ * RunPodSandboxRequest: every field of @p config. The hostname only off the
+ * host network (@p config's is dropped for host-network pods, as kubelet
+ * does); linux.security_context.namespace_options as @p config's security
+ * has them, with network NODE for a host-network pod. Unset optional values
+ * (run_as_user/group, seccomp, dns_config) are absent on the wire.
+ * @return 0, -EINVAL (a NULL string in a DNS list), -ENOMEM.
  */
 int kc__cri_pack_run_pod_sandbox(const struct kc_pod_sandbox_config *config, uint8_t **ret,
                                  size_t *ret_len);
@@ -83,11 +85,14 @@ int kc__cri_pack_list_pod_sandbox(const struct kc_pod_sandbox_filter *filter, ui
                                   size_t *ret_len);
 
 /**
- * CreateContainerRequest: the container config (metadata, ImageSpec image
- * and user_specified_image, command, args, log_path, labels, annotations,
- * linux.security_context.namespace_options {network NODE when
- * @p sandbox_config is host-network else POD, pid CONTAINER, ipc POD}) and
- * the sandbox config as RunPodSandbox sent it. @p sandbox_config may be NULL.
+ * CreateContainerRequest: every field of the container config (resources
+ * only with has_resources, the security context only with has_security) and
+ * the sandbox config as RunPodSandbox sent it. Without its own security
+ * context, linux.security_context still carries the pod's namespace options
+ * (kubelet always sets them): @p sandbox_config's, or {POD, CONTAINER, POD}
+ * when that is NULL; network is NODE on a host-network sandbox.
+ * @p sandbox_config may be NULL.
+ * @return 0, -EINVAL (a NULL string in a list), -ENOMEM.
  */
 int kc__cri_pack_create_container(const char *pod_sandbox_id,
                                   const struct kc_container_config *config,
@@ -95,6 +100,10 @@ int kc__cri_pack_create_container(const char *pod_sandbox_id,
                                   size_t *ret_len);
 
 int kc__cri_pack_stop_container(const char *id, int64_t timeout_s, uint8_t **ret, size_t *ret_len);
+
+/** ExecSyncRequest; -EINVAL without a command or with a NULL argument. */
+int kc__cri_pack_exec_sync(const char *id, const char *const *argv, size_t argc, int64_t timeout_s,
+                           uint8_t **ret, size_t *ret_len);
 
 int kc__cri_pack_list_containers(const struct kc_container_filter *filter, uint8_t **ret,
                                  size_t *ret_len);
@@ -142,6 +151,10 @@ int kc__cri_unpack_pull_image(const uint8_t *buf, size_t len, const char *image,
  */
 int kc__cri_unpack_container_event(const uint8_t *buf, size_t len, struct kc_arena *a,
                                    struct kc_container_event *ret, struct kc_runtime_error *err);
+
+/** ExecSyncResponse: stdout and stderr copied into ret (malloc'd, NUL-terminated). */
+int kc__cri_unpack_exec_sync(const uint8_t *buf, size_t len, struct kc_exec_sync_result *ret,
+                             struct kc_runtime_error *err);
 
 /** Checks that an empty response (Stop/Remove/Start...) decodes. */
 int kc__cri_unpack_empty(const ProtobufCMessageDescriptor *desc, const char *method,

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What a simulated container's process does. The command is read the way
- * busybox would run it: `sleep N`, `exit N`, `true` and `false` exit on
- * their own, anything else runs until stopped. Time comes only from the
- * injected clock, and exits that fall due are applied lazily, whenever a
- * call looks at the state, so a fake clock drives the sim deterministically.
+ * What a simulated container's process does. The command is split the way
+ * busybox ash would (kc__sim_script_parse: the one splitter of the sim's
+ * interpreter, shell.c) and read as a sequence: `sleep N` takes time,
+ * builtins (echo, touch, true, false, ...) return at once, `exit N` ends it,
+ * anything else runs until stopped. Time comes only from the injected
+ * clock, and exits that fall due are applied lazily, whenever a call looks
+ * at the state, so a fake clock drives the sim deterministically.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -15,6 +17,8 @@
 #include <string.h>
 
 #include "../internal.h"
+#include "core/arena.h"
+#include "core/array.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "core/lock.h"
@@ -72,78 +76,311 @@ static const char *base_name(const char *s)
         return slash ? slash + 1 : s;
 }
 
-/* Interprets the words of one simple command. */
-static struct sim_program program_from_words(char **w, size_t n)
+static bool is_shell(const char *w)
 {
-        struct sim_program forever = { .exits = false };
-        const char *cmd;
-        int64_t ns;
+        const char *b = base_name(w);
 
-        if (n == 0)
-                return forever;
-        cmd = base_name(w[0]);
-        if (strcmp(cmd, "true") == 0)
-                return (struct sim_program){ .exits = true, .exit_code = 0 };
-        if (strcmp(cmd, "false") == 0)
-                return (struct sim_program){ .exits = true, .exit_code = 1 };
-        if (strcmp(cmd, "exit") == 0) {
-                long code = 0;
-                char *end = NULL;
-
-                if (n >= 2) {
-                        code = strtol(w[1], &end, 10);
-                        if (end == w[1] || *end)
-                                code = 2; /* sh: exit: Illegal number */
-                }
-                return (struct sim_program){ .exits = true, .exit_code = (int32_t)(code & 0xff) };
-        }
-        if (strcmp(cmd, "sleep") == 0 && n == 2 && parse_sleep(w[1], &ns) == 0)
-                return (struct sim_program){ .exits = true, .run_ns = ns, .exit_code = 0 };
-        return forever;
+        return strcmp(b, "sh") == 0 || strcmp(b, "ash") == 0 || strcmp(b, "bash") == 0;
 }
 
-/* Splits @p s on blanks into @p words (pointers into @p buf, a copy of s). */
-static size_t split_words(const char *s, char *buf, size_t buf_size, char **words, size_t max)
-{
-        size_t n = 0;
-        char *p, *save = NULL;
+/* ------------------------------------------------------------------------ */
+/* Scripts: the words of simple commands, as busybox ash splits them         */
 
-        snprintf(buf, buf_size, "%s", s);
-        for (p = strtok_r(buf, " \t\n", &save); p && n < max; p = strtok_r(NULL, " \t\n", &save))
-                words[n++] = p;
-        return n;
+const char *kc__sim_env_get(const struct sim_env *env, const char *name, size_t len)
+{
+        for (size_t i = env->n; i-- > 0;)
+                if (strlen(env->v[i].key) == len && strncmp(env->v[i].key, name, len) == 0)
+                        return env->v[i].value;
+        return NULL;
+}
+
+/* The word being built. */
+struct lexer {
+        struct kc_arena *a;
+        const struct sim_env *env;
+        char word[SIM_PATH_MAX * 2];
+        size_t len;
+        bool in_word;
+        bool overflow;
+};
+
+static void lex_put(struct lexer *lx, const char *s, size_t n)
+{
+        if (lx->len + n >= sizeof(lx->word)) {
+                lx->overflow = true;
+                return;
+        }
+        memcpy(lx->word + lx->len, s, n);
+        lx->len += n;
+        lx->in_word = true;
+}
+
+static bool is_name_char(char c, bool first)
+{
+        return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+               (!first && c >= '0' && c <= '9');
+}
+
+/* $NAME or ${NAME} at *@p p: appends its value, moves *@p p past it. */
+static void lex_var(struct lexer *lx, const char **p)
+{
+        const char *name = *p + 1;
+        bool braced = *name == '{';
+        const char *v;
+        size_t n = 0;
+
+        if (braced)
+                name++;
+        while (is_name_char(name[n], n == 0))
+                n++;
+        if (n == 0 || (braced && name[n] != '}')) {
+                lex_put(lx, "$", 1); /* a lone '$' is itself */
+                *p += 1;
+                return;
+        }
+        v = kc__sim_env_get(lx->env, name, n);
+        lx->in_word = true;
+        if (v)
+                lex_put(lx, v, strlen(v));
+        *p = name + n + (braced ? 1 : 0);
+}
+
+static int step_new(struct sim_script *sc)
+{
+        if (KC_ARRAY_GROW(sc->steps, sc->cap, sc->n + 1, 4) < 0)
+                return -ENOMEM;
+        sc->steps[sc->n++] = (struct sim_step){ 0 };
+        return 0;
+}
+
+/* Appends @p w to the words of @p st (NULL-terminated). */
+static int step_add_word(struct sim_step *st, char *w)
+{
+        if (KC_ARRAY_GROW(st->words, st->cap, st->n + 2, 4) < 0)
+                return -ENOMEM;
+        st->words[st->n++] = w;
+        st->words[st->n] = NULL;
+        return 0;
+}
+
+/* Ends the word being built: a new word of the last step. */
+static int lex_end_word(struct lexer *lx, struct sim_script *sc)
+{
+        char *w;
+
+        if (!lx->in_word)
+                return 0;
+        if (lx->overflow)
+                return -E2BIG;
+        w = kc_arena_alloc(lx->a, lx->len + 1);
+        if (!w)
+                return -ENOMEM;
+        memcpy(w, lx->word, lx->len);
+        w[lx->len] = '\0';
+        lx->len = 0;
+        lx->in_word = false;
+        return step_add_word(&sc->steps[sc->n - 1], w);
+}
+
+/* An operator at *@p p (; && || newline > >> 2> 2>> 2>&1): its token, moving *@p p. */
+static const char *lex_operator(const char **p, bool at_word_start)
+{
+        static const char *const ops[] = { "2>&1", "2>>", "&&", "||", ">>", "2>", ";", "\n", ">" };
+
+        for (size_t i = 0; i < KC_ELEMENTSOF(ops); i++) {
+                size_t n = strlen(ops[i]);
+
+                if (ops[i][0] == '2' && !at_word_start)
+                        continue;
+                if (strncmp(*p, ops[i], n) == 0) {
+                        *p += n;
+                        return ops[i];
+                }
+        }
+        return NULL;
+}
+
+/* Operator @p op: a new step after a separator, else a redirection word. */
+static int lex_apply(struct lexer *lx, struct sim_script *sc, const char *op)
+{
+        struct sim_step *st = &sc->steps[sc->n - 1];
+
+        if (strcmp(op, "&&") == 0 || strcmp(op, "||") == 0 || strcmp(op, ";") == 0 ||
+            strcmp(op, "\n") == 0) {
+                st->join = op[0] == '&' ? SIM_JOIN_AND : op[0] == '|' ? SIM_JOIN_OR : SIM_JOIN_SEQ;
+                return st->n > 0 ? step_new(sc) : 0;
+        }
+        /* A redirection: the operator is a word of its own, the file the next. */
+        lex_put(lx, op, strlen(op));
+        return lex_end_word(lx, sc);
+}
+
+int kc__sim_script_parse(struct kc_arena *a, const char *text, const struct sim_env *env,
+                         struct sim_script *sc)
+{
+        struct lexer lx = { .a = a, .env = env };
+        const char *p = text;
+        char quote = 0;
+        int r = step_new(sc);
+
+        while (r >= 0 && *p) {
+                const char *op;
+
+                if (quote) {
+                        if (*p == quote)
+                                quote = 0, p++;
+                        else if (*p == '$' && quote == '"')
+                                lex_var(&lx, &p);
+                        else
+                                lex_put(&lx, p++, 1);
+                        lx.in_word = true;
+                } else if (*p == '\'' || *p == '"') {
+                        quote = *p++;
+                        lx.in_word = true;
+                } else if (*p == '\\' && p[1]) {
+                        lex_put(&lx, p + 1, 1);
+                        p += 2;
+                } else if (*p == '$') {
+                        lex_var(&lx, &p);
+                } else if ((op = lex_operator(&p, !lx.in_word))) {
+                        r = lex_end_word(&lx, sc);
+                        if (r >= 0)
+                                r = lex_apply(&lx, sc, op);
+                } else if (*p == ' ' || *p == '\t') {
+                        r = lex_end_word(&lx, sc);
+                        p++;
+                } else {
+                        lex_put(&lx, p++, 1);
+                }
+        }
+        if (r >= 0)
+                r = lex_end_word(&lx, sc);
+        if (r >= 0 && quote)
+                r = -EINVAL; /* sh: syntax error: unterminated quoted string */
+        if (r >= 0 && sc->n > 0 && sc->steps[sc->n - 1].n == 0)
+                sc->n--; /* a trailing separator */
+        return r;
+}
+
+int kc__sim_script_from_argv(struct kc_arena *a, const char *const *argv, size_t argc,
+                             bool split_single, const struct sim_env *env, struct sim_script *sc)
+{
+        int r;
+
+        if (argc >= 3 && is_shell(argv[0]) && strcmp(argv[1], "-c") == 0)
+                return kc__sim_script_parse(a, argv[2], env, sc);
+        if (argc == 1 && split_single && strpbrk(argv[0], " \t"))
+                return kc__sim_script_parse(a, argv[0], env, sc);
+        if (argc == 0)
+                return 0;
+        r = step_new(sc);
+        for (size_t i = 0; r >= 0 && i < argc; i++)
+                r = step_add_word(&sc->steps[0], (char *)argv[i]);
+        return r;
+}
+
+void kc__sim_script_done(struct sim_script *sc)
+{
+        for (size_t i = 0; i < sc->n; i++)
+                free(sc->steps[i].words);
+        free(sc->steps);
+        *sc = (struct sim_script){ 0 };
+}
+
+/* ------------------------------------------------------------------------ */
+/* What a container's own command does over time                             */
+
+int kc__sim_step_sleep(const struct sim_step *st, int64_t *ret_ns)
+{
+        int r;
+
+        if (st->n == 0 || strcmp(base_name(st->words[0]), "sleep") != 0)
+                return 0;
+        r = st->n == 2 ? parse_sleep(st->words[1], ret_ns) : -EINVAL;
+        if (r == -ERANGE) /* infinity, or longer than the clock goes */
+                *ret_ns = INT64_MAX;
+        return r == 0 || r == -ERANGE ? 1 : -EINVAL;
+}
+
+int32_t kc__sim_exit_status(const struct sim_step *st)
+{
+        char *end = NULL;
+        long v = st->n >= 2 ? strtol(st->words[1], &end, 10) : 0;
+
+        /* sh: exit: Illegal number */
+        return (int32_t)((st->n >= 2 && (end == st->words[1] || *end) ? 2 : v) & 0xff);
 }
 
 /*
- * Reads command + args like busybox would run them: `sleep N`, `exit N`,
- * `true`, `false`, directly or through `sh -c "..."` (a one-element command
- * with blanks is split too). Anything else runs until stopped.
+ * The course of one step for the program: its time, whether it never ends,
+ * and its status as far as it can be known without running it (builtins
+ * other than false and exit succeed).
+ */
+static void step_course(const struct sim_step *st, int64_t *ns, bool *forever, bool *exits,
+                        int32_t *code)
+{
+        const char *cmd = base_name(st->words[0]);
+
+        *ns = 0;
+        *code = 0;
+        if (kc__sim_step_sleep(st, ns) == 1) {
+                *forever = *ns == INT64_MAX;
+                return;
+        }
+        if (strcmp(cmd, "false") == 0) {
+                *code = 1;
+        } else if (strcmp(cmd, "exit") == 0) {
+                *exits = true;
+                *code = kc__sim_exit_status(st);
+        } else if (!kc__sim_is_builtin(cmd)) {
+                *forever = true; /* a server, `sleep infinity`, a nested shell */
+        }
+}
+
+bool kc__sim_next_runs(enum sim_join join, int32_t code)
+{
+        return join == SIM_JOIN_SEQ || (join == SIM_JOIN_AND) == (code == 0);
+}
+
+/*
+ * Reads command + args like busybox would run them: a sequence of simple
+ * commands (directly, through `sh -c "..."`, or a one-element command with
+ * blanks) where `sleep N` takes time, builtins return at once, `exit N`
+ * ends it, and anything else runs until stopped.
  */
 struct sim_program kc__sim_program_parse(const char *const *argv, size_t argc)
 {
-        char buf[256], *words[8];
-        const char *script = NULL;
-        size_t i, n;
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct sim_program prog = { .exits = true };
+        struct sim_script sc = { 0 };
+        bool skip = false;
+        int32_t code = 0;
 
-        if (argc == 0)
+        if (argc == 0 || kc_arena_new(&a) < 0 ||
+            kc__sim_script_from_argv(a, argv, argc, true, &(struct sim_env){ 0 }, &sc) < 0 ||
+            sc.n == 0) {
+                kc__sim_script_done(&sc);
                 return (struct sim_program){ .exits = false };
-        if (argc >= 3 && strcmp(argv[1], "-c") == 0 &&
-            (strcmp(base_name(argv[0]), "sh") == 0 || strcmp(base_name(argv[0]), "ash") == 0 ||
-             strcmp(base_name(argv[0]), "bash") == 0))
-                script = argv[2];
-        else if (argc == 1)
-                script = argv[0];
-        if (script) {
-                if (strlen(script) >= sizeof(buf))
-                        return (struct sim_program){ .exits = false };
-                n = split_words(script, buf, sizeof(buf), words, KC_ELEMENTSOF(words));
-                return program_from_words(words, n);
         }
-        if (argc > KC_ELEMENTSOF(words))
-                return (struct sim_program){ .exits = false };
-        for (i = 0; i < argc; i++)
-                words[i] = (char *)argv[i];
-        return program_from_words(words, argc);
+        for (size_t i = 0; i < sc.n; i++) {
+                bool forever = false, exits = false;
+                int64_t ns;
+
+                if (!skip) {
+                        step_course(&sc.steps[i], &ns, &forever, &exits, &code);
+                        if (forever) {
+                                prog.exits = false;
+                                break;
+                        }
+                        prog.run_ns = ns > INT64_MAX - prog.run_ns ? INT64_MAX : prog.run_ns + ns;
+                        if (exits)
+                                break;
+                }
+                skip = !kc__sim_next_runs(sc.steps[i].join, code);
+        }
+        prog.exit_code = code;
+        kc__sim_script_done(&sc);
+        return prog;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -37,7 +37,7 @@ KC_DEFINE_STRING_TABLE_LOOKUP(
         [SIM_OP_START_CONTAINER] = "StartContainer", [SIM_OP_STOP_CONTAINER] = "StopContainer",
         [SIM_OP_REMOVE_CONTAINER] = "RemoveContainer", [SIM_OP_LIST_CONTAINERS] = "ListContainers",
         [SIM_OP_CONTAINER_STATUS] = "ContainerStatus", [SIM_OP_IMAGE_STATUS] = "ImageStatus",
-        [SIM_OP_PULL_IMAGE] = "PullImage")
+        [SIM_OP_PULL_IMAGE] = "PullImage", [SIM_OP_EXEC_SYNC] = "ExecSync")
 
 /* GetPodStatus calls of one pod UID. */
 struct status_count {

@@ -118,7 +118,7 @@ static int load_sandboxes(struct sim_state *st, struct sim_pod *p, const struct 
                 sb->v.created_at = prev ? prev->v.created_at : base - (int64_t)j;
                 r = kc__sim_state_add_sandbox(st, p, sb);
                 if (r < 0) {
-                        free(sb);
+                        kc__sim_sandbox_free(sb);
                         return r;
                 }
                 if (!home || (home->state != KC_CONTAINER_STATE_RUNNING &&
@@ -185,7 +185,7 @@ static int load_containers(struct sim_state *st, struct sim_pod *p, const struct
                                      base - (int64_t)j);
                 r = kc__sim_state_add_container(st, p, home_sb, c);
                 if (r < 0) {
-                        free(c);
+                        kc__sim_container_free(c);
                         return r;
                 }
         }

@@ -86,6 +86,7 @@ struct kc_sim *kc_sim_free(struct kc_sim *s)
         kc__sim_faults_done(s);
         kc__sim_map_free_values(s->images);
         kc_map_free(s->image_ids);
+        kc__sim_fs_done(&s->host_fs);
         free(s->kscratch);
         pthread_mutex_destroy(&s->lock);
         free(s);

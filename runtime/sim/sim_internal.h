@@ -14,7 +14,10 @@
  * - kubecontainer.c: the kubecontainer face (GetPods, GetPodStatus);
  * - images.c: the image store, ImageStatus and PullImage;
  * - cri_face.c: the CRI face's other calls and its ops table;
- * - cri_list.c: ListPodSandbox and ListContainers over one walk.
+ * - cri_list.c: ListPodSandbox and ListContainers over one walk;
+ * - config.c: the recorded sandbox and container configs;
+ * - vfs.c: the small virtual filesystems exec sees;
+ * - shell.c: the busybox-like builtins and ExecSync.
  *
  * Functions named *_locked run with the sim's lock held; the others take it
  * themselves or touch no shared state.
@@ -60,6 +63,7 @@ enum sim_op {
         SIM_OP_CONTAINER_STATUS,
         SIM_OP_IMAGE_STATUS,
         SIM_OP_PULL_IMAGE,
+        SIM_OP_EXEC_SYNC,
         _SIM_OP_MAX,
         _SIM_OP_INVALID = -EINVAL,
 };
@@ -92,12 +96,28 @@ struct sim_objects {
         size_t n;
 };
 
+/* A virtual filesystem (vfs.c): absolute, normalised paths. */
+#define SIM_PATH_MAX 512
+struct sim_file {
+        char *path;
+        char *data; /* malloc'd, NUL-terminated after size bytes; NULL for none */
+        size_t size;
+        bool dir;
+};
+struct sim_fs {
+        struct sim_file *v;
+        size_t n, cap;
+};
+
 struct sim_sandbox {
         struct sim_object o;
         /* CRI view; strings live in this allocation. state mirrors cstate. */
         struct kc_pod_sandbox v;
         /* What the kubecontainer face lists; READY iff RUNNING. */
         enum kc_container_state cstate;
+        /* RunPodSandbox's config, deep-copied (NULL for kc_sim_set_pods sandboxes). */
+        struct kc_arena *cfg_arena;
+        const struct kc_pod_sandbox_config *cfg;
 };
 
 /* What a busybox-like reading of the command says the process does. */
@@ -116,6 +136,15 @@ struct sim_container {
         struct sim_program prog;
         int64_t deadline;            /* exit time while running with prog.exits */
         struct sim_sandbox *sandbox; /* NULL for a kc_sim_set_pods pod without sandboxes */
+        /* CreateContainer's configs, deep-copied (NULL for kc_sim_set_pods containers). */
+        struct kc_arena *cfg_arena;
+        const struct kc_container_config *cfg;
+        const struct kc_pod_sandbox_config *sb_cfg; /* NULL when none was given */
+        /* The root filesystem exec sees, and how far the command has acted on it. */
+        struct sim_fs fs;
+        size_t main_pc;    /* the steps of the command done */
+        int64_t main_ns;   /* the time they took, from the start */
+        int32_t main_code; /* the status of the last step done */
 };
 
 static_assert(offsetof(struct sim_sandbox, o) == 0 && offsetof(struct sim_container, o) == 0,
@@ -193,6 +222,8 @@ struct kc_sim {
         uint64_t delays_taken; /* calls delayed by an injected latency */
         uint64_t crashes;      /* containers made to exit by kc_sim_crash_container */
 
+        struct sim_fs host_fs; /* what mounts lead to, by host path (shell.c) */
+
         struct kc_map *images;    /* name -> sim_image (owned) */
         struct kc_map *image_ids; /* id -> sim_image (borrowed from images) */
 
@@ -249,6 +280,9 @@ int kc__sim_state_add_sandbox(struct sim_state *st, struct sim_pod *p, struct si
 int kc__sim_state_add_container(struct sim_state *st, struct sim_pod *p, struct sim_sandbox *sb,
                                 struct sim_container *c);
 void kc__sim_state_remove_container(struct sim_state *st, struct sim_container *c);
+/* Frees an unlinked object with what it owns besides its allocation. */
+void kc__sim_sandbox_free(struct sim_sandbox *sb);
+void kc__sim_container_free(struct sim_container *c);
 /* Removes @p sb with its containers, and its pod when that was created through the CRI. */
 void kc__sim_state_remove_sandbox(struct sim_state *st, struct sim_sandbox *sb);
 
@@ -267,6 +301,56 @@ int kc__sim_container_copy_listed(struct kc_arena *a, const struct sim_container
 
 #define SIM_EXIT_KILLED 137
 
+/* The environment a process sees: name=value pairs, later ones win. */
+struct sim_env {
+        const struct kc_label *v;
+        size_t n;
+};
+const char *kc__sim_env_get(const struct sim_env *env, const char *name, size_t len);
+
+/* How a simple command joins the next: ;, && or ||. */
+enum sim_join {
+        SIM_JOIN_SEQ,
+        SIM_JOIN_AND,
+        SIM_JOIN_OR,
+};
+/* One simple command: its words (NULL-terminated; redirections are words too). */
+struct sim_step {
+        char **words; /* malloc'd array; the words live in the script's arena or argv */
+        size_t n, cap;
+        enum sim_join join;
+};
+struct sim_script {
+        struct sim_step *steps;
+        size_t n, cap;
+};
+/*
+ * Splits @p text as busybox ash would into @p sc's steps: quotes, \,
+ * $NAME and ${NAME} from @p env, the separators ; && || and newline, the
+ * redirections > >> 2> 2>> 2>&1 (as words of their own). Words go into @p a.
+ * @return 0, -EINVAL (an unterminated quote), -E2BIG, -ENOMEM.
+ */
+int kc__sim_script_parse(struct kc_arena *a, const char *text, const struct sim_env *env,
+                         struct sim_script *sc);
+/*
+ * The script of a command line: `sh -c "<text>"` parsed, one word with
+ * blanks too when @p split_single, else argv as one step (borrowed).
+ */
+int kc__sim_script_from_argv(struct kc_arena *a, const char *const *argv, size_t argc,
+                             bool split_single, const struct sim_env *env, struct sim_script *sc);
+void kc__sim_script_done(struct sim_script *sc);
+/* Whether @p cmd is one of the interpreter's builtins (shell.c). */
+bool kc__sim_is_builtin(const char *cmd);
+/*
+ * 1 and *ret_ns for `sleep N` (INT64_MAX: infinity, or beyond the clock),
+ * -EINVAL for a sleep it cannot read, 0 for another command.
+ */
+int kc__sim_step_sleep(const struct sim_step *st, int64_t *ret_ns);
+/* The status `exit [N]` ends with. */
+int32_t kc__sim_exit_status(const struct sim_step *st);
+/* Whether the step after one that ended with @p code, joined by @p join, runs. */
+bool kc__sim_next_runs(enum sim_join join, int32_t code);
+
 /* Reads command + args like busybox would run them (see commands.c). */
 struct sim_program kc__sim_program_parse(const char *const *argv, size_t argc);
 /* @p c exits with @p code at @p at; NULL @p reason: "Completed" for 0, else "Error". */
@@ -277,6 +361,44 @@ void kc__sim_container_start_locked(struct kc_sim *s, struct sim_container *c);
 void kc__sim_container_stop_locked(struct kc_sim *s, struct sim_container *c);
 /* Lets every running container whose deadline has passed exit. */
 void kc__sim_advance_locked(struct kc_sim *s);
+
+/* ------------------------------------------------------------------------ */
+/* config.c: the recorded configs                                             */
+
+/* A deep copy of @p src into @p a. @return 0 or -ENOMEM. */
+int kc__sim_sandbox_config_copy(struct kc_arena *a, const struct kc_pod_sandbox_config *src,
+                                struct kc_pod_sandbox_config *dst);
+int kc__sim_container_config_copy(struct kc_arena *a, const struct kc_container_config *src,
+                                  struct kc_container_config *dst);
+
+/* ------------------------------------------------------------------------ */
+/* vfs.c                                                                      */
+
+/* @p path made absolute against @p cwd (NULL: "/") and normalised into @p out. */
+int kc__sim_path_normalize(const char *cwd, const char *path, char *out, size_t cap);
+struct sim_file *kc__sim_fs_get(const struct sim_fs *fs, const char *key);
+bool kc__sim_fs_is_dir(const struct sim_fs *fs, const char *key);
+bool kc__sim_fs_exists(const struct sim_fs *fs, const char *key);
+int kc__sim_fs_mkdir(struct sim_fs *fs, const char *key);
+int kc__sim_fs_mkdir_p(struct sim_fs *fs, const char *key);
+/* Creates or replaces (appends to, with @p append) the file @p key: -EISDIR, -ENOMEM. */
+int kc__sim_fs_write(struct sim_fs *fs, const char *key, const char *data, size_t n, bool append);
+/* -ENOENT, -ENOTEMPTY (a directory with entries, not @p recursive). */
+int kc__sim_fs_remove(struct sim_fs *fs, const char *key, bool recursive);
+/* The names directly under @p key, sorted: *ret malloc'd, names borrowed from @p fs. */
+int kc__sim_fs_children(const struct sim_fs *fs, const char *key, const char ***ret, size_t *ret_n);
+void kc__sim_fs_done(struct sim_fs *fs);
+
+/* ------------------------------------------------------------------------ */
+/* shell.c                                                                    */
+
+/* A new container's root filesystem: busybox's directories, its mount points, its working dir. */
+int kc__sim_container_fs_init(struct sim_container *c);
+/* Lets @p c's command act on its filesystem up to now (or its exit). */
+void kc__sim_container_catch_up_locked(struct kc_sim *s, struct sim_container *c);
+int kc__sim_exec_sync(void *self, const char *id, const char *const *argv, size_t argc,
+                      int64_t timeout_s, struct kc_exec_sync_result *ret,
+                      struct kc_runtime_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* faults.c: call accounting and fault injection                              */

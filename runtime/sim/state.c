@@ -47,9 +47,9 @@ void kc__sim_pod_free(struct sim_pod *p)
         if (!p)
                 return;
         kc_list_for_each_entry_safe (sb, sb_next, &p->sandboxes.list, struct sim_sandbox, o.link)
-                free(sb);
+                kc__sim_sandbox_free(sb);
         kc_list_for_each_entry_safe (c, c_next, &p->containers.list, struct sim_container, o.link)
-                free(c);
+                kc__sim_container_free(c);
         kc__sim_pod_touch(p);
         free(p);
 }
@@ -221,6 +221,23 @@ struct sim_container *kc__sim_container_alloc(const struct kc_cri_container *tmp
         return c;
 }
 
+void kc__sim_sandbox_free(struct sim_sandbox *sb)
+{
+        if (!sb)
+                return;
+        kc_arena_free(sb->cfg_arena);
+        free(sb);
+}
+
+void kc__sim_container_free(struct sim_container *c)
+{
+        if (!c)
+                return;
+        kc_arena_free(c->cfg_arena);
+        kc__sim_fs_done(&c->fs);
+        free(c);
+}
+
 /* Puts @p o, already in the id map, at the end of @p p's list @p objs. */
 static void object_link(size_t *total, struct sim_pod *p, struct sim_objects *objs,
                         struct sim_object *o)
@@ -269,7 +286,7 @@ int kc__sim_state_add_container(struct sim_state *st, struct sim_pod *p, struct 
 void kc__sim_state_remove_container(struct sim_state *st, struct sim_container *c)
 {
         object_unlink(&st->n_containers, st->containers, c->v.id, c, &c->o.pod->containers, &c->o);
-        free(c);
+        kc__sim_container_free(c);
 }
 
 void kc__sim_state_remove_sandbox(struct sim_state *st, struct sim_sandbox *sb)
@@ -282,7 +299,7 @@ void kc__sim_state_remove_sandbox(struct sim_state *st, struct sim_sandbox *sb)
                 if (c->sandbox == sb)
                         kc__sim_state_remove_container(st, c);
         object_unlink(&st->n_sandboxes, st->sandboxes, sb->v.id, sb, &p->sandboxes, &sb->o);
-        free(sb);
+        kc__sim_sandbox_free(sb);
         /* A pod created through the CRI face exists while it has objects. */
         if (!p->from_spec && p->sandboxes.n == 0 && p->containers.n == 0)
                 kc__sim_state_remove_pod(st, p);

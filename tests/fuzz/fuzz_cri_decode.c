@@ -39,6 +39,7 @@ enum {
         SEL_CONTAINER_EVENT,
         SEL_EVENTS_STREAM,
         SEL_EMPTY,
+        SEL_EXEC_SYNC,
         _SEL_MAX,
 };
 
@@ -295,6 +296,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case SEL_EVENTS_STREAM:
                 events_stream(p, n);
                 break;
+        case SEL_EXEC_SYNC: {
+                struct kc_exec_sync_result x = { 0 };
+
+                r = kc__cri_unpack_exec_sync(p, n, &x, &err);
+                if (r == 0) {
+                        /* NUL-terminated after exactly n bytes, whatever they hold. */
+                        if (!x.out || !x.err || x.out[x.n_out] || x.err[x.n_err])
+                                abort();
+                        sink += x.n_out + x.n_err + (size_t)x.exit_code;
+                        kc_exec_sync_result_done(&x);
+                }
+                break;
+        }
         case SEL_EMPTY:
                 r = kc__cri_unpack_empty(&runtime__v1__stop_container_response__descriptor,
                                          "StopContainer", p, n, &err);

@@ -129,6 +129,10 @@ def cri_seeds():
         "0a-container-event-unknown-type": b"\x0a" + f_str(1, "ctr-9") + f_int(2, 17),
         "0c-empty": b"\x0c",
         "0c-empty-unknown-field": b"\x0c" + f_str(15, "ignored"),
+        "0d-exec-sync": b"\x0d" + f_str(1, "PATH=/bin\nHOME=/root\n") + f_str(2, "") +
+        f_int(3, 0),
+        "0d-exec-sync-failed": b"\x0d" + f_str(2, "sh: nope: not found\n") + f_int(3, 127),
+        "0d-exec-sync-nul-bytes": b"\x0d" + f_str(1, "a\x00b") + f_int(3, -1),
         "truncated-varint": b"\x07\x0a\x80",
         "wrong-wire-type": b"\x04" + varint(1 << 3 | 0) + varint(5),
     }

@@ -108,6 +108,9 @@ static inline struct kc_pod_sandbox_config integ_sandbox_config(const struct int
                 .host_network = true,
                 .labels = labels,
                 .n_labels = 3,
+                /* As kubelet's namespacesForPod: each container its own PID namespace. */
+                .security.namespace_options = { .network = KC_CRI_NAMESPACE_NODE,
+                                                .pid = KC_CRI_NAMESPACE_CONTAINER },
         };
 }
 

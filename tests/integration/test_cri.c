@@ -783,6 +783,254 @@ static void test_concurrent_calls(void **state)
 
 /* ------------------------------------------------------------------------ */
 
+/* ExecSync of @p argv (NULL-terminated) in @p id: its return value; @p x filled on success. */
+static int exec_v(const char *id, int64_t timeout_s, const char *const *argv,
+                  struct kc_exec_sync_result *x, struct kc_runtime_error *err)
+{
+        size_t argc = 0;
+
+        while (argv[argc])
+                argc++;
+        return SVC(exec_sync, id, argv, argc, timeout_s, x, err);
+}
+
+/* ExecSync that must succeed with @p code: its stdout (malloc'd). */
+static char *exec_ok(const char *id, int32_t code, const char *const *argv)
+{
+        struct kc_exec_sync_result x = { 0 };
+        struct kc_runtime_error err = { 0 };
+        char *out;
+        int r = exec_v(id, 10, argv, &x, &err);
+
+        if (r < 0)
+                fail_msg("ExecSync(%s): %d %s", argv[0], r, err.message);
+        if (x.exit_code != code)
+                fail_msg("ExecSync(%s %s): exit %d, stderr %s", argv[0], argv[1] ? argv[1] : "",
+                         x.exit_code, x.err);
+        out = x.out;
+        x.out = NULL;
+        kc_exec_sync_result_done(&x);
+        return out;
+}
+
+#define EXEC_OK(id, code, ...) exec_ok((id), (code), (const char *const[]){ __VA_ARGS__, NULL })
+
+/* ExecSync: exit code, stdout, stderr, the timeout, a container that is not running. */
+static void test_exec_sync(void **state)
+{
+        static const char *const sh_err[] = { "sh", "-c", "echo out; echo err >&2; exit 7", NULL };
+        static const char *const sleep10[] = { "sleep", "10", NULL };
+        struct kc_exec_sync_result x = { 0 };
+        struct kc_runtime_error err = { 0 };
+        char *out;
+        int64_t t0, took;
+        struct pod p;
+        char *id;
+        int r;
+
+        (void)state;
+        pod_run(&p, "exec");
+        id = create_and_start(&p, "exec", cmd_sleep);
+        r = exec_v(id, 10, sh_err, &x, &err);
+        if (r < 0)
+                fail_msg("ExecSync: %d %s", r, err.message);
+        assert_int_equal(x.exit_code, 7);
+        assert_string_equal(x.out, "out\n");
+        assert_int_equal(x.n_out, 4);
+        assert_string_equal(x.err, "err\n");
+        kc_exec_sync_result_done(&x);
+        /* busybox's own messages for a missing command and a missing file. */
+        out = EXEC_OK(id, 127, "sh", "-c", "nope-cmd");
+        free(out);
+        /* Run directly, a missing program does not start: an error, not an exit code. */
+        r = exec_v(id, 1, (const char *const[]){ "nope-cmd", NULL }, &x, &err);
+        assert_int_equal(r, -EIO);
+        assert_int_equal(err.code, KC_RUNTIME_UNKNOWN);
+        assert_non_null(strstr(err.message, "exec: \"nope-cmd\": executable file not found in "
+                                            "$PATH: unknown"));
+        out = EXEC_OK(id, 1, "cat", "/nope");
+        free(out);
+
+        /* The runtime kills it at the timeout; kubelet's message. */
+        t0 = kc_test_mono_ms();
+        r = exec_v(id, 1, sleep10, &x, &err);
+        took = kc_test_mono_ms() - t0;
+        assert_int_equal(r, -ETIMEDOUT);
+        assert_int_equal(err.code, KC_RUNTIME_DEADLINE_EXCEEDED);
+        assert_string_equal(err.message, "command \"sleep 10\" timed out");
+        assert_true(took >= 900 && took < 9000);
+        assert_null(x.out);
+
+        /* Not running: what containerd 1.6 answers (the sim answers the same). */
+        if (SVC(stop_container, id, 0, &err) < 0)
+                fail_msg("StopContainer: %s", err.message);
+        r = exec_v(id, 1, (const char *const[]){ "true", NULL }, &x, &err);
+        assert_int_equal(r, -EIO);
+        assert_int_equal(err.code, KC_RUNTIME_UNKNOWN);
+        assert_string_equal(err.message,
+                            "failed to exec in container: container is in CONTAINER_EXITED state");
+        r = exec_v("0123456789abcdef", 1, (const char *const[]){ "true", NULL }, &x, &err);
+        assert_int_equal(err.code, KC_RUNTIME_NOT_FOUND);
+        free(id);
+        pod_remove(&p);
+}
+
+/* `ctr -n k8s.io containers info @p id`: the container's OCI spec and more, as JSON (malloc'd). */
+static char *ctr_info(const char *id)
+{
+        char cmd[600], *buf = malloc(1 << 20);
+        size_t n = 0, got;
+        FILE *f;
+
+        assert_non_null(buf);
+        snprintf(cmd, sizeof(cmd), "ctr --address '%s' -n k8s.io containers info '%s'", env.sock,
+                 id);
+        f = popen(cmd, "r");
+        assert_non_null(f);
+        while ((got = fread(buf + n, 1, (1 << 20) - 1 - n, f)) > 0)
+                n += got;
+        buf[n] = '\0';
+        assert_int_equal(pclose(f), 0);
+        return buf;
+}
+
+/* The field @p needle (a JSON fragment without blanks) is in @p json with any spacing. */
+static bool json_has(const char *json, const char *needle)
+{
+        for (const char *p = json; *p; p++) {
+                const char *a = p, *b = needle;
+
+                while (*b && *a) {
+                        if (*a == ' ' || *a == '\n') {
+                                a++;
+                                continue;
+                        }
+                        if (*a != *b)
+                                break;
+                        a++, b++;
+                }
+                if (!*b)
+                        return true;
+        }
+        return false;
+}
+
+/*
+ * Every new ContainerConfig field reaches containerd: seen inside the
+ * container through ExecSync and in the OCI spec (ctr containers info).
+ */
+static void test_config_fields_reach_runtime(void **state)
+{
+        static const struct kc_label envs[] = { { "GREETING", "hello world" }, { "EMPTY", "" } };
+        static const char *const add[] = { "SYS_TIME" };
+        static const char *const drop[] = { "NET_RAW" };
+        char host_dir[] = "/tmp/cubelet-integ-mnt.XXXXXX", path[600];
+        _cleanup_free_ char *img = image_id(), *info = NULL;
+        char *out;
+        struct kc_label labels[] = { { INTEG_LABEL, env.run },
+                                     { KC_LABEL_POD_UID, NULL },
+                                     { KC_LABEL_CONTAINER_NAME, "fields" } };
+        struct kc_runtime_error err = { 0 };
+        struct pod p;
+        char *id = NULL;
+        FILE *f;
+
+        (void)state;
+        assert_non_null(mkdtemp(host_dir));
+        snprintf(path, sizeof(path), "%s/hello.txt", host_dir);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        fputs("from the host\n", f);
+        fclose(f);
+        pod_run(&p, "fields");
+        labels[1].value = p.uid;
+        struct kc_cri_mount mounts[] = {
+                { "/mnt/host", host_dir, false, false, KC_CRI_PROPAGATION_PRIVATE },
+        };
+        struct kc_container_config cc = {
+                .metadata = { .name = "fields" },
+                .image = img,
+                .user_specified_image = env.image,
+                .command = cmd_sleep,
+                .n_command = 2,
+                .working_dir = "/work/dir",
+                .envs = envs,
+                .n_envs = 2,
+                .mounts = mounts,
+                .n_mounts = 1,
+                .labels = labels,
+                .n_labels = 3,
+                .has_resources = true,
+                .resources = { .memory_limit_in_bytes = 64 << 20,
+                               .cpu_shares = 256,
+                               .cpu_period = 100000,
+                               .cpu_quota = 50000 },
+                .has_security = true,
+                .security = { .has_capabilities = true,
+                              .capabilities = { add, 1, drop, 1 },
+                              .namespace_options = { .network = KC_CRI_NAMESPACE_NODE,
+                                                     .pid = KC_CRI_NAMESPACE_CONTAINER },
+                              .readonly_rootfs = true,
+                              .no_new_privs = true },
+        };
+        if (SVC(create_container, p.id, &cc, &p.config, &id, &err) < 0)
+                fail_msg("CreateContainer: %s", err.message);
+        if (SVC(start_container, id, &err) < 0)
+                fail_msg("StartContainer: %s", err.message);
+
+        /* (Debian's busybox has no printenv applet: env and the shell.) */
+        out = EXEC_OK(id, 0, "sh", "-c", "echo \"[$GREETING][$EMPTY]\"");
+        assert_string_equal(out, "[hello world][]\n");
+        free(out);
+        out = EXEC_OK(id, 0, "env");
+        assert_non_null(strstr(out, "\nGREETING=hello world\n"));
+        free(out);
+        out = EXEC_OK(id, 0, "pwd");
+        assert_string_equal(out, "/work/dir\n");
+        free(out);
+        out = EXEC_OK(id, 0, "cat", "/mnt/host/hello.txt");
+        assert_string_equal(out, "from the host\n");
+        free(out);
+        /* The memory limit in the container's cgroup (v1 here; v2's file otherwise). */
+        out = EXEC_OK(id, 0, "sh", "-c",
+                      "cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || "
+                      "cat /sys/fs/cgroup/memory.max");
+        assert_string_equal(out, "67108864\n");
+        free(out);
+        /* A read-only root refuses a write; the mount takes one, seen on the host. */
+        out = EXEC_OK(id, 1, "touch", "/newfile");
+        free(out);
+        out = EXEC_OK(id, 0, "sh", "-c", "echo from the container > /mnt/host/out.txt");
+        free(out);
+        snprintf(path, sizeof(path), "%s/out.txt", host_dir);
+        f = fopen(path, "re");
+        assert_non_null(f);
+        assert_non_null(fgets(path, sizeof(path), f));
+        fclose(f);
+        assert_string_equal(path, "from the container\n");
+
+        /* The OCI spec containerd made of it. */
+        info = ctr_info(id);
+        assert_true(json_has(info, "\"GREETING=helloworld\"")); /* blanks dropped by json_has */
+        assert_true(json_has(info, "\"EMPTY=\""));
+        assert_true(json_has(info, "\"cwd\":\"/work/dir\""));
+        assert_true(json_has(info, "\"destination\":\"/mnt/host\""));
+        assert_true(json_has(info, "\"limit\":67108864"));
+        assert_true(json_has(info, "\"shares\":256"));
+        assert_true(json_has(info, "\"quota\":50000"));
+        assert_true(json_has(info, "\"readonly\":true"));
+        assert_true(json_has(info, "\"noNewPrivileges\":true"));
+        assert_true(json_has(info, "\"CAP_SYS_TIME\""));
+        assert_false(json_has(info, "\"CAP_NET_RAW\""));
+
+        if (SVC(stop_container, id, 0, &err) < 0 || SVC(remove_container, id, &err) < 0)
+                fail_msg("Stop/RemoveContainer: %s", err.message);
+        free(id);
+        pod_remove(&p);
+        snprintf(path, sizeof(path), "rm -rf '%s'", host_dir);
+        assert_int_equal(system(path), 0);
+}
+
 static int group_setup(void **state)
 {
         int r;
@@ -835,6 +1083,8 @@ int main(void)
                 cmocka_unit_test(test_stop_sandbox_kills_containers),
                 cmocka_unit_test(test_not_found),
                 cmocka_unit_test(test_name_reserved),
+                cmocka_unit_test(test_exec_sync),
+                cmocka_unit_test(test_config_fields_reach_runtime),
                 cmocka_unit_test(test_get_container_events_unimplemented),
                 cmocka_unit_test(test_deadline_exceeded),
                 cmocka_unit_test(test_unavailable),

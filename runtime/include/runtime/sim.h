@@ -129,6 +129,51 @@ void kc_sim_clear_faults(struct kc_sim *s);
 int kc_sim_crash_container(struct kc_sim *s, const char *pod_uid, const char *name,
                            int32_t exit_code);
 
+/**
+ * @brief What the sim was sent. RunPodSandbox and CreateContainer keep a
+ * deep copy of every field of their configs; these hand a copy of it to the
+ * caller, in its own arena (kc_runtime_result_done() frees it), valid after
+ * the object is gone. Any thread.
+ * @return 0, -ENOENT (no such object, or one loaded by kc_sim_set_pods,
+ * which has no config), -EINVAL, -ENOMEM; @p ret untouched on failure.
+ */
+struct kc_sim_sandbox_config {
+        struct kc_pod_sandbox_config config;
+        struct kc_arena *arena;
+};
+int kc_sim_sandbox_config(struct kc_sim *s, const char *sandbox_id,
+                          struct kc_sim_sandbox_config *ret);
+
+/** CreateContainer's container config, and the sandbox config sent with it (if any). */
+struct kc_sim_container_config {
+        struct kc_container_config config;
+        bool has_sandbox_config;
+        struct kc_pod_sandbox_config sandbox_config;
+        struct kc_arena *arena;
+};
+int kc_sim_container_config(struct kc_sim *s, const char *container_id,
+                            struct kc_sim_container_config *ret);
+
+/*
+ * ExecSync (the service face's exec_sync) runs a busybox-like command set in
+ * a running container (runtime/sim/shell.c): printenv/env, pwd, cd, cat,
+ * test/[, ls, echo, touch, mkdir, rm, hostname, id, true, false, exit,
+ * sleep (on the sim's clock with the lock dropped, bounded by the timeout:
+ * DEADLINE_EXCEEDED after it; as with injected latency, no exec may be
+ * asleep when the sim is freed), sh -c with ; && || and > >> 2> 2>&1 redirections and $VAR;
+ * in a shell anything else exits 127 with "sh: <cmd>: not found", run
+ * directly it fails UNKNOWN as runc's "executable file not found in $PATH"
+ * does through containerd. The container's
+ * envs and working_dir are the process's; files live in the container's
+ * own small filesystem (its command's builtins act on it too, e.g.
+ * `sh -c "touch /tmp/ready; sleep 3600"`), mounts lead to a sim-wide store
+ * by host path (read-through to the host's files; writes stay in the sim),
+ * and readonly_rootfs refuses writes outside writable mounts with
+ * "Read-only file system". Errors as containerd 1.6: NOT_FOUND for an
+ * unknown container, UNKNOWN "failed to exec in container: container is in
+ * CONTAINER_EXITED state" for one not running.
+ */
+
 /** Counters for fault-injection drivers (kc_sim_get_stats()). */
 struct kc_sim_stats {
         uint64_t calls;        /* every call so far, all ops */

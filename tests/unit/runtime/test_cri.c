@@ -152,6 +152,8 @@ static struct kc_pod_sandbox_config sandbox_config(bool host_network)
                 .n_labels = KC_ELEMENTSOF(pod_labels),
                 .annotations = pod_annotations,
                 .n_annotations = KC_ELEMENTSOF(pod_annotations),
+                /* As kubelet's namespacesForPod; host_network makes network NODE. */
+                .security.namespace_options = { .pid = KC_CRI_NAMESPACE_CONTAINER },
         };
 }
 
@@ -369,6 +371,335 @@ static void test_pack_create_container(void **state)
         assert_int_equal(kc__cri_pack_create_container("sb-1", &bad, NULL, &buf, &len), -EINVAL);
         assert_int_equal(kc__cri_pack_create_container("sb-1", NULL, NULL, &buf, &len), -EINVAL);
         assert_null(buf);
+}
+
+/* Issue 14: every field of the sandbox config reaches the wire. */
+static void test_pack_sandbox_every_field(void **state)
+{
+        static const char *const servers[] = { "10.96.0.10", "1.1.1.1" };
+        static const char *const searches[] = { "default.svc.cluster.local", "svc.cluster.local" };
+        static const char *const options[] = { "ndots:5" };
+        static const struct kc_cri_dns_config dns = { servers, 2, searches, 2, options, 1 };
+        static const struct kc_cri_port_mapping ports[] = {
+                { KC_CRI_PROTOCOL_TCP, 80, 8080, "127.0.0.1" },
+                { KC_CRI_PROTOCOL_UDP, 53, 5353, NULL },
+                { KC_CRI_PROTOCOL_SCTP, 9, 0, NULL },
+        };
+        static const int64_t groups[] = { 1000, 2000 };
+        static const struct kc_label sysctls[] = { { "net.ipv4.ip_unprivileged_port_start", "0" },
+                                                   { "kernel.shm_rmid_forced", "1" } };
+        struct kc_pod_sandbox_config cfg = sandbox_config(false);
+        Runtime__V1__RunPodSandboxRequest *req;
+        const Runtime__V1__PodSandboxConfig *pc;
+        const Runtime__V1__LinuxSandboxSecurityContext *sc;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+
+        (void)state;
+        cfg.dns_config = &dns;
+        cfg.port_mappings = ports;
+        cfg.n_port_mappings = 3;
+        cfg.cgroup_parent = "/kubepods/besteffort/poduid-1";
+        cfg.sysctls = sysctls;
+        cfg.n_sysctls = 2;
+        cfg.security = (struct kc_cri_sandbox_security){
+                .namespace_options = { .network = KC_CRI_NAMESPACE_POD,
+                                       .pid = KC_CRI_NAMESPACE_NODE,
+                                       .ipc = KC_CRI_NAMESPACE_NODE },
+                .run_as_user = { true, 1000 },
+                .run_as_group = { true, 0 },
+                .readonly_rootfs = true,
+                .supplemental_groups = groups,
+                .n_supplemental_groups = 2,
+                .privileged = true,
+                .seccomp = { true, KC_CRI_PROFILE_LOCALHOST, "profiles/audit.json" },
+        };
+        assert_int_equal(kc__cri_pack_run_pod_sandbox(&cfg, &buf, &len), 0);
+        req = unpack_request(&runtime__v1__run_pod_sandbox_request__descriptor, buf, len);
+        pc = req->config;
+        assert_string_equal(pc->hostname, "web");
+        assert_non_null(pc->dns_config);
+        assert_int_equal(pc->dns_config->n_servers, 2);
+        assert_string_equal(pc->dns_config->servers[1], "1.1.1.1");
+        assert_int_equal(pc->dns_config->n_searches, 2);
+        assert_string_equal(pc->dns_config->searches[0], "default.svc.cluster.local");
+        assert_string_equal(pc->dns_config->searches[1], "svc.cluster.local");
+        assert_int_equal(pc->dns_config->n_options, 1);
+        assert_string_equal(pc->dns_config->options[0], "ndots:5");
+        assert_int_equal(pc->n_port_mappings, 3);
+        assert_int_equal(pc->port_mappings[0]->protocol, RUNTIME__V1__PROTOCOL__TCP);
+        assert_int_equal(pc->port_mappings[0]->container_port, 80);
+        assert_int_equal(pc->port_mappings[0]->host_port, 8080);
+        assert_string_equal(pc->port_mappings[0]->host_ip, "127.0.0.1");
+        assert_int_equal(pc->port_mappings[1]->protocol, RUNTIME__V1__PROTOCOL__UDP);
+        assert_int_equal(pc->port_mappings[1]->container_port, 53);
+        assert_int_equal(pc->port_mappings[1]->host_port, 5353);
+        assert_string_equal(pc->port_mappings[1]->host_ip, "");
+        assert_int_equal(pc->port_mappings[2]->protocol, RUNTIME__V1__PROTOCOL__SCTP);
+        assert_string_equal(pc->linux->cgroup_parent, "/kubepods/besteffort/poduid-1");
+        assert_int_equal(pc->linux->n_sysctls, 2);
+        assert_string_equal(MAP_GET(pc->linux, sysctls, "net.ipv4.ip_unprivileged_port_start"),
+                            "0");
+        assert_string_equal(MAP_GET(pc->linux, sysctls, "kernel.shm_rmid_forced"), "1");
+        sc = pc->linux->security_context;
+        assert_int_equal(sc->namespace_options->network, RUNTIME__V1__NAMESPACE_MODE__POD);
+        assert_int_equal(sc->namespace_options->pid, RUNTIME__V1__NAMESPACE_MODE__NODE);
+        assert_int_equal(sc->namespace_options->ipc, RUNTIME__V1__NAMESPACE_MODE__NODE);
+        assert_non_null(sc->run_as_user);
+        assert_int_equal(sc->run_as_user->value, 1000);
+        assert_non_null(sc->run_as_group); /* set to 0 is not unset */
+        assert_int_equal(sc->run_as_group->value, 0);
+        assert_true(sc->readonly_rootfs);
+        assert_int_equal(sc->n_supplemental_groups, 2);
+        assert_int_equal(sc->supplemental_groups[0], 1000);
+        assert_int_equal(sc->supplemental_groups[1], 2000);
+        assert_true(sc->privileged);
+        assert_non_null(sc->seccomp);
+        assert_int_equal(sc->seccomp->profile_type,
+                         RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__Localhost);
+        assert_string_equal(sc->seccomp->localhost_ref, "profiles/audit.json");
+        runtime__v1__run_pod_sandbox_request__free_unpacked(req, NULL);
+
+        /* Unset optional values stay absent; a NULL DNS server is refused. */
+        cfg = sandbox_config(false);
+        assert_int_equal(kc__cri_pack_run_pod_sandbox(&cfg, &buf, &len), 0);
+        req = unpack_request(&runtime__v1__run_pod_sandbox_request__descriptor, buf, len);
+        sc = req->config->linux->security_context;
+        assert_null(req->config->dns_config);
+        assert_null(sc->run_as_user);
+        assert_null(sc->run_as_group);
+        assert_null(sc->seccomp);
+        assert_false(sc->privileged);
+        runtime__v1__run_pod_sandbox_request__free_unpacked(req, NULL);
+        static const char *const bad[] = { NULL };
+        struct kc_cri_dns_config bad_dns = { .servers = bad, .n_servers = 1 };
+
+        cfg.dns_config = &bad_dns;
+        buf = NULL;
+        assert_int_equal(kc__cri_pack_run_pod_sandbox(&cfg, &buf, &len), -EINVAL);
+        assert_null(buf);
+}
+
+/* The container half of test_pack_container_every_field: what it sets. */
+static struct kc_container_config full_container_config(void)
+{
+        static const char *const cmd[] = { "/bin/sh", "-c" };
+        static const char *const args[] = { "echo $(GREETING)" };
+        static const struct kc_label envs[] = { { "GREETING", "hi" },
+                                                { "POD_NAME", "web" },
+                                                { "EMPTY", "" } };
+        static const struct kc_cri_mount mounts[] = {
+                { "/data", "/var/lib/cubelet/pods/uid-1/volumes/kubernetes.io~empty-dir/d", false,
+                  false, KC_CRI_PROPAGATION_PRIVATE },
+                { "/etc/cfg", "/srv/cfg", true, true, KC_CRI_PROPAGATION_HOST_TO_CONTAINER },
+                { "/mnt/shared", "/mnt/shared", false, false, KC_CRI_PROPAGATION_BIDIRECTIONAL },
+        };
+        static const char *const add[] = { "NET_ADMIN", "SYS_TIME" };
+        static const char *const drop[] = { "ALL" };
+        static const int64_t groups[] = { 3000 };
+        static const char *const masked[] = { "/proc/kcore", "/proc/keys" };
+        static const char *const ro[] = { "/proc/sys" };
+
+        return (struct kc_container_config){
+                .metadata = { .name = "app", .attempt = 1 },
+                .image = "sha256:0123",
+                .user_specified_image = "busybox:1",
+                .command = cmd,
+                .n_command = 2,
+                .args = args,
+                .n_args = 1,
+                .working_dir = "/srv",
+                .envs = envs,
+                .n_envs = 3,
+                .mounts = mounts,
+                .n_mounts = 3,
+                .log_path = "app/1.log",
+                .stdin = true,
+                .stdin_once = true,
+                .tty = true,
+                .has_resources = true,
+                .resources = { .cpu_period = 100000,
+                               .cpu_quota = 50000,
+                               .cpu_shares = 512,
+                               .memory_limit_in_bytes = 64 << 20,
+                               .oom_score_adj = 999,
+                               .cpuset_cpus = "0-1",
+                               .cpuset_mems = "0" },
+                .has_security = true,
+                .security = { .has_capabilities = true,
+                              .capabilities = { add, 2, drop, 1 },
+                              .privileged = true,
+                              .namespace_options = { .network = KC_CRI_NAMESPACE_POD,
+                                                     .pid = KC_CRI_NAMESPACE_POD,
+                                                     .ipc = KC_CRI_NAMESPACE_NODE },
+                              .run_as_user = { true, 0 },
+                              .run_as_group = { true, 2000 },
+                              .run_as_username = "nobody",
+                              .readonly_rootfs = true,
+                              .supplemental_groups = groups,
+                              .n_supplemental_groups = 1,
+                              .no_new_privs = true,
+                              .masked_paths = masked,
+                              .n_masked_paths = 2,
+                              .readonly_paths = ro,
+                              .n_readonly_paths = 1,
+                              .seccomp = { true, KC_CRI_PROFILE_RUNTIME_DEFAULT, NULL } },
+        };
+}
+
+/* Issue 14: every field of the container config reaches the wire. */
+static void test_pack_container_every_field(void **state)
+{
+        struct kc_container_config cc = full_container_config();
+        struct kc_pod_sandbox_config sb = sandbox_config(false);
+        Runtime__V1__CreateContainerRequest *req;
+        const Runtime__V1__ContainerConfig *c;
+        const Runtime__V1__LinuxContainerResources *r;
+        const Runtime__V1__LinuxContainerSecurityContext *sc;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+
+        (void)state;
+        assert_int_equal(kc__cri_pack_create_container("sb-1", &cc, &sb, &buf, &len), 0);
+        req = unpack_request(&runtime__v1__create_container_request__descriptor, buf, len);
+        c = req->config;
+        assert_string_equal(c->working_dir, "/srv");
+        assert_int_equal(c->n_envs, 3); /* in order, an empty value kept */
+        assert_string_equal(c->envs[0]->key, "GREETING");
+        assert_string_equal(c->envs[0]->value, "hi");
+        assert_string_equal(c->envs[1]->key, "POD_NAME");
+        assert_string_equal(c->envs[1]->value, "web");
+        assert_string_equal(c->envs[2]->key, "EMPTY");
+        assert_string_equal(c->envs[2]->value, "");
+        assert_int_equal(c->n_mounts, 3);
+        assert_string_equal(c->mounts[0]->container_path, "/data");
+        assert_string_equal(c->mounts[0]->host_path,
+                            "/var/lib/cubelet/pods/uid-1/volumes/kubernetes.io~empty-dir/d");
+        assert_false(c->mounts[0]->readonly);
+        assert_false(c->mounts[0]->selinux_relabel);
+        assert_int_equal(c->mounts[0]->propagation,
+                         RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_PRIVATE);
+        assert_string_equal(c->mounts[1]->container_path, "/etc/cfg");
+        assert_string_equal(c->mounts[1]->host_path, "/srv/cfg");
+        assert_true(c->mounts[1]->readonly);
+        assert_true(c->mounts[1]->selinux_relabel);
+        assert_int_equal(c->mounts[1]->propagation,
+                         RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_HOST_TO_CONTAINER);
+        assert_int_equal(c->mounts[2]->propagation,
+                         RUNTIME__V1__MOUNT_PROPAGATION__PROPAGATION_BIDIRECTIONAL);
+        assert_true(c->stdin);
+        assert_true(c->stdin_once);
+        assert_true(c->tty);
+        r = c->linux->resources;
+        assert_non_null(r);
+        assert_int_equal(r->cpu_period, 100000);
+        assert_int_equal(r->cpu_quota, 50000);
+        assert_int_equal(r->cpu_shares, 512);
+        assert_int_equal(r->memory_limit_in_bytes, 64 << 20);
+        assert_int_equal(r->oom_score_adj, 999);
+        assert_string_equal(r->cpuset_cpus, "0-1");
+        assert_string_equal(r->cpuset_mems, "0");
+        sc = c->linux->security_context;
+        assert_non_null(sc->capabilities);
+        assert_int_equal(sc->capabilities->n_add_capabilities, 2);
+        assert_string_equal(sc->capabilities->add_capabilities[0], "NET_ADMIN");
+        assert_string_equal(sc->capabilities->add_capabilities[1], "SYS_TIME");
+        assert_int_equal(sc->capabilities->n_drop_capabilities, 1);
+        assert_string_equal(sc->capabilities->drop_capabilities[0], "ALL");
+        assert_true(sc->privileged);
+        assert_int_equal(sc->namespace_options->network, RUNTIME__V1__NAMESPACE_MODE__POD);
+        assert_int_equal(sc->namespace_options->pid, RUNTIME__V1__NAMESPACE_MODE__POD);
+        assert_int_equal(sc->namespace_options->ipc, RUNTIME__V1__NAMESPACE_MODE__NODE);
+        assert_non_null(sc->run_as_user);
+        assert_int_equal(sc->run_as_user->value, 0);
+        assert_non_null(sc->run_as_group);
+        assert_int_equal(sc->run_as_group->value, 2000);
+        assert_string_equal(sc->run_as_username, "nobody");
+        assert_true(sc->readonly_rootfs);
+        assert_int_equal(sc->n_supplemental_groups, 1);
+        assert_int_equal(sc->supplemental_groups[0], 3000);
+        assert_true(sc->no_new_privs);
+        assert_int_equal(sc->n_masked_paths, 2);
+        assert_string_equal(sc->masked_paths[0], "/proc/kcore");
+        assert_string_equal(sc->masked_paths[1], "/proc/keys");
+        assert_int_equal(sc->n_readonly_paths, 1);
+        assert_string_equal(sc->readonly_paths[0], "/proc/sys");
+        assert_non_null(sc->seccomp);
+        assert_int_equal(sc->seccomp->profile_type,
+                         RUNTIME__V1__SECURITY_PROFILE__PROFILE_TYPE__RuntimeDefault);
+        assert_string_equal(sc->seccomp->localhost_ref, "");
+        runtime__v1__create_container_request__free_unpacked(req, NULL);
+
+        /* Without resources or a security context: no resources, the pod's namespaces only. */
+        cc.has_resources = false;
+        cc.has_security = false;
+        sb.security.namespace_options.ipc = KC_CRI_NAMESPACE_NODE;
+        assert_int_equal(kc__cri_pack_create_container("sb-1", &cc, &sb, &buf, &len), 0);
+        req = unpack_request(&runtime__v1__create_container_request__descriptor, buf, len);
+        sc = req->config->linux->security_context;
+        assert_null(req->config->linux->resources);
+        assert_null(sc->capabilities);
+        assert_null(sc->run_as_user);
+        assert_false(sc->privileged);
+        assert_false(sc->readonly_rootfs);
+        assert_int_equal(sc->n_masked_paths, 0);
+        assert_int_equal(sc->namespace_options->pid, RUNTIME__V1__NAMESPACE_MODE__CONTAINER);
+        assert_int_equal(sc->namespace_options->ipc, RUNTIME__V1__NAMESPACE_MODE__NODE);
+        runtime__v1__create_container_request__free_unpacked(req, NULL);
+
+        /* A NULL capability name would crash the packer: refused. */
+        static const char *const bad[] = { "NET_ADMIN", NULL };
+
+        cc = full_container_config();
+        cc.security.capabilities.add = bad;
+        buf = NULL;
+        assert_int_equal(kc__cri_pack_create_container("sb-1", &cc, &sb, &buf, &len), -EINVAL);
+        assert_null(buf);
+}
+
+static void test_pack_unpack_exec_sync(void **state)
+{
+        static const char *const argv[] = { "printenv", "HOME" };
+        Runtime__V1__ExecSyncRequest *req;
+        Runtime__V1__ExecSyncResponse resp = RUNTIME__V1__EXEC_SYNC_RESPONSE__INIT;
+        struct kc_exec_sync_result x = { 0 };
+        struct kc_runtime_error err = { 0 };
+        uint8_t *buf = NULL;
+        size_t len = 0;
+
+        (void)state;
+        assert_int_equal(kc__cri_pack_exec_sync("c-1", argv, 2, 7, &buf, &len), 0);
+        req = unpack_request(&runtime__v1__exec_sync_request__descriptor, buf, len);
+        assert_string_equal(req->container_id, "c-1");
+        assert_int_equal(req->n_cmd, 2);
+        assert_string_equal(req->cmd[0], "printenv");
+        assert_string_equal(req->cmd[1], "HOME");
+        assert_int_equal(req->timeout, 7);
+        runtime__v1__exec_sync_request__free_unpacked(req, NULL);
+        buf = NULL;
+        assert_int_equal(kc__cri_pack_exec_sync("c-1", argv, 0, 7, &buf, &len), -EINVAL);
+        assert_int_equal(kc__cri_pack_exec_sync("c-1", NULL, 2, 7, &buf, &len), -EINVAL);
+        assert_null(buf);
+
+        /* Bytes with a NUL inside, an empty stderr, a failing command. */
+        resp.stdout = (ProtobufCBinaryData){ 4, (uint8_t *)"a\0b\n" };
+        resp.exit_code = 127;
+        assert_int_equal(UNPACK(kc__cri_unpack_exec_sync, &resp.base, &x, &err), 0);
+        assert_int_equal(x.n_out, 4);
+        assert_memory_equal(x.out, "a\0b\n", 5);
+        assert_int_equal(x.n_err, 0);
+        assert_string_equal(x.err, "");
+        assert_int_equal(x.exit_code, 127);
+        kc_exec_sync_result_done(&x);
+        assert_null(x.out);
+
+        /* Not an ExecSyncResponse: an error, the result untouched. */
+        x.exit_code = 5;
+        assert_int_equal(kc__cri_unpack_exec_sync((const uint8_t *)"\x0a\x80", 2, &x, &err),
+                         -EPROTO);
+        assert_string_equal(err.message, "failed to decode ExecSync response");
+        assert_null(x.out);
+        assert_int_equal(x.exit_code, 5);
 }
 
 static void test_pack_filters(void **state)
@@ -1268,6 +1599,41 @@ static void test_server_stop_container_deadline(void **state)
         assert_true(t > 0 && t <= REQUEST_TIMEOUT);
 }
 
+/*
+ * ExecSync's deadline is its timeout plus the request timeout; without a
+ * timeout there is none (kubelet's remote runtime).
+ */
+static void test_server_exec_sync_deadline(void **state)
+{
+        static const char *const argv[] = { "true" };
+        struct server_fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_exec_sync_result x = { 0 };
+        char buf[64];
+        int64_t t;
+
+        assert_non_null(f->svc.ops->exec_sync);
+        assert_int_equal(f->svc.ops->exec_sync(f->svc.self, "c-1", argv, 1, 10, &x, &err),
+                         -EOPNOTSUPP);
+        assert_null(x.out);
+        fs_last(f->srv, ":path", buf, sizeof(buf));
+        assert_string_equal(buf, "/runtime.v1.RuntimeService/ExecSync");
+        fs_last(f->srv, "grpc-timeout", buf, sizeof(buf));
+        t = parse_grpc_timeout(buf);
+        assert_true(t > 10 * KC_NSEC_PER_SEC + REQUEST_TIMEOUT - 2 * KC_NSEC_PER_SEC);
+        assert_true(t <= 10 * KC_NSEC_PER_SEC + REQUEST_TIMEOUT);
+
+        assert_int_equal(f->svc.ops->exec_sync(f->svc.self, "c-1", argv, 1, 0, &x, &err),
+                         -EOPNOTSUPP);
+        fs_last(f->srv, "grpc-timeout", buf, sizeof(buf));
+        assert_string_equal(buf, ""); /* no deadline */
+
+        assert_int_equal(f->svc.ops->exec_sync(f->svc.self, NULL, argv, 1, 0, &x, &err), -EINVAL);
+        assert_int_equal(f->svc.ops->exec_sync(f->svc.self, "c-1", argv, 1, -1, &x, &err), -EINVAL);
+        assert_int_equal(f->svc.ops->exec_sync(f->svc.self, "c-1", argv, 0, 1, &x, &err), -EINVAL);
+        assert_int_equal(err.code, KC_RUNTIME_INVALID_ARGUMENT);
+}
+
 /* containerd 1.6's answer to GetContainerEvents: the stream ends at once. */
 static void test_server_events_unimplemented(void **state)
 {
@@ -1301,6 +1667,9 @@ int main(void)
                 cmocka_unit_test(test_service_args),
                 cmocka_unit_test(test_pack_run_pod_sandbox),
                 cmocka_unit_test(test_pack_create_container),
+                cmocka_unit_test(test_pack_sandbox_every_field),
+                cmocka_unit_test(test_pack_container_every_field),
+                cmocka_unit_test(test_pack_unpack_exec_sync),
                 cmocka_unit_test(test_pack_filters),
                 cmocka_unit_test(test_pack_small_requests),
                 cmocka_unit_test(test_unpack_version_and_status),
@@ -1316,6 +1685,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_server_paths_and_errors, server_setup,
                                                 server_teardown),
                 cmocka_unit_test_setup_teardown(test_server_stop_container_deadline, server_setup,
+                                                server_teardown),
+                cmocka_unit_test_setup_teardown(test_server_exec_sync_deadline, server_setup,
                                                 server_teardown),
                 cmocka_unit_test_setup_teardown(test_server_events_unimplemented, server_setup,
                                                 server_teardown),

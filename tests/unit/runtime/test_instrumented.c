@@ -45,9 +45,20 @@ static int fake_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter 
         return 0;
 }
 
+/* A command that ran and failed: a success with the exit code. */
+static int fake_exec_sync(void *self, const char *id, const char *const *argv, size_t argc,
+                          int64_t timeout_s, struct kc_exec_sync_result *ret,
+                          struct kc_runtime_error *err)
+{
+        (void)self, (void)id, (void)argv, (void)argc, (void)timeout_s, (void)err;
+        *ret = (struct kc_exec_sync_result){ .exit_code = 1 };
+        return 0;
+}
+
 static const struct kc_runtime_service_ops fake_ops = {
         .status = fake_status,
         .list_pod_sandbox = fake_list_pod_sandbox,
+        .exec_sync = fake_exec_sync,
 };
 
 static double counter(struct kc_counter_vec *cv, const char *op)
@@ -66,6 +77,7 @@ static void test_records_every_call(void **state)
         struct kc_runtime_service svc;
         struct kc_runtime_status_result st = { 0 };
         struct kc_pod_sandbox_list l = { 0 };
+        struct kc_exec_sync_result x = { 0 };
         struct kc_runtime_error err = { 0 };
         struct fake f = { 0 };
         uint64_t n = 0;
@@ -88,11 +100,18 @@ static void test_records_every_call(void **state)
         assert_int_equal(svc.ops->status(svc.self, &st, &err), -ECONNREFUSED);
         assert_string_equal(err.message, "down");
         assert_int_equal(svc.ops->list_pod_sandbox(svc.self, NULL, &l, &err), 0);
+        assert_non_null(svc.ops->exec_sync);
+        assert_int_equal(svc.ops->exec_sync(svc.self, "c-1", (const char *const[]){ "false" }, 1, 1,
+                                            &x, &err),
+                         0);
+        assert_int_equal(x.exit_code, 1);
 
         assert_true(counter(m.runtime_operations, "status") == 2);
         assert_true(counter(m.runtime_operations_errors, "status") == 1);
         assert_true(counter(m.runtime_operations, "list_podsandbox") == 1);
         assert_true(counter(m.runtime_operations_errors, "list_podsandbox") == 0);
+        assert_true(counter(m.runtime_operations, "exec_sync") == 1);
+        assert_true(counter(m.runtime_operations_errors, "exec_sync") == 0);
         assert_int_equal(kc_histogram_vec_count(m.runtime_operations_duration, "status", &n), 0);
         assert_int_equal(n, 2);
         assert_int_equal(kc_histogram_vec_sum(m.runtime_operations_duration, "status", &sum), 0);
