@@ -57,6 +57,7 @@
 #include "runtime/cri.h"
 #include "runtime/error.h"
 #include "runtime/manager.h"
+#include "kubelet/runtime_helper.h"
 #include "runtime/instrumented.h"
 #include "runtime/runtime_service.h"
 #include "runtime/sim.h"
@@ -80,6 +81,7 @@ struct daemon {
         char *runtime_name;
         char *runtime_version; /* "<name>://<version>" */
         struct kc_runtime_manager *manager;
+        struct kc_kubelet_runtime_helper *helper; /* the kubelet's RuntimeHelper for the manager */
         struct kc_kubelet_parts k;       /* NewMainKubelet's parts (kubelet/kubelet_parts.c) */
         struct kc_evented_pleg *evented; /* --feature-gates=EventedPLEG=true */
         struct kc_file_source *file_source;
@@ -198,6 +200,36 @@ static bool log_healthy(void *ud, char **ret_err)
         return true;
 }
 
+/*
+ * NewMainKubelet: the kubelet is the runtime manager's RuntimeHelper (env,
+ * mounts, DNS, hostname), and the manager reads the machine's memory for
+ * the OOM score of Burstable containers.
+ */
+static int build_runtime_helper(struct daemon *d)
+{
+        const char *const node_ips[] = { d->node_ip };
+        struct kc_kubelet_runtime_helper_config hc = {
+                .node_name = d->f->hostname_override,
+                .node_ips = node_ips,
+                .n_node_ips = 1,
+                .root_dir = d->f->root_dir,
+                .resolv_conf = d->f->resolv_conf ? d->f->resolv_conf : "",
+        };
+        struct kc_runtime_helper rh;
+        int r;
+
+        r = kc_kubelet_runtime_helper_new(&hc, &d->helper);
+        if (r < 0)
+                return r;
+        rh = kc_kubelet_runtime_helper_get(d->helper);
+        r = kc_runtime_manager_set_runtime_helper(d->manager, &rh);
+        if (r >= 0)
+                r = kc_runtime_manager_set_machine(
+                        d->manager, kc_kubelet_runtime_helper_memory_capacity(d->helper),
+                        d->f->root_dir && d->f->root_dir[0] == '/' ? d->f->root_dir : NULL);
+        return r;
+}
+
 /* The runtime service behind --container-runtime-endpoint. */
 static int open_runtime(struct daemon *d)
 {
@@ -245,7 +277,7 @@ static int open_runtime(struct daemon *d)
         /* A real runtime writes container logs under /var/log/pods; the simulated one none. */
         if (r >= 0 && d->cri)
                 r = kc_runtime_manager_set_pod_logs_root(d->manager, KC_POD_LOGS_ROOT);
-        return r;
+        return r < 0 ? r : build_runtime_helper(d);
 }
 
 /* /pods (a kc_http_render_fn): the pod manager's pods with their statuses. */
@@ -429,6 +461,7 @@ static void teardown(struct daemon *d)
         d->evented = kc_evented_pleg_free(d->evented);
         kc_kubelet_parts_done(&d->k);
         d->manager = kc_runtime_manager_free(d->manager);
+        d->helper = kc_kubelet_runtime_helper_free(d->helper);
         d->sim = kc_sim_free(d->sim); /* the simulated containers end with the process */
         d->instrumented = kc_instrumented_runtime_free(d->instrumented);
         d->cri = kc_cri_free(d->cri);

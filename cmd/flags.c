@@ -78,6 +78,9 @@ static const struct flag flags[] = {
           "The node's IP, reported as hostIP (default: the first non-loopback IPv4 address)" },
         { "root-dir", FLAG_STRING, F(root_dir), "/var/lib/kubelet",
           "Directory for the kubelet's files (reserved: nothing is written there yet)" },
+        { "resolv-conf", FLAG_STRING, F(resolv_conf), "/etc/resolv.conf",
+          "Resolver configuration the DNS of pods with dnsPolicy Default starts from; \"\" "
+          "gives them the node's own resolver (127.0.0.1)" },
         { "max-wait-for-container-runtime", FLAG_DURATION, F(max_wait_for_container_runtime_ns),
           "30s",
           "How long after the last successful runtime status the runtime counts as down "
@@ -283,6 +286,7 @@ void kc_kubelet_flags_done(struct kc_kubelet_flags *f)
         free(f->hostname_override);
         free(f->node_ip);
         free(f->root_dir);
+        free(f->resolv_conf);
         *f = (struct kc_kubelet_flags){ 0 };
 }
 

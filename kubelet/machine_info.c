@@ -209,6 +209,21 @@ int kc__machine_info_read(const char *host_root, const char *root_dir, struct kc
         return 0;
 }
 
+/* The default --eviction-hard reservations (nodefs.available<10% is a float32 percentage). */
+#define EVICTION_HARD_MEMORY (UINT64_C(100) << 20)
+#define EVICTION_HARD_NODEFS ((double)0.1f)
+
+void kc__machine_allocatable(const struct kc_machine_info *m, uint64_t *ret_memory,
+                             uint64_t *ret_ephemeral)
+{
+        uint64_t mem = m->memory_bytes, fs = m->ephemeral_bytes, huge = 0;
+
+        for (size_t i = 0; i < m->n_hugepages; i++)
+                huge += m->hugepages[i].total_bytes;
+        *ret_ephemeral = fs - (uint64_t)(EVICTION_HARD_NODEFS * (double)fs);
+        *ret_memory = mem > EVICTION_HARD_MEMORY + huge ? mem - EVICTION_HARD_MEMORY - huge : 0;
+}
+
 void kc__machine_info_done(struct kc_machine_info *m)
 {
         free(m->machine_id);

@@ -40,6 +40,15 @@ int kc__machine_info_read(const char *host_root, const char *root_dir, struct kc
 void kc__machine_info_done(struct kc_machine_info *m);
 
 /**
+ * The node's allocatable memory and ephemeral storage in bytes: capacity
+ * less the default --eviction-hard (memory.available<100Mi,
+ * nodefs.available<10%) and, for memory, the huge pages; never below 0.
+ * No kube-/system-reserved in cubelet.
+ */
+void kc__machine_allocatable(const struct kc_machine_info *m, uint64_t *ret_memory,
+                             uint64_t *ret_ephemeral);
+
+/**
  * A byte count as resource.Quantity prints a BinarySI quantity: below 1024
  * the plain number, else divided by 1024 while that stays exact, with the
  * suffix Ki, Mi, Gi, Ti, Pi or Ei ("16384000Ki", "2Mi", "94580049215").

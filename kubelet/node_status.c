@@ -43,10 +43,6 @@
 #define FAST_UPDATE_PERIOD (100 * KC_NSEC_PER_MSEC)
 /* kubelet's default --max-pods. */
 #define MAX_PODS "110"
-/* The default --eviction-hard reservations that allocatable leaves out
- * (memory.available<100Mi, nodefs.available<10%: a float32 percentage). */
-#define EVICTION_HARD_MEMORY (UINT64_C(100) << 20)
-#define EVICTION_HARD_NODEFS ((double)0.1f)
 
 struct kc_node_status {
         struct kc_node_status_config cfg;
@@ -214,18 +210,12 @@ void kc_node_status_stop(struct kc_node_status *n)
 /* capacity (reserve false) or allocatable (true): keys in Go's sorted order. */
 static json_t *resources(const struct kc_machine_info *m, bool reserve)
 {
-        uint64_t mem = m->memory_bytes, fs = m->ephemeral_bytes, huge = 0;
+        uint64_t mem = m->memory_bytes, fs = m->ephemeral_bytes;
         char q[KC_QUANTITY_MAX], name[16 + KC_QUANTITY_MAX];
         json_t *o = json_object();
 
-        for (size_t i = 0; i < m->n_hugepages; i++)
-                huge += m->hugepages[i].total_bytes;
-        if (reserve) {
-                /* capacity minus the hard eviction thresholds, minus the huge pages for
-                 * memory, never below 0 */
-                fs -= (uint64_t)(EVICTION_HARD_NODEFS * (double)fs);
-                mem = mem > EVICTION_HARD_MEMORY + huge ? mem - EVICTION_HARD_MEMORY - huge : 0;
-        }
+        if (reserve)
+                kc__machine_allocatable(m, &mem, &fs);
         snprintf(q, sizeof(q), "%" PRIu64, m->cpus);
         if (!o || json_object_set_new(o, "cpu", json_string(q)) < 0)
                 goto fail;

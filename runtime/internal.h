@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "runtime/manager.h"
+#include "runtime/runtime_helper.h"
 #include "runtime/runtime_service.h"
 
 struct kc_api_container;
@@ -192,6 +193,14 @@ struct kc__image_ref {
  * string, "invalid reference format..."), NULL on success.
  */
 int kc__image_ref_parse(const char *s, struct kc__image_ref *ret, const char **ret_why);
+
+/* What generateContainerConfig and generatePodSandboxConfig read from the manager. */
+struct kc__sync_env {
+        struct kc_runtime_helper helper; /* ops NULL: none */
+        int64_t memory_capacity;         /* node memory in bytes; 0: unknown */
+        const char *seccomp_root;        /* <root-dir>/seccomp; NULL: /var/lib/kubelet/seccomp */
+};
+const struct kc__sync_env *kc__runtime_manager_sync_env(const struct kc_runtime_manager *m);
 
 /* The manager's podLogsRootDirectory, or NULL (sync_pod.c). */
 const char *kc__runtime_manager_pod_logs_root(const struct kc_runtime_manager *m);

@@ -18,6 +18,7 @@
 
 #include "core/cleanup.h"
 #include "core/clock.h"
+#include "core/format.h"
 #include "core/map.h"
 #include "internal.h"
 #include "runtime/container.h"
@@ -60,7 +61,9 @@ struct sort_key {
 struct kc_runtime_manager {
         struct kc_runtime_service svc;
         struct kc_clock *clock;
-        char *pod_logs_root; /* podLogsRootDirectory; NULL: log directories are not created */
+        char *pod_logs_root;     /* podLogsRootDirectory; NULL: log directories are not created */
+        struct kc__sync_env env; /* the runtime helper and the machine (sync_pod.c) */
+        char *seccomp_root;      /* env.seccomp_root's memory */
 
         /* GetPods state, reused across calls. get_pods may run on several threads. */
         pthread_mutex_t lock;
@@ -133,6 +136,7 @@ struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m)
         free(m->order);
         free(m->tmp);
         free(m->pod_logs_root);
+        free(m->seccomp_root);
         pthread_mutex_destroy(&m->lock);
         free(m);
         return NULL;
@@ -154,6 +158,36 @@ int kc_runtime_manager_set_pod_logs_root(struct kc_runtime_manager *m, const cha
 const char *kc__runtime_manager_pod_logs_root(const struct kc_runtime_manager *m)
 {
         return m->pod_logs_root;
+}
+
+int kc_runtime_manager_set_runtime_helper(struct kc_runtime_manager *m,
+                                          const struct kc_runtime_helper *helper)
+{
+        if (!m)
+                return -EINVAL;
+        m->env.helper = helper ? *helper : (struct kc_runtime_helper){ 0 };
+        return 0;
+}
+
+int kc_runtime_manager_set_machine(struct kc_runtime_manager *m, int64_t memory_capacity,
+                                   const char *root_dir)
+{
+        char *root = NULL;
+
+        if (!m || memory_capacity < 0 || (root_dir && root_dir[0] != '/'))
+                return -EINVAL;
+        if (root_dir && !(root = kc_strdup_printf("%s/seccomp", root_dir)))
+                return -ENOMEM;
+        free(m->seccomp_root);
+        m->seccomp_root = root;
+        m->env.seccomp_root = root;
+        m->env.memory_capacity = memory_capacity;
+        return 0;
+}
+
+const struct kc__sync_env *kc__runtime_manager_sync_env(const struct kc_runtime_manager *m)
+{
+        return &m->env;
 }
 
 static void pod_sandbox_list_done(struct kc_pod_sandbox_list *l)

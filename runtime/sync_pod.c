@@ -27,15 +27,18 @@
 #include "core/clock.h"
 #include "core/format.h"
 #include "core/log.h"
+#include "container_linux.h"
 #include "internal.h"
 #include "metrics/kubelet_metrics.h"
 #include "metrics/registry.h"
 #include "runtime/api_pod.h"
 #include "runtime/container.h"
 #include "runtime/error.h"
+#include "runtime/expansion.h"
 #include "runtime/images.h"
 #include "runtime/manager.h"
 #include "runtime/pod_actions.h"
+#include "runtime/runtime_helper.h"
 #include "runtime/runtime_service.h"
 #include "runtime/sync_pod.h"
 
@@ -405,6 +408,9 @@ struct start_ctx {
         const struct kc_sync_pod_options *opts;
         const char *sandbox_id;
         const struct kc_pod_sandbox_config *sb_config;
+        const struct kc__sync_env *env;
+        const char *const *pod_ips; /* the sandbox's: status.podIP first */
+        size_t n_pod_ips;
         bool make_log_dirs; /* a pod logs root is set: create the directories */
         bool counted;       /* this start counts in kubelet_started_containers_total */
         struct sp_result *res;
@@ -515,21 +521,105 @@ struct container_spec {
         char hash[17], restart[16];
         struct kc_label labels[4];
         struct kc_label annotations[2];
+        struct kc_arena *arena; /* the helper's options, the expanded command and args, security */
+        char *msg;              /* why there is no config: CreateContainerConfigError's message */
         struct kc_container_config config;
 };
 
 static void container_spec_done(struct container_spec *spec)
 {
         free(spec->log_path);
+        free(spec->msg);
+        kc_arena_free(spec->arena);
 }
 
-/* generateContainerConfig for attempt @attempt of @c with image @image_ref. -ENOMEM or 0. */
-static int generate_container_config(const struct kc_api_pod *pod, const struct kc_api_container *c,
+/* ExpandContainerCommandAndArgs: each word of @p in with $(VAR) from @p envs, in the arena. */
+static int expand_words(struct kc_arena *a, const char *const *in, size_t n,
+                        const struct kc_label *envs, size_t n_envs, const char *const **ret)
+{
+        const char **out;
+
+        if (n == 0)
+                return 0;
+        out = kc_arena_alloc(a, n * sizeof(*out));
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *w = kc_expand(in[i], envs, n_envs);
+
+                out[i] = w ? kc_arena_strdup(a, w) : NULL;
+                if (!out[i])
+                        return -ENOMEM;
+        }
+        *ret = out;
+        return 0;
+}
+
+/*
+ * getImageUser: ImageStatus(@p image); a uid, else a user name, else root
+ * (uid 0) as upstream. The name lives in @p a. *@p ret_msg says why on failure.
+ */
+static int get_image_user(struct kc_runtime_service *svc, const char *image, struct kc_arena *a,
+                          struct kc__image_user *ret, char **ret_msg)
+{
+        struct kc_image_status_result st = { 0 };
+        struct kc_runtime_error e = { 0 };
+        int r;
+
+        r = svc->ops->image_status(svc->self, image, &st, &e);
+        if (r < 0) {
+                *ret_msg = strdup(error_text(&e, r));
+                return r;
+        }
+        *ret = (struct kc__image_user){ .has_uid = true, .uid = 0 };
+        if (st.found && st.image.has_uid)
+                ret->uid = st.image.uid;
+        else if (st.found && st.image.username && st.image.username[0])
+                *ret = (struct kc__image_user){ .username = kc_arena_strdup(a, st.image.username) };
+        kc_runtime_result_done(&st);
+        return ret->has_uid || ret->username ? 0 : -ENOMEM;
+}
+
+/* What the helper and the image add: env, mounts, the image's user, the non-root check. */
+static int container_options(const struct start_ctx *sc, const struct kc_api_container *c,
+                             struct container_spec *spec, struct kc__image_user *user)
+{
+        const struct kc_runtime_helper *h = &sc->env->helper;
+        struct kc_run_container_options o = { 0 };
+        int r;
+
+        if (h->ops && h->ops->generate_run_container_options) {
+                r = h->ops->generate_run_container_options(h->self, sc->pod, c, sc->pod_ips,
+                                                           sc->n_pod_ips, spec->arena, &o,
+                                                           &spec->msg);
+                if (r < 0)
+                        return r;
+                spec->config.envs = o.envs;
+                spec->config.n_envs = o.n_envs;
+                spec->config.mounts = o.mounts;
+                spec->config.n_mounts = o.n_mounts;
+        }
+        r = get_image_user(sc->svc, c->image, spec->arena, user, &spec->msg);
+        if (r < 0)
+                return r;
+        return kc__verify_run_as_non_root(sc->pod, c, user, &spec->msg);
+}
+
+/*
+ * generateContainerConfig for attempt @attempt of @c with image @image_ref:
+ * 0, -ENOMEM, or another -errno with spec->msg saying why (upstream's
+ * words; CreateContainerConfigError).
+ */
+static int generate_container_config(const struct start_ctx *sc, const struct kc_api_container *c,
                                      uint32_t attempt, const char *image_ref,
                                      struct container_spec *spec)
 {
+        const struct kc_api_pod *pod = sc->pod;
+        struct kc__image_user user = { 0 };
+        int r;
+
         spec->log_path = kc_strdup_printf("%s/%" PRIu32 ".log", str_or_empty(c->name), attempt);
-        if (!spec->log_path)
+        if (!spec->log_path || kc_arena_new(&spec->arena) < 0)
                 return -ENOMEM;
         snprintf(spec->hash, sizeof(spec->hash), "%" PRIx64, kc_container_spec_hash(c));
         snprintf(spec->restart, sizeof(spec->restart), "%" PRIu32, attempt);
@@ -544,17 +634,37 @@ static int generate_container_config(const struct kc_api_pod *pod, const struct 
                 .metadata = { .name = c->name, .attempt = attempt },
                 .image = image_ref,
                 .user_specified_image = c->image,
-                .command = c->command,
                 .n_command = c->n_command,
-                .args = c->args,
                 .n_args = c->n_args,
+                .working_dir = c->working_dir,
                 .log_path = spec->log_path,
+                .stdin = c->stdin,
+                .stdin_once = c->stdin_once,
+                .tty = c->tty,
                 .labels = spec->labels,
                 .n_labels = KC_ELEMENTSOF(spec->labels),
                 .annotations = spec->annotations,
                 .n_annotations = KC_ELEMENTSOF(spec->annotations),
+                .has_resources = true,
+                .has_security = true,
         };
-        return 0;
+        r = container_options(sc, c, spec, &user);
+        if (r < 0)
+                return r;
+        r = expand_words(spec->arena, c->command, c->n_command, spec->config.envs,
+                         spec->config.n_envs, &spec->config.command);
+        if (r >= 0)
+                r = expand_words(spec->arena, c->args, c->n_args, spec->config.envs,
+                                 spec->config.n_envs, &spec->config.args);
+        if (r < 0)
+                return r;
+        kc__container_resources(pod, c, sc->env->memory_capacity, &spec->config.resources);
+        r = kc__container_security(pod, c, &user, sc->env->seccomp_root, spec->arena,
+                                   &spec->config.security);
+        if (r == -EINVAL)
+                spec->msg = strdup("localhostProfile must be set if seccompProfile type is "
+                                   "Localhost.");
+        return r;
 }
 
 /* BuildContainerLogsDirectory: the runtime writes <dir>/<name>/<attempt>.log. */
@@ -639,9 +749,10 @@ static bool start_container(struct start_ctx *sc, const struct kc_api_container 
         _cleanup_free_ char *id = NULL;
         int r;
 
-        if (generate_container_config(pod, c, attempt, image_ref, &spec) < 0) {
-                start_fail(sc, c, init, -ENOMEM, KC_CREATE_CONTAINER_CONFIG_ERROR_REASON,
-                           strerror(ENOMEM), -1);
+        r = generate_container_config(sc, c, attempt, image_ref, &spec);
+        if (r < 0) {
+                start_fail(sc, c, init, r, KC_CREATE_CONTAINER_CONFIG_ERROR_REASON,
+                           spec.msg ? spec.msg : strerror(-r), -1);
                 return true;
         }
         r = sc->make_log_dirs ? make_container_log_dir(sc, c) : 0;
@@ -769,6 +880,9 @@ static int kill_containers_step(struct kc_runtime_service *svc, const struct kc_
 struct sandbox_spec {
         char *log_dir;
         struct kc_label *labels;
+        struct kc_arena *arena; /* hostname, DNS, port mappings, security, sysctls */
+        char *msg;              /* why there is no config (the helper's words) */
+        struct kc_cri_dns_config dns;
         struct kc_pod_sandbox_config config;
 };
 
@@ -776,6 +890,8 @@ static void sandbox_spec_done(struct sandbox_spec *spec)
 {
         free(spec->log_dir);
         free(spec->labels);
+        free(spec->msg);
+        kc_arena_free(spec->arena);
 }
 
 /* newPodLabels: the pod's labels, then kubelet's (which win on lookups by key). */
@@ -798,25 +914,61 @@ static struct kc_label *new_pod_labels(const struct kc_api_pod *pod, size_t *ret
         return l;
 }
 
-/* generatePodSandboxConfig for sandbox attempt @attempt. -ENOMEM or 0. */
-static int generate_pod_sandbox_config(const char *logs_root, const struct kc_api_pod *pod,
-                                       uint32_t attempt, struct sandbox_spec *spec)
+/*
+ * The runtime helper's part of the sandbox config: hostname and domain
+ * (not for host-network pods, which keep the node's) and DNS. Without a
+ * helper the hostname is the pod name.
+ */
+static int sandbox_helper_parts(const struct kc_runtime_helper *h, const struct kc_api_pod *pod,
+                                struct sandbox_spec *spec)
+{
+        const char *domain = NULL;
+        bool dns_set = false;
+        int r;
+
+        if (!h->ops) {
+                spec->config.hostname = pod->host_network ? NULL : pod->name;
+                return 0;
+        }
+        if (!pod->host_network && h->ops->generate_pod_hostname_and_domain) {
+                r = h->ops->generate_pod_hostname_and_domain(
+                        h->self, pod, spec->arena, &spec->config.hostname, &domain, &spec->msg);
+                if (r < 0)
+                        return r;
+        }
+        if (h->ops->get_pod_dns) {
+                r = h->ops->get_pod_dns(h->self, pod, spec->arena, &spec->dns, &dns_set,
+                                        &spec->msg);
+                if (r < 0)
+                        return r;
+                spec->config.dns_config = dns_set ? &spec->dns : NULL;
+        }
+        return 0;
+}
+
+/*
+ * generatePodSandboxConfig for sandbox attempt @attempt: 0, -ENOMEM, or
+ * the helper's -errno with spec->msg. No cgroup parent: cubelet makes no
+ * pod cgroups (docs/deviations.md D40).
+ */
+static int generate_pod_sandbox_config(const char *logs_root, const struct kc__sync_env *env,
+                                       const struct kc_api_pod *pod, uint32_t attempt,
+                                       struct sandbox_spec *spec)
 {
         size_t n_labels = 0;
+        int r;
 
         spec->log_dir = kc_strdup_printf("%s/%s_%s_%s", logs_root ? logs_root : KC_POD_LOGS_ROOT,
                                          str_or_empty(pod->namespace), str_or_empty(pod->name),
                                          str_or_empty(pod->uid));
         spec->labels = new_pod_labels(pod, &n_labels);
-        if (!spec->log_dir || !spec->labels)
+        if (!spec->log_dir || !spec->labels || kc_arena_new(&spec->arena) < 0)
                 return -ENOMEM;
         spec->config = (struct kc_pod_sandbox_config){
                 .metadata = { .name = pod->name,
                               .uid = pod->uid,
                               .namespace = pod->namespace,
                               .attempt = attempt },
-                /* As kubelet: a host-network pod keeps the node's host name. */
-                .hostname = pod->host_network ? NULL : pod->name,
                 .log_directory = spec->log_dir,
                 .host_network = pod->host_network,
                 /* namespacesForPod: a container's own PID namespace by default. */
@@ -829,7 +981,14 @@ static int generate_pod_sandbox_config(const char *logs_root, const struct kc_ap
                 .annotations = pod->annotations,
                 .n_annotations = pod->n_annotations,
         };
-        return 0;
+        r = sandbox_helper_parts(&env->helper, pod, spec);
+        if (r >= 0)
+                r = kc__make_port_mappings(pod, spec->arena, &spec->config.port_mappings,
+                                           &spec->config.n_port_mappings);
+        if (r >= 0)
+                r = kc__sandbox_security(pod, spec->arena, &spec->config.security,
+                                         &spec->config.sysctls, &spec->config.n_sysctls);
+        return r;
 }
 
 /* Step 4, createPodSandbox: the pod log directory, then RunPodSandbox; *ret_id its ID. */
@@ -860,13 +1019,74 @@ static int create_sandbox_step(struct kc_runtime_service *svc, const char *logs_
         return res->r;
 }
 
+/*
+ * A sandbox config that could not be made: before a new sandbox,
+ * createPodSandbox's failure (CreatePodSandbox); for an existing one,
+ * ConfigPodSandbox's.
+ */
+static void sandbox_config_fail(const struct kc_api_pod *pod, bool create, int r, const char *why,
+                                struct sp_result *res)
+{
+        _cleanup_free_ char *target = NULL, *msg = NULL;
+
+        if (r == -ENOMEM && !why) {
+                result_fail(res, -ENOMEM, "failed to SyncPod: out of memory");
+                return;
+        }
+        target = kc_strdup_printf("%s_%s(%s)", str_or_empty(pod->name),
+                                  str_or_empty(pod->namespace), str_or_empty(pod->uid));
+        msg = kc_strdup_printf(create ? "Failed to generate sandbox config for pod \"%s\": %s"
+                                      : "GeneratePodSandboxConfig for pod \"%s\" failed: %s",
+                               str_or_empty(target), why ? why : strerror(-r));
+        if (create)
+                result_fail_action(res, r, "CreatePodSandbox", target, "CreatePodSandboxError",
+                                   msg ? msg : strerror(ENOMEM));
+        else
+                result_fail_action(res, r, "ConfigPodSandbox", pod->uid, "ConfigPodSandboxError",
+                                   msg ? msg : strerror(ENOMEM));
+}
+
+static void sandbox_status_done(struct kc_pod_sandbox_status_result *st)
+{
+        kc_runtime_result_done(st);
+}
+
+/* SyncPod after RunPodSandbox: PodSandboxStatus, for the IPs the containers' env sees. */
+static int sandbox_ips(struct kc_runtime_service *svc, const char *id,
+                       struct kc_pod_sandbox_status_result *ret, struct sp_result *res)
+{
+        struct kc_runtime_error e = { 0 };
+        int r = svc->ops->pod_sandbox_status(svc->self, id, ret, &e);
+
+        if (r < 0)
+                result_fail(res, r, "%s", error_text(&e, r));
+        return r;
+}
+
+/* The status' IP then its additional IPs, in its arena; NULL on ENOMEM. */
+static const char *const *sbst_ips(struct kc_pod_sandbox_status_result *st, size_t *ret_n)
+{
+        size_t n = 1 + st->status.n_additional_ips;
+        const char **ips = kc_arena_alloc(st->arena, n * sizeof(*ips));
+
+        if (!ips)
+                return NULL;
+        ips[0] = st->status.ip;
+        for (size_t i = 1; i < n; i++)
+                ips[i] = st->status.additional_ips[i - 1];
+        *ret_n = n;
+        return ips;
+}
+
 /* SyncPod's steps; the first failure is recorded in @res and its code returned. */
 static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
-                    const struct kc_api_pod *pod, const struct kc_pod_status *status,
-                    const struct kc_sync_pod_options *opts, struct sp_result *res)
+                    const struct kc__sync_env *env, const struct kc_api_pod *pod,
+                    const struct kc_pod_status *status, const struct kc_sync_pod_options *opts,
+                    struct sp_result *res)
 {
         _cleanup_(kc_pod_actions_done) struct kc_pod_actions a = { 0 };
         _cleanup_(sandbox_spec_done) struct sandbox_spec sb = { 0 };
+        _cleanup_(sandbox_status_done) struct kc_pod_sandbox_status_result sbst = { 0 };
         _cleanup_free_ char *new_sb_id = NULL;
         const char *sandbox_id;
         struct start_ctx sc;
@@ -888,8 +1108,9 @@ static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
                 return r;
 
         /* Step 4: create the sandbox. */
-        if (generate_pod_sandbox_config(logs_root, pod, a.attempt, &sb) < 0) {
-                result_fail(res, -ENOMEM, "failed to SyncPod: out of memory");
+        r = generate_pod_sandbox_config(logs_root, env, pod, a.attempt, &sb);
+        if (r < 0) {
+                sandbox_config_fail(pod, a.create_sandbox, r, sb.msg, res);
                 return res->r;
         }
         sandbox_id = a.sandbox_id;
@@ -902,6 +1123,8 @@ static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
                 if (r < 0)
                         return r;
                 sandbox_id = new_sb_id;
+                if (!pod->host_network && sandbox_ips(svc, sandbox_id, &sbst, res) < 0)
+                        return res->r;
         }
         if (!sandbox_id)
                 return res->r; /* nothing to start in (no sandbox and none to create) */
@@ -914,9 +1137,20 @@ static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
                 .opts = opts,
                 .sandbox_id = sandbox_id,
                 .sb_config = &sb.config,
+                .env = env,
+                .pod_ips = status->ips,
+                .n_pod_ips = status->n_ips,
                 .make_log_dirs = logs_root != NULL,
                 .res = res,
         };
+        if (sbst.status.ip && sbst.status.ip[0]) {
+                /* determinePodSandboxIPs: the new sandbox's IP, then its additional ones. */
+                sc.pod_ips = sbst_ips(&sbst, &sc.n_pod_ips);
+                if (!sc.pod_ips) {
+                        result_fail(res, -ENOMEM, "failed to SyncPod: out of memory");
+                        return res->r;
+                }
+        }
         if (a.next_init_container_to_start >= 0) {
                 start_one(&sc, &pod->init_containers[a.next_init_container_to_start], true);
                 return res->r;
@@ -956,6 +1190,7 @@ int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_ap
                         return r;
                 status = empty;
         }
-        sync_pod(&svc, kc__runtime_manager_pod_logs_root(m), pod, status, opts, &res);
+        sync_pod(&svc, kc__runtime_manager_pod_logs_root(m), kc__runtime_manager_sync_env(m), pod,
+                 status, opts, &res);
         return result_finish(&res, ret_err);
 }

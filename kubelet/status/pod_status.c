@@ -24,6 +24,7 @@
 #include "kubelet/status/reason_cache.h"
 #include "runtime/api_pod.h"
 #include "runtime/container.h"
+#include "runtime/qos.h"
 #include "runtime/runtime_service.h"
 
 static void *mfree(void *p)
@@ -1057,7 +1058,7 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
         if (set_new(o, "startTime", start) < 0 ||
             (init_st && set_new(o, "initContainerStatuses", TAKE_PTR(init_st)) < 0) ||
             set_new(o, "containerStatuses", TAKE_PTR(app_st)) < 0 ||
-            set_str(o, "qosClass", "BestEffort") < 0)
+            set_str(o, "qosClass", kc_pod_qos_to_string(kc_pod_qos_get(pod))) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 0;

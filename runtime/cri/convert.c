@@ -1253,6 +1253,9 @@ static int image_status_from_pb(struct kc_arena *a, const ProtobufCMessage *m, v
                         .repo_digests = (const char *const *)img->repo_digests,
                         .n_repo_digests = img->n_repo_digests,
                         .size = img->size,
+                        .has_uid = img->uid != NULL,
+                        .uid = img->uid ? img->uid->value : 0,
+                        .username = img->username,
                 },
                 .arena = a,
         };

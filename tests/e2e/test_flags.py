@@ -27,6 +27,7 @@ FLAGS = {
     "--hostname-override": None,
     "--node-ip": None,
     "--root-dir": "/var/lib/kubelet",
+    "--resolv-conf": "/etc/resolv.conf",
     "--maximum-dead-containers-per-container": "1",
     "--crash-loop-back-off-initial-container-restart-period": "10s",
     "--crash-loop-back-off-max-container-restart-period": "5m0s",

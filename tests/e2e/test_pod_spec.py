@@ -48,6 +48,9 @@ EXPECTED_WARNINGS = {
     "lifecycle-init.yaml": {"spec.tolerations": SCHEDULING},
 }
 
+# status.qosClass from the containers' resources (GetPodQOS); BestEffort when not listed.
+QOS_CLASS = {"etcd.yaml": "Burstable", "kube-apiserver.yaml": "Burstable", "dapi-envars.yaml": "Burstable"}
+
 # Fields the echo leaves out: ignored with a warning, or set by the source.
 NOT_ECHOED = {"spec.tolerations", "spec.nodeName"}
 
@@ -105,6 +108,7 @@ class PodSpec(harness.E2ETestCase):
             meta = {k: v for k, v in doc["metadata"].items() if k in ("labels", "annotations", "namespace")}
             problems += subset_problems(meta, pod["metadata"], "metadata")
             self.assertEqual(problems, [], f"{f}: /pods echoes the manifest")
+            self.assertEqual(pod["status"]["qosClass"], QOS_CLASS.get(f, "BestEffort"), f"{f}: qosClass")
             spec = pod["spec"]
             self.assertEqual(spec["nodeName"], d.node_name, f"{f}: nodeName is this node")
             self.assertEqual(spec["dnsPolicy"], "ClusterFirst", f)

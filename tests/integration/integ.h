@@ -45,8 +45,12 @@ static inline bool integ_env_read(const char *file, const char *key, char *out, 
         while (fgets(line, sizeof(line), f)) {
                 if (strncmp(line, key, klen) != 0 || line[klen] != '=')
                         continue;
-                line[strcspn(line, "\n")] = '\0';
-                snprintf(out, n, "%s", line + klen + 1);
+                /* Cut to @p n (a copy, not snprintf: gcc cannot prove that fits). */
+                size_t len = strcspn(line + klen + 1, "\n");
+
+                len = len < n ? len : n - 1;
+                memcpy(out, line + klen + 1, len);
+                out[len] = '\0';
                 found = true;
         }
         fclose(f);

@@ -27,6 +27,7 @@ struct kc_kubelet_flags {
         char *hostname_override; /* always set: the host name by default */
         char *node_ip;           /* NULL: detect */
         char *root_dir;
+        char *resolv_conf; /* --resolv-conf; "" reads none */
         int maximum_dead_containers_per_container;
         int64_t max_wait_for_container_runtime_ns; /* runtimeState's threshold */
         int64_t crash_loop_initial_ns;

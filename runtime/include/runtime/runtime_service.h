@@ -317,6 +317,10 @@ struct kc_image {
         const char *const *repo_digests;
         size_t n_repo_digests;
         uint64_t size; /* bytes */
+        /* The image's user: a numeric uid, else a user name (NULL or ""); neither: root. */
+        bool has_uid;
+        int64_t uid;
+        const char *username;
 };
 
 /**

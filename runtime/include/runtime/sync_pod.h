@@ -41,6 +41,31 @@ struct kc_runtime_service kc_runtime_manager_service(struct kc_runtime_manager *
  */
 int kc_runtime_manager_set_pod_logs_root(struct kc_runtime_manager *m, const char *dir);
 
+struct kc_runtime_helper;
+
+/**
+ * @brief Sets the runtime helper (kubecontainer.RuntimeHelper, copied; its
+ * self must outlive the manager): SyncPod then asks it for each
+ * container's environment, mounts and hostname
+ * (GenerateRunContainerOptions) and for each sandbox's DNS, hostname and
+ * domain. NULL (the default) asks nothing: no env, no mounts, the pod name
+ * as hostname, the runtime's DNS. Not concurrently with SyncPod.
+ * @return 0 or -EINVAL.
+ */
+int kc_runtime_manager_set_runtime_helper(struct kc_runtime_manager *m,
+                                          const struct kc_runtime_helper *helper);
+
+/**
+ * @brief Sets what generateContainerConfig reads of the machine: the node's
+ * memory in bytes (cadvisor's MemoryCapacity, for Burstable containers'
+ * oom_score_adj; 0: unknown, which gives 999) and the kubelet's root
+ * directory (absolute; Localhost seccomp profiles live in <root>/seccomp;
+ * NULL: /var/lib/kubelet). Not concurrently with SyncPod.
+ * @return 0, -EINVAL, -ENOMEM.
+ */
+int kc_runtime_manager_set_machine(struct kc_runtime_manager *m, int64_t memory_capacity,
+                                   const char *root_dir);
+
 /** One StartContainer action's outcome (a kubecontainer SyncResult). */
 struct kc_start_result {
         const char *container_name;
@@ -79,15 +104,23 @@ struct kc_sync_pod_options {
  * kc_compute_pod_actions; KillPod (grace from the pod: deletion grace, else
  * spec termination grace, else 30 s) or stop containers_to_kill; RunPodSandbox
  * when asked (metadata, io.kubernetes.pod.* labels plus the pod labels, the
- * pod annotations, hostname = pod name (none for host-network pods), log directory
- * "/var/log/pods/<ns>_<name>_<uid>", host_network); then the next init
+ * pod annotations, log directory "/var/log/pods/<ns>_<name>_<uid>",
+ * host_network; the runtime helper's hostname (none for host-network pods;
+ * the pod name without a helper) and DNS; every container port; namespaces,
+ * sysctls and the pod's security context; no cgroup parent, D40), then
+ * PodSandboxStatus for the pod IPs the containers' env sees; then the next init
  * container (and nothing else, as upstream), else every container to start.
  * Each start (startContainer): doBackOff (CrashLoopBackOff), then
  * kc_ensure_image_exists (ImagePullBackOff, ErrImagePull, ErrImageNeverPull,
  * ImageInspectError, InvalidImageName), CreateContainer (image = the image
  * ref, user_specified_image = the spec's image; attempt = newest status'
  * restart count + 1, or 0; log path "<name>/<attempt>.log"; container
- * labels; hash and restartCount annotations; failure CreateContainerError),
+ * labels; hash and restartCount annotations; the helper's env and mounts,
+ * command and args with $(VAR) expanded, workingDir, stdin/tty, Linux
+ * resources (shares, quota, memory limit, QoS oom_score_adj) and security
+ * context (with the image's user from ImageStatus); a helper failure or
+ * runAsNonRoot violation is CreateContainerConfigError; CreateContainer's
+ * failure CreateContainerError),
  * StartContainer (failure RunContainerError). Each start attempted is
  * reported through opts->on_start_result, success included; a failed start
  * does not stop the other app containers. A start cut short by @p ctx is

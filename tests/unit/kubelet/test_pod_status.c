@@ -551,6 +551,29 @@ static void test_phase_init_containers(void **state)
 /* ------------------------------------------------------------------------ */
 /* generateAPIPodStatus                                                       */
 
+/* status.qosClass is GetPodQOS of the spec (issue 14). */
+static void test_status_qos_class(void **state)
+{
+        static const struct kc_api_resource lim[] = { { "cpu", { "1", 1000 } },
+                                                      { "memory", { "1Gi", 1073741824000 } } };
+        static const struct kc_api_resource req[] = { { "memory", { "1Mi", 1048576000 } } };
+        struct kc_api_container c = { .name = "app", .image = "nginx:1.25" };
+        struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_ALWAYS, &c, 1, NULL, 0);
+        struct kc_container_status cs = cs_running("c1", "app", 0);
+        struct kc_pod_status st = status_of(&cs, 1);
+        json_t *s;
+
+        (void)state;
+        c.resources = (struct kc_api_resources){ .limits = lim, .n_limits = 2 };
+        s = generate(&pod, &st, NULL, "192.168.1.10", NULL, T0);
+        assert_string_equal(jstr_at(s, "qosClass"), "Guaranteed");
+        json_decref(s);
+        c.resources = (struct kc_api_resources){ .requests = req, .n_requests = 1 };
+        s = generate(&pod, &st, NULL, "192.168.1.10", NULL, T0);
+        assert_string_equal(jstr_at(s, "qosClass"), "Burstable");
+        json_decref(s);
+}
+
 static void test_status_running(void **state)
 {
         struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_ALWAYS, &app_ctr, 1, NULL, 0);
@@ -1452,6 +1475,7 @@ int main(void)
                 cmocka_unit_test(test_phase_mixed),
                 cmocka_unit_test(test_phase_init_containers),
                 cmocka_unit_test(test_status_running),
+                cmocka_unit_test(test_status_qos_class),
                 cmocka_unit_test(test_status_container_creating),
                 cmocka_unit_test(test_status_init_containers),
                 cmocka_unit_test(test_status_crash_loop),

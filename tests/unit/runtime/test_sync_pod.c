@@ -350,8 +350,9 @@ static void test_new_pod(void **state)
                 assert_false(f->results[i].has_reason);
                 assert_false(f->results[i].has_message);
         }
-        /* Policy Always (the zero value): inspected and pulled once per start. */
-        assert_int_equal(sim_op_count(f->sim, "ImageStatus"), 2);
+        /* Policy Always (the zero value): inspected and pulled once per start, and
+         * inspected again for the image's user (getImageUser). */
+        assert_int_equal(sim_op_count(f->sim, "ImageStatus"), 2 * 2);
         assert_int_equal(sim_op_count(f->sim, "PullImage"), 2);
 
         list_pod_sandboxes(f, "uid-1", &sbl);
@@ -1168,7 +1169,8 @@ static void test_pull_policy_restarts(void **state)
         assert_int_equal(cl.n, 9);
         kc_runtime_result_done(&cl);
 
-        assert_int_equal(sim_op_count(f->sim, "ImageStatus"), 9); /* every start inspects */
+        /* Every start inspects, and again for the image's user (getImageUser). */
+        assert_int_equal(sim_op_count(f->sim, "ImageStatus"), 9 + 9);
         assert_int_equal(sim_op_count(f->sim, "PullImage"), 1 + 3 + 0);
 }
 

@@ -129,7 +129,8 @@ enum kc_pod_phase kc_pod_get_phase(const struct kc_api_pod *pod, const struct kc
  *   container is ready); init containers: exited 0. started: running.
  *   image: the spec image. imageID: the newest status' image_ref ("" when
  *   unknown). containerID: "<runtime_name>://<id>" of the newest instance.
- * - "qosClass": "BestEffort" (specs carry no resources).
+ * - "qosClass": GetPodQOS of the spec (kc_pod_qos_get): "Guaranteed",
+ *   "Burstable" or "BestEffort".
  * Times are RFC 3339 seconds (kc_format_rfc3339); a zero time is null.
  *
  * Not done: pod-level reason/message, ephemeral containers, resources.
