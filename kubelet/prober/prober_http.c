@@ -161,6 +161,7 @@ static int do_get(const struct kc_api_probe *pr, struct target *t, struct kc_htt
                         .path = t->path,
                         .headers = keep_host ? h->headers : no_host,
                         .n_headers = keep_host ? h->n_headers : n_no_host,
+                        .tls = t->https,
                         .user_agent = KC_PROBE_USER_AGENT,
                 };
                 struct kc_http_response resp = { 0 };
@@ -171,12 +172,6 @@ static int do_get(const struct kc_api_probe *pr, struct target *t, struct kc_htt
                 url = url_of(t);
                 if (!url)
                         return -ENOMEM;
-                if (t->https) {
-                        *ret_err = kc_strdup_printf("Get \"%s\": scheme https is not supported: "
-                                                    "cubelet has no TLS client",
-                                                    url);
-                        return -EPROTONOSUPPORT;
-                }
                 r = kc_http_get(&req, deadline, NULL, KC_PROBE_MAX_OUTPUT, &resp, &err);
                 if (r < 0) {
                         *ret_err = err ? kc_strdup_printf("Get \"%s\": %s", url, err) : NULL;
@@ -236,12 +231,6 @@ int kc__probe_http(const struct kc_api_probe *pr, const struct kc_api_container 
         target_done(&t);
         if (r == -ENOMEM)
                 return r;
-        if (r == -EPROTONOSUPPORT) {
-                /* No TLS client: the probe cannot run (docs/deviations.md D48). */
-                a->result = KC_PROBE_UNKNOWN;
-                a->err = TAKE_PTR(err);
-                return a->err ? 0 : -ENOMEM;
-        }
         if (r < 0) {
                 /* "Convert errors into failures to catch timeouts." */
                 a->result = KC_PROBE_FAILURE;

@@ -2,8 +2,9 @@
 /**
  * @file runtime/http_client.h
  * @brief The small network client the kubelet's handlers share: a TCP dial
- * bounded by a deadline, and one HTTP/1.1 GET built as upstream's
- * pkg/probe/http request.go builds probe and lifecycle requests.
+ * bounded by a deadline, and one HTTP/1.1 GET (or HTTPS through OpenSSL,
+ * certificates not verified) built as upstream's pkg/probe/http request.go
+ * builds probe and lifecycle requests.
  *
  * Deadlines are on CLOCK_MONOTONIC (network time is real time, whatever
  * clock the caller schedules on). Every wait polls in slices of at most
@@ -40,6 +41,7 @@ char *kc_net_dial_error(const char *hostport, int r);
 struct kc_http_request {
         const char *host; /* dialled; Host is "<host>:<port>" unless a header sets it */
         int port;
+        bool tls;         /* HTTPS: TLS without certificate verification (InsecureSkipVerify) */
         const char *path; /* sent as is, with a leading '/' added when missing */
         /*
          * Sent in order. Host: the first one replaces the default. Accept:

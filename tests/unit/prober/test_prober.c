@@ -25,6 +25,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "../runtime/fake_grpc_server.h"
 #include "../runtime/fixture.h"
@@ -334,13 +337,23 @@ static void test_tcp(void **state)
 
 struct http_server {
         int lfd, efd, port;
+        SSL_CTX *tls; /* HTTPS when set */
         pthread_t thread;
         pthread_mutex_t lock;
         char last_request[4096]; /* under lock */
         atomic_int n_requests;
 };
 
-static void respond(int fd, const char *path, int port)
+/* Writes to the plain or TLS connection. */
+static void put(int fd, SSL *ssl, const void *data, size_t n)
+{
+        if (ssl)
+                (void)SSL_write(ssl, data, (int)n);
+        else
+                (void)!send(fd, data, n, MSG_NOSIGNAL);
+}
+
+static void respond(int fd, SSL *ssl, const char *path, int port)
 {
         char buf[1024];
         int n = 0;
@@ -376,9 +389,9 @@ static void respond(int fd, const char *path, int port)
                              "HTTP/1.1 307 Again\r\nLocation: /loop\r\n"
                              "Content-Length: 0\r\n\r\n");
         } else if (strcmp(path, "/big") == 0) {
-                (void)!write(fd, "HTTP/1.1 200 OK\r\n\r\n", 19);
+                put(fd, ssl, "HTTP/1.1 200 OK\r\n\r\n", 19);
                 for (int i = 0; i < 30; i++)
-                        (void)!send(fd, memset(buf, 'b', 1000), 1000, MSG_NOSIGNAL);
+                        put(fd, ssl, memset(buf, 'b', 1000), 1000);
                 return;
         } else if (strcmp(path, "/slow") == 0) {
                 usleep(1500 * 1000);
@@ -386,7 +399,7 @@ static void respond(int fd, const char *path, int port)
         } else {
                 n = snprintf(buf, sizeof(buf), "HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n");
         }
-        (void)!send(fd, buf, (size_t)n, MSG_NOSIGNAL);
+        put(fd, ssl, buf, (size_t)n);
 }
 
 static void *http_main(void *arg)
@@ -399,6 +412,7 @@ static void *http_main(void *arg)
                 char req[4096], path[1024];
                 size_t got = 0;
                 ssize_t n;
+                SSL *ssl = NULL;
                 int fd;
 
                 if (poll(pfd, 2, -1) < 0 || pfd[0].revents)
@@ -406,8 +420,18 @@ static void *http_main(void *arg)
                 fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
                 if (fd < 0)
                         continue;
+                if (s->tls) {
+                        ssl = SSL_new(s->tls);
+                        SSL_set_fd(ssl, fd);
+                        if (SSL_accept(ssl) != 1) {
+                                SSL_free(ssl);
+                                close(fd);
+                                continue;
+                        }
+                }
                 while (got < sizeof(req) - 1 &&
-                       (n = recv(fd, req + got, sizeof(req) - 1 - got, 0)) > 0) {
+                       (n = ssl ? SSL_read(ssl, req + got, (int)(sizeof(req) - 1 - got))
+                                : recv(fd, req + got, sizeof(req) - 1 - got, 0)) > 0) {
                         got += (size_t)n;
                         req[got] = '\0';
                         if (strstr(req, "\r\n\r\n"))
@@ -419,16 +443,46 @@ static void *http_main(void *arg)
                 pthread_mutex_unlock(&s->lock);
                 atomic_fetch_add(&s->n_requests, 1);
                 if (sscanf(req, "GET %1023s", path) == 1)
-                        respond(fd, path, s->port);
+                        respond(fd, ssl, path, s->port);
+                if (ssl) {
+                        SSL_shutdown(ssl);
+                        SSL_free(ssl);
+                }
                 close(fd);
         }
 }
 
-static struct http_server *http_start(void)
+/* A TLS server context with a fresh self-signed P-256 certificate. */
+static SSL_CTX *tls_server_ctx(void)
+{
+        SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+        EVP_PKEY *key = EVP_EC_gen("P-256");
+        X509 *cert = X509_new();
+
+        assert_non_null(ctx);
+        assert_non_null(key);
+        assert_non_null(cert);
+        ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
+        X509_gmtime_adj(X509_getm_notBefore(cert), 0);
+        X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+        X509_set_pubkey(cert, key);
+        X509_NAME_add_entry_by_txt(X509_get_subject_name(cert), "CN", MBSTRING_ASC,
+                                   (const unsigned char *)"probe.test", -1, -1, 0);
+        X509_set_issuer_name(cert, X509_get_subject_name(cert));
+        assert_true(X509_sign(cert, key, EVP_sha256()) > 0);
+        assert_int_equal(SSL_CTX_use_certificate(ctx, cert), 1);
+        assert_int_equal(SSL_CTX_use_PrivateKey(ctx, key), 1);
+        X509_free(cert);
+        EVP_PKEY_free(key);
+        return ctx;
+}
+
+static struct http_server *http_start_tls(bool tls)
 {
         struct http_server *s = calloc(1, sizeof(*s));
 
         assert_non_null(s);
+        s->tls = tls ? tls_server_ctx() : NULL;
         s->lfd = listen_local(&s->port);
         s->efd = eventfd(0, EFD_CLOEXEC);
         pthread_mutex_init(&s->lock, NULL);
@@ -453,6 +507,7 @@ static void http_stop(struct http_server *s)
         close(s->lfd);
         close(s->efd);
         pthread_mutex_destroy(&s->lock);
+        SSL_CTX_free(s->tls);
         free(s);
 }
 
@@ -467,7 +522,7 @@ static int http_setup(void **state)
         struct http_fixture *f = calloc(1, sizeof(*f));
 
         assert_non_null(f);
-        f->srv = http_start();
+        f->srv = http_start_tls(false);
         assert_int_equal(kc_prober_new(no_runtime, kc_clock_real(), &f->p), 0);
         f->c.name = "app";
         f->c.readiness_probe = probe_of((struct kc_api_handler){
@@ -580,7 +635,7 @@ static void test_http_redirects(void **state)
         assert_int_equal(atomic_load(&f->srv->n_requests), 10);
 }
 
-/* Issue 15: a server slower than timeoutSeconds fails; a refused connection fails; HTTPS errors. */
+/* Issue 15: a server slower than timeoutSeconds fails; a refused connection fails. */
 static void test_http_failures(void **state)
 {
         struct http_fixture *f = *state;
@@ -607,15 +662,44 @@ static void test_http_failures(void **state)
                  port, port);
         assert_string_equal(o.output, want);
 
+        /* HTTPS against a plain server: the handshake fails. */
         f->c.readiness_probe.handler.port.number = f->srv->port;
         f->c.readiness_probe.handler.https = true;
         o = get(f, "/ok");
-        assert_int_equal(o.result, KC_PROBE_UNKNOWN);
-        snprintf(want, sizeof(want),
-                 "Get \"https://127.0.0.1:%d/ok\": scheme https is not supported: cubelet has no "
-                 "TLS client",
-                 f->srv->port);
-        assert_string_equal(o.output, want);
+        assert_int_equal(o.result, KC_PROBE_FAILURE);
+}
+
+/* Issue 15: scheme HTTPS, the certificate not verified (a self-signed one is fine), as upstream. */
+static void test_https(void **state)
+{
+        struct http_server *srv = http_start_tls(true);
+        struct kc_api_container c = { .name = "kube-apiserver" };
+        struct kc_prober *p = NULL;
+        struct outcome o;
+
+        (void)state;
+        assert_int_equal(kc_prober_new(no_runtime, kc_clock_real(), &p), 0);
+        c.liveness_probe = probe_of((struct kc_api_handler){ .kind = KC_HANDLER_HTTP_GET,
+                                                             .host = "127.0.0.1",
+                                                             .path = "/ok",
+                                                             .https = true,
+                                                             .port = { .number = srv->port } });
+        o = run(p, KC_PROBE_LIVENESS, &c, "id");
+        assert_int_equal(o.result, KC_PROBE_SUCCESS);
+        assert_string_equal(o.output, "fine");
+        c.liveness_probe.handler.path = "/chunked";
+        o = run(p, KC_PROBE_LIVENESS, &c, "id");
+        assert_string_equal(o.output, "abcdefg");
+        c.liveness_probe.handler.path = "/big";
+        o = run(p, KC_PROBE_LIVENESS, &c, "id");
+        assert_int_equal(o.result, KC_PROBE_SUCCESS);
+        assert_int_equal(strlen(o.output), 10 * 1024);
+        c.liveness_probe.handler.path = "/missing";
+        o = run(p, KC_PROBE_LIVENESS, &c, "id");
+        assert_int_equal(o.result, KC_PROBE_FAILURE);
+        assert_string_equal(o.output, "HTTP probe failed with statuscode: 404");
+        kc_prober_free(p);
+        http_stop(srv);
 }
 
 /* ---- grpc ---- */
@@ -691,6 +775,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_http_headers, http_setup, http_teardown),
                 cmocka_unit_test_setup_teardown(test_http_redirects, http_setup, http_teardown),
                 cmocka_unit_test_setup_teardown(test_http_failures, http_setup, http_teardown),
+                cmocka_unit_test(test_https),
                 cmocka_unit_test(test_grpc),
         };
 
