@@ -215,6 +215,7 @@ void kc_pod_actions_done(struct kc_pod_actions *a)
 struct plan {
         struct kc_pod_actions a;
         size_t cap_start, cap_kill;
+        const struct kc_probe_results_view *probes; /* may be NULL */
 };
 
 static int add_start(struct plan *p, size_t idx)
@@ -382,6 +383,41 @@ static int plan_init_containers(struct plan *p, const struct kc_api_pod *pod,
 }
 
 /*
+ * A running app container with an unchanged spec: kill it when its
+ * liveness (else startup) result is Failure, restarting it unless the
+ * restart policy is Never; keep it otherwise.
+ */
+static int plan_probe_kill(struct plan *p, const struct kc_api_pod *pod,
+                           const struct kc_container_status *cs, size_t i, size_t *keep)
+{
+        const struct kc_api_container *c = &pod->containers[i];
+        bool restart = pod->restart_policy != KC_RESTART_POLICY_NEVER;
+        enum kc_kill_reason why = KC_KILL_REASON_NONE;
+        int r;
+
+        if (p->probes && cs->id && p->probes->failed(p->probes->self, cs->id, false))
+                why = KC_KILL_REASON_LIVENESS_PROBE;
+        else if (p->probes && cs->id && p->probes->failed(p->probes->self, cs->id, true))
+                why = KC_KILL_REASON_STARTUP_PROBE;
+        if (why == KC_KILL_REASON_NONE) {
+                (*keep)++;
+                return 0;
+        }
+        if (restart) {
+                r = add_start(p, i);
+                if (r < 0)
+                        return r;
+        }
+        r = add_kill(p, cs, false, i,
+                     kc_strdup_printf("Container %s failed %s probe%s", c->name,
+                                      why == KC_KILL_REASON_LIVENESS_PROBE ? "liveness" : "startup",
+                                      restart ? ", will be restarted" : ""));
+        if (r == 0)
+                p->a.containers_to_kill[p->a.n_containers_to_kill - 1].reason = why;
+        return r;
+}
+
+/*
  * App container @i of a running pod: keep it (*keep counts it), start it when
  * it is not running and should be restarted, or restart it when its spec
  * changed.
@@ -404,17 +440,17 @@ static int plan_container(struct plan *p, const struct kc_api_pod *pod,
                         return add_kill_unknown(p, cs, false, i);
                 return 0;
         }
-        if (cs->hash == kc_container_spec_hash(c)) {
-                (*keep)++;
-                return 0;
+        if (cs->hash != kc_container_spec_hash(c)) {
+                /* Spec changed: restart regardless of the restart policy. */
+                r = add_start(p, i);
+                if (r < 0)
+                        return r;
+                return add_kill(
+                        p, cs, false, i,
+                        kc_strdup_printf("Container %s definition changed, will be restarted",
+                                         c->name));
         }
-        /* Spec changed: restart regardless of the restart policy. */
-        r = add_start(p, i);
-        if (r < 0)
-                return r;
-        return add_kill(
-                p, cs, false, i,
-                kc_strdup_printf("Container %s definition changed, will be restarted", c->name));
+        return plan_probe_kill(p, pod, cs, i, keep);
 }
 
 /* computePodActions: the sandbox, then initialization, then each app container. */
@@ -452,7 +488,14 @@ static int compute(struct plan *p, const struct kc_api_pod *pod, const struct kc
 int kc_compute_pod_actions(const struct kc_api_pod *pod, const struct kc_pod_status *status,
                            struct kc_pod_actions *ret)
 {
-        struct plan p = { .a = { .next_init_container_to_start = -1 } };
+        return kc_compute_pod_actions_probed(pod, status, NULL, ret);
+}
+
+int kc_compute_pod_actions_probed(const struct kc_api_pod *pod, const struct kc_pod_status *status,
+                                  const struct kc_probe_results_view *probes,
+                                  struct kc_pod_actions *ret)
+{
+        struct plan p = { .a = { .next_init_container_to_start = -1 }, .probes = probes };
         int r;
 
         if (!ret)
