@@ -20,6 +20,7 @@ packages=(
         libmicrohttpd-dev # read-only HTTP: /healthz, /metrics, /pods, /node
         libnghttp2-dev   # the CRI client's HTTP/2 (gRPC over h2c on a unix socket)
         libprotobuf-c-dev protobuf-c-compiler # CRI messages: runtime/cri/api.proto -> C at build time
+        libssl-dev       # HTTPS for httpGet probes (no certificate verification, as upstream)
         # end-to-end tests (tests/e2e) and bench/bench_daemon.py: Debian's
         # python3, and prometheus_client's parser to validate /metrics
         python3 python3-prometheus-client
