@@ -457,10 +457,10 @@ static int cview_init(struct cview *v, const struct kc_api_pod *pod, const struc
 
 static bool cview_ready(const struct cview *v)
 {
-        if (v->is_init)
-                return v->kind == VIEW_TERMINATED && term_exit_code(&v->state) == 0;
         if (v->probed)
                 return v->ready;
+        if (v->is_init)
+                return v->kind == VIEW_TERMINATED && term_exit_code(&v->state) == 0;
         return v->kind == VIEW_RUNNING; /* without a prober a running container is ready */
 }
 
@@ -469,13 +469,13 @@ static bool cview_started(const struct cview *v)
         return v->probed ? v->started : v->kind == VIEW_RUNNING;
 }
 
-/* UpdatePodStatus for an app container: the prober's started and ready. */
+/* UpdatePodStatus for an app container or a sidecar: the prober's started and ready. */
 static void cview_probe(struct cview *v, const struct kc_api_pod *pod,
                         const struct kc_container_probe_view *probes)
 {
         bool running = v->kind == VIEW_RUNNING;
 
-        if (!probes || v->is_init || !pod->uid)
+        if (!probes || (v->is_init && !v->spec->restart_policy_always) || !pod->uid)
                 return;
         v->started = v->ready = false;
         probes->get(probes->self, pod->uid, v->spec->name ? v->spec->name : "",
@@ -1042,6 +1042,7 @@ int kc_generate_api_pod_status_probed(const struct kc_api_pod *pod,
                                json_object_get(old_status, "initContainerStatuses"), rc);
                 if (r < 0)
                         return r;
+                cview_probe(&init[i], pod, probes);
                 count_view(&pc, &init[i]);
         }
         for (i = 0; i < pod->n_containers; i++) {

@@ -154,7 +154,7 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
 
 /**
  * UpdatePodStatus' source (the prober manager, through the kubelet):
- * @p get fills *ret_started and *ret_ready of app container
+ * @p get fills *ret_started and *ret_ready of app container (or sidecar)
  * @p container_name of pod @p pod_uid whose newest instance is
  * @p container_id (the runtime's ID; NULL: none) and @p running. Any thread.
  */
@@ -165,10 +165,11 @@ struct kc_container_probe_view {
 };
 
 /**
- * @brief kc_generate_api_pod_status() with the probes' verdicts: every app
- * container's "started" and "ready" come from @p probes (may be NULL: the
+ * @brief kc_generate_api_pod_status() with the probes' verdicts: the
+ * "started" and "ready" of every app container and sidecar (init container
+ * with restartPolicy Always) come from @p probes (may be NULL: the
  * probe-less rules above), and so do the Ready and ContainersReady
- * conditions. Init containers keep their rule (ready: exited 0).
+ * conditions. Other init containers keep their rule (ready: exited 0).
  */
 int kc_generate_api_pod_status_probed(const struct kc_api_pod *pod,
                                       const struct kc_pod_status *status,
