@@ -19,14 +19,20 @@ ports) and measures
 - **steady CPU**: after all pods are Running and a settle period, the
   daemon's utime+stime (/proc/<pid>/stat) over a window (default 60 s) with
   nothing changing and no HTTP requests, as % of one core;
+- **/pods peak**: after the window, VmHWM is reset (/proc/<pid>/clear_refs
+  "5") and /pods is fetched --pods-gets times in a row, then as many times at
+  once; the new VmHWM is the peak RSS of serving /pods alone (start-up burst
+  excluded), shown with the body size;
+- **per pod**: with N = 0 in the run (it is by default), (RSS(N) - RSS(0)) /
+  N from the VmRSS at the end of each steady window, in KiB;
 - **stop**: seconds from SIGTERM to exit (and the exit status).
 
 Figures, never pass/fail: the exit status is non-zero only when the daemon
 cannot be started or dies. Targets (issue 4): steady CPU < 2 % of one core
 and peak RSS < 64 MB at 1,000 pods.
 
-    python3 bench/bench_daemon.py [--cubelet build/cubelet]   # N = 1,000 and 5,000
-    python3 bench/bench_daemon.py --quick                      # N = 100, 10 s window
+    python3 bench/bench_daemon.py [--cubelet build/cubelet]   # N = 0, 1,000 and 5,000
+    python3 bench/bench_daemon.py --quick                      # N = 0 and 100, 10 s window
     python3 bench/bench_daemon.py --pods 1000 --pods 10000 --steady 120
 """
 
@@ -40,6 +46,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -116,7 +123,34 @@ class Failed(Exception):
     pass
 
 
-def run_one(cubelet, n, steady_s, settle_s, start_timeout_s, keep):
+def reset_hwm(pid):
+    """Resets VmHWM to the current RSS (Linux >= 4.0); False if refused."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def pods_peak(pid, port, gets):
+    """VmHWM (KiB) over `gets` /pods requests in a row then `gets` at once, and the body size."""
+    if not reset_hwm(pid):
+        return None, None
+    size = None
+    for _ in range(gets):
+        st, body = http_get(port, "/pods", timeout=120)
+        if st == 200:
+            size = len(body)
+    threads = [threading.Thread(target=http_get, args=(port, "/pods", 120)) for _ in range(gets)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return proc_status(pid)["VmHWM"], size
+
+
+def run_one(cubelet, n, steady_s, settle_s, start_timeout_s, keep, gets):
     work = tempfile.mkdtemp(prefix=f"cubelet-bench-{n}-")
     mdir = os.path.join(work, "manifests")
     os.makedirs(mdir)
@@ -198,6 +232,7 @@ def run_one(cubelet, n, steady_s, settle_s, start_timeout_s, keep):
         # Still serving all of them after the window.
         listed, running = count_running(port)
         res["running_after"] = running
+        res["pods_peak_kib"], res["pods_body"] = pods_peak(proc.pid, port, gets)
 
         t = time.monotonic()
         proc.send_signal(signal.SIGTERM)
@@ -226,9 +261,15 @@ def fmt(v, spec):
 
 def print_table(results, steady_s):
     hdr = ("pods", "healthy s", "all Running s", "RSS before /pods MiB", "peak RSS MiB", "RSS MiB",
-           "steady CPU %", "threads", "CPU total s", "stop s", "exit")
+           "steady CPU %", "per pod KiB", "/pods peak MiB", "/pods MB", "threads", "CPU total s",
+           "stop s", "exit")
     rows = []
+    zero = next((r for r in results if r["pods"] == 0 and "rss_kib" in r), None)
     for r in results:
+        per_pod = None
+        if zero and r["pods"] and "rss_kib" in r:
+            per_pod = (r["rss_kib"] - zero["rss_kib"]) / r["pods"]
+            r["per_pod_kib"] = per_pod
         rows.append((
             f"{r['pods']:,}",
             fmt(r.get("healthy_s"), ".2f"),
@@ -237,6 +278,9 @@ def print_table(results, steady_s):
             fmt(r.get("hwm_kib", 0) / 1024, ".1f"),
             fmt(r.get("rss_kib", 0) / 1024, ".1f"),
             fmt(r.get("steady_cpu_pct"), ".2f"),
+            fmt(per_pod, ".1f"),
+            fmt(r["pods_peak_kib"] / 1024 if r.get("pods_peak_kib") else None, ".1f"),
+            fmt(r["pods_body"] / 1e6 if r.get("pods_body") else None, ".2f"),
             str(r.get("threads", "-")),
             fmt(r.get("cpu_total_s"), ".2f"),
             fmt(r.get("stop_s"), ".3f"),
@@ -269,14 +313,16 @@ def main():
     ap.add_argument("--start-timeout", type=float, default=600, help="give up waiting for Running after, s")
     ap.add_argument("--quick", action="store_true", help="smoke test: 100 pods, 10 s window, 2 s settle")
     ap.add_argument("--keep", action="store_true", help="keep the work directories (manifests, log)")
+    ap.add_argument("--pods-gets", type=int, default=3,
+                    help="/pods requests in a row, then at once, for the /pods peak (default 3)")
     args = ap.parse_args()
 
     if args.quick:
-        pods = args.pods or [100]
+        pods = args.pods or [0, 100]
         steady = args.steady if args.steady is not None else 10
         settle = args.settle if args.settle is not None else 2
     else:
-        pods = args.pods or [1000, 5000]
+        pods = args.pods or [0, 1000, 5000]
         steady = args.steady if args.steady is not None else 60
         settle = args.settle if args.settle is not None else 5
     if not os.access(args.cubelet, os.X_OK):
@@ -288,7 +334,8 @@ def main():
     for n in pods:
         print(f"  {n:,} pods ...", flush=True)
         try:
-            results.append(run_one(args.cubelet, n, steady, settle, args.start_timeout, args.keep))
+            results.append(run_one(args.cubelet, n, steady, settle, args.start_timeout, args.keep,
+                                   args.pods_gets))
         except Failed as e:
             print(f"  {n:,} pods: {e}", file=sys.stderr)
             failed = True

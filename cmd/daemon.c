@@ -226,7 +226,7 @@ static int build_runtime_helper(struct daemon *d)
         if (r >= 0)
                 r = kc_runtime_manager_set_machine(
                         d->manager, kc_kubelet_runtime_helper_memory_capacity(d->helper),
-                        d->f->root_dir && d->f->root_dir[0] == '/' ? d->f->root_dir : NULL);
+                        d->f->root_dir && d->f->root_dir[0] == '/' ? d->f->root_dir : NULL, NULL);
         return r;
 }
 
@@ -280,23 +280,31 @@ static int open_runtime(struct daemon *d)
         return r < 0 ? r : build_runtime_helper(d);
 }
 
-/* /pods (a kc_http_render_fn): the pod manager's pods with their statuses. */
-static int render_pods(void *ud, char **ret_json)
+/* /pods, streamed (kc_http_stream_ops): the pod manager's pods with their statuses. */
+static int pods_stream_open(void *ud, void **ret_stream)
 {
         struct daemon *d = ud;
-        int r;
 
-        r = kc_render_pod_list(d->k.pod_manager, d->k.status_manager, d->f->hostname_override,
-                               ret_json);
-        /*
-         * The JSON tree of a large PodList (1.6 MB of text at 1,000 pods) is
-         * freed in thousands of small blocks whose pages glibc keeps; hand
-         * them back now rather than at the next housekeeping, or a monitor
-         * scraping /pods holds RSS at its peak.
-         */
-        kc_memory_scavenge();
-        return r;
+        return kc_pod_list_stream_open(d->k.pod_manager, d->k.status_manager,
+                                       d->f->hostname_override,
+                                       (struct kc_pod_list_stream **)ret_stream);
 }
+
+static int pods_stream_next(void *stream, const char **ret_data, size_t *ret_len)
+{
+        return kc_pod_list_stream_next(stream, ret_data, ret_len);
+}
+
+static void pods_stream_close(void *stream)
+{
+        kc_pod_list_stream_close(stream);
+}
+
+static const struct kc_http_stream_ops pods_stream = {
+        .open = pods_stream_open,
+        .next = pods_stream_next,
+        .close = pods_stream_close,
+};
 
 /* NewMainKubelet: every part is built; only the file source runs yet. */
 static int build(struct daemon *d)
@@ -310,6 +318,7 @@ static int build(struct daemon *d)
                 .registry = d->registry,
                 .node_ip = d->node_ip,
                 .runtime_name = d->runtime_name,
+                .root_dir = d->f->root_dir,
                 .crash_loop_initial_ns = d->f->crash_loop_initial_ns,
                 .crash_loop_max_ns = d->f->crash_loop_max_ns,
                 .sync_frequency_ns = d->f->sync_frequency_ns,
@@ -377,7 +386,7 @@ static int start_http(struct daemon *d)
                 .checks = checks,
                 .n_checks = KC_ELEMENTSOF(checks),
                 .metrics = d->registry,
-                .render_pods = render_pods,
+                .stream_pods = &pods_stream,
                 .pods_userdata = d,
                 .render_node = kc_node_status_render,
                 .node_userdata = d->node,
@@ -448,7 +457,14 @@ static void teardown(struct daemon *d)
         d->http = kc_http_server_stop(d->http);
         d->healthz = kc_http_server_stop(d->healthz);
         d->file_source = kc_file_source_stop(d->file_source);
-        /* Calls blocked on a hung runtime end now, not at their deadlines. */
+        /*
+         * Calls blocked on a hung runtime end now, not at their deadlines.
+         * The PLEGs learn first that the stream's end and failed relists
+         * are the shutdown's, not errors to log (or relist after).
+         */
+        kc_evented_pleg_begin_stop(d->evented);
+        if (d->k.pleg)
+                kc_generic_pleg_begin_stop(d->k.pleg);
         kc_cri_shutdown(d->cri);
         if (d->evented)
                 kc_evented_pleg_stop(d->evented);

@@ -9,6 +9,11 @@
  * handed out, so only memory in use is ever written. Every block is aligned
  * to alignof(max_align_t). Everything is freed at once.
  *
+ * An arena can be shared once it is filled: kc_arena_ref() takes another
+ * reference and kc_arena_free() drops one; the last one frees it. A result
+ * that several holders read (a list memo's last result, issue 18) is
+ * handed out that way instead of being copied.
+ *
  * Full-size (16 KiB) chunks are recycled through a process-wide cache of at
  * most 32 MiB. Runtime list results are arenas of megabytes made and freed
  * on every relist; handing their chunks back to malloc let glibc trim the
@@ -48,6 +53,7 @@ static struct {
 struct kc_arena {
         struct kc_arena_chunk *head; /* the chunk being filled first */
         size_t next_chunk;           /* size of the next regular chunk */
+        unsigned refs;               /* atomic */
 };
 
 int kc_arena_new(struct kc_arena **ret)
@@ -58,8 +64,21 @@ int kc_arena_new(struct kc_arena **ret)
         if (!a)
                 return -ENOMEM;
         a->next_chunk = KC_ARENA_FIRST_CHUNK;
+        a->refs = 1;
         *ret = a;
         return 0;
+}
+
+bool kc_arena_shared(const struct kc_arena *a)
+{
+        return a && __atomic_load_n(&a->refs, __ATOMIC_RELAXED) > 1;
+}
+
+struct kc_arena *kc_arena_ref(struct kc_arena *a)
+{
+        if (a)
+                __atomic_add_fetch(&a->refs, 1, __ATOMIC_RELAXED);
+        return a;
 }
 
 /* At exit, so leak checkers see every chunk released. */
@@ -96,7 +115,7 @@ struct kc_arena *kc_arena_free(struct kc_arena *a)
 {
         struct kc_arena_chunk *c, *next;
 
-        if (!a)
+        if (!a || __atomic_sub_fetch(&a->refs, 1, __ATOMIC_ACQ_REL) != 0)
                 return NULL;
         for (c = a->head; c; c = next) {
                 next = c->next;

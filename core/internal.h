@@ -112,3 +112,19 @@ void kc__cancel_unregister(struct kc_cancel *c, struct kc_waiter *w);
  * @p c whose deadline is reached (timer.c).
  */
 void kc__timers_fire_expired_locked(struct kc_clock *c);
+
+struct kc_scavenger;
+
+/* The figures core/memory.c's scavenger goes by, in bytes (0: unknown). */
+struct kc__memory_sample {
+        uint64_t rss_anon;      /* resident anonymous memory */
+        uint64_t mem_available; /* the system's MemAvailable */
+        uint64_t mem_total;     /* the system's MemTotal */
+};
+
+typedef int (*kc__memory_sample_fn)(void *userdata, struct kc__memory_sample *ret);
+typedef void (*kc__memory_trim_fn)(void *userdata);
+
+/* Tests: replaces how @p s reads its figures and trims (NULL: the real ones). */
+void kc__scavenger_set_ops(struct kc_scavenger *s, kc__memory_sample_fn sample,
+                           kc__memory_trim_fn trim, void *userdata);

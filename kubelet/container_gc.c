@@ -7,18 +7,24 @@
  * returns at once: the RemovePodSandbox calls, one per sandbox and as slow
  * as the runtime is, never run on the syncLoop thread. Requests go through
  * a two-slot kc_chan (one pass token, one stop sentinel); an atomic flag
- * keeps one pass queued or running at a time.
+ * keeps one pass queued or running at a time. A pass also removes the log
+ * directories of removed pods under the pod logs root (evictPodLogsDirectories).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "container_gc.h"
 #include "core/chan.h"
 #include "core/cleanup.h"
+#include "core/format.h"
 #include "core/log.h"
 #include "core/map.h"
 #include "kubelet/pod_manager.h"
@@ -32,6 +38,7 @@
 
 struct kc_container_gc {
         struct kc_container_gc_config cfg;
+        char *pod_logs_root; /* cfg.pod_logs_root's copy */
         /* Items: &pass_token or &stop_sentinel; never more than one of each. */
         struct kc_chan *wake;
         /*
@@ -105,6 +112,52 @@ static bool remove_sandboxes(struct kc_container_gc *gc, const struct kc_pod *rp
         return true;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)flag;
+        (void)ftw;
+        return remove(path) < 0 ? -1 : 0;
+}
+
+/*
+ * evictPodLogsDirectories: a directory "<ns>_<name>_<uid>" under the pod
+ * logs root goes with everything in it once the pod is not desired and
+ * the pod workers say its content may be removed (the UID is what follows
+ * the last '_', as parsePodUIDFromLogsDirectory reads it).
+ */
+static void evict_pod_logs_directories(struct kc_container_gc *gc, const struct kc_map *desired)
+{
+        _cleanup_free_ char *path = NULL;
+        struct dirent *de;
+        const char *uid;
+        DIR *dir;
+
+        if (!gc->pod_logs_root)
+                return;
+        dir = opendir(gc->pod_logs_root);
+        if (!dir) {
+                if (errno != ENOENT)
+                        kc_log_errno_s(-errno, "Failed to read pod logs directory",
+                                       KC_KV_STR("path", gc->pod_logs_root));
+                return;
+        }
+        while (!stopping(gc) && (de = readdir(dir))) {
+                uid = strrchr(de->d_name, '_');
+                if (de->d_name[0] == '.' || !uid || !uid[1] || kc_map_get(desired, ++uid) ||
+                    !kc_pod_workers_should_pod_content_be_removed(gc->cfg.pod_workers, uid))
+                        continue;
+                free(path);
+                path = kc_strdup_printf("%s/%s", gc->pod_logs_root, de->d_name);
+                kc_log_v_s(4, "Removing pod logs", KC_KV_STR("podUID", uid));
+                if (!path || nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)
+                        kc_log_errno_s(path ? -errno : -ENOMEM,
+                                       "Failed to remove pod logs directory",
+                                       KC_KV_STR("path", de->d_name));
+        }
+        closedir(dir);
+}
+
 /*
  * One pass: a runtime pod that is not desired, whose content the pod
  * workers say may go (deleted and terminated, or unknown once they
@@ -142,6 +195,7 @@ static void evict_sandboxes_of_removed_pods(struct kc_container_gc *gc)
                 kc_log_v_s(2, "Container garbage collection removed sandboxes",
                            KC_KV_UINT("count", removed));
         kc_pod_list_done(&all);
+        evict_pod_logs_directories(gc, desired);
 out:
         for (i = 0; pods && i < n; i++)
                 kc_api_pod_unref(pods[i]);
@@ -185,14 +239,21 @@ int kc__container_gc_new(const struct kc_container_gc_config *cfg, struct kc_con
         if (!gc)
                 return -ENOMEM;
         gc->cfg = *cfg;
+        if (cfg->pod_logs_root) {
+                gc->pod_logs_root = strdup(cfg->pod_logs_root);
+                if (!gc->pod_logs_root)
+                        return -ENOMEM;
+        }
         atomic_init(&gc->busy, false);
         atomic_init(&gc->stop, false);
         r = kc_chan_new(&gc->wake, 2, NULL);
-        if (r < 0)
-                return r;
-        r = -pthread_create(&gc->thread, NULL, gc_main, gc);
+        if (r >= 0) {
+                r = -pthread_create(&gc->thread, NULL, gc_main, gc);
+                if (r < 0)
+                        kc_chan_free(gc->wake);
+        }
         if (r < 0) {
-                kc_chan_free(gc->wake);
+                free(gc->pod_logs_root);
                 return r;
         }
         (void)pthread_setname_np(gc->thread, "kc-container-gc");
@@ -227,6 +288,7 @@ struct kc_container_gc *kc__container_gc_free(struct kc_container_gc *gc)
         (void)kc_chan_push_mp(gc->wake, &stop_sentinel);
         pthread_join(gc->thread, NULL);
         kc_chan_free(gc->wake);
+        free(gc->pod_logs_root);
         free(gc);
         return NULL;
 }

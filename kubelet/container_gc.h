@@ -21,6 +21,8 @@ struct kc_container_gc_config {
         struct kc_pod_manager *pod_manager;
         /** ShouldPodContentBeRemoved (thread-safe). */
         struct kc_pod_workers *pod_workers;
+        /** Pods' log directories (evictPodLogsDirectories); NULL: none. Copied. */
+        const char *pod_logs_root;
 };
 
 struct kc_container_gc;

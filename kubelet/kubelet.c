@@ -10,7 +10,8 @@
  *
  * Not here yet (later issues): admission (every pod is admitted), the
  * status manager's readiness reconcile and evicted-status checks, and
- * volume / directory / mirror-pod cleanup in housekeeping.
+ * mirror-pod cleanup in housekeeping. Pod directories and volumes of pods
+ * that are gone are removed (volume_manager.h).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -40,6 +41,7 @@
 #include "runtime/cache.h"
 #include "runtime/container.h"
 #include "runtime/error.h"
+#include "volume_manager.h"
 
 /* Orphaned runtime pods are killed with a 1 s grace period (upstream). */
 #define ORPHAN_KILL_GRACE_S 1
@@ -53,6 +55,8 @@ struct kc_kubelet {
         /* The container GC's thread; NULL without RemovePodSandbox or once stopped. */
         struct kc_container_gc *gc;
         int64_t last_container_gc; /* 0: never */
+        /* Hands free heap pages back from housekeeping (core/memory.h). */
+        struct kc_scavenger *scavenger;
 };
 
 int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret)
@@ -66,15 +70,21 @@ int kc_kubelet_new(const struct kc_kubelet_deps *deps, struct kc_kubelet **ret)
         if (!k)
                 return -ENOMEM;
         k->d = *deps;
+        if (kc_scavenger_new(deps->clock, &k->scavenger) < 0) {
+                free(k);
+                return -ENOMEM;
+        }
         if (deps->runtime.ops->remove_pod_sandbox) {
                 const struct kc_container_gc_config gc = {
                         .runtime = deps->runtime,
                         .pod_manager = deps->pod_manager,
                         .pod_workers = deps->pod_workers,
+                        .pod_logs_root = deps->pod_logs_root,
                 };
                 int r = kc__container_gc_new(&gc, &k->gc);
 
                 if (r < 0) {
+                        kc_scavenger_free(k->scavenger);
                         free(k);
                         return r;
                 }
@@ -92,6 +102,8 @@ void kc_kubelet_stop(struct kc_kubelet *k)
 struct kc_kubelet *kc_kubelet_free(struct kc_kubelet *k)
 {
         kc_kubelet_stop(k);
+        if (k)
+                kc_scavenger_free(k->scavenger);
         free(k);
         return NULL;
 }
@@ -269,21 +281,25 @@ static void handle_pod_syncs(void *ud, struct kc_api_pod *const *pods, size_t n)
  * Kills every running runtime pod the workers are not already syncing or
  * terminating. Returns how many the workers did not know at all (upstream's
  * orphanCount: they are terminating runtime-only pods from now on).
+ * *@p running keeps the runtime's pods; *@p ret_listed says whether it could
+ * be listed.
  */
 static size_t kill_orphaned_runtime_pods(struct kc_kubelet *k,
-                                         const struct kc_pod_worker_sync_list *working)
+                                         const struct kc_pod_worker_sync_list *working,
+                                         struct kc_pod_list *running, bool *ret_listed)
 {
         const struct kc_kill_pod_options kill = { .grace_period_override_s = ORPHAN_KILL_GRACE_S };
         struct kc_runtime_error err = { 0 };
-        struct kc_pod_list running = { 0 };
         size_t i, unknown = 0;
 
-        if (k->d.runtime.ops->get_pods(k->d.runtime.self, false, &running, &err) < 0) {
+        if (k->d.runtime.ops->get_pods(k->d.runtime.self, false, running, &err) < 0) {
                 kc_log_error_s(err.message, "Error listing containers");
+                *ret_listed = false;
                 return 0;
         }
-        for (i = 0; i < running.n; i++) {
-                struct kc_pod *rp = running.pods[i];
+        *ret_listed = true;
+        for (i = 0; i < running->n; i++) {
+                struct kc_pod *rp = running->pods[i];
                 const struct kc_pod_worker_sync *w = kc_pod_worker_sync_list_find(working, rp->id);
                 const struct kc_pod_update_options o = {
                         .update_type = KC_SYNC_POD_KILL,
@@ -300,7 +316,6 @@ static size_t kill_orphaned_runtime_pods(struct kc_kubelet *k,
                         kc_log_error_s(NULL, "Failed to kill orphaned pod",
                                        KC_KV_STR("podUID", rp->id));
         }
-        kc_pod_list_done(&running);
         return unknown;
 }
 
@@ -456,11 +471,44 @@ static void request_container_gc(struct kc_kubelet *k, int64_t now)
                 kc_log_errno_s(r, "Failed to request container garbage collection");
 }
 
+/*
+ * cleanupOrphanedPodDirs: the directories of pods that are neither desired,
+ * nor worked on (a pod being terminated keeps its volumes), nor running in
+ * the runtime go, their tmpfs volumes unmounted first.
+ */
+static void cleanup_orphaned_pod_dirs(struct kc_kubelet *k, struct kc_api_pod *const *pods,
+                                      size_t n, const struct kc_pod_worker_sync_list *working,
+                                      const struct kc_pod_list *running)
+{
+        _cleanup_free_ const char **keep =
+                malloc((n + working->n + running->n + 1) * sizeof(*keep));
+        size_t i, m = 0;
+        int r;
+
+        if (!keep) {
+                kc_log_error_s(strerror(ENOMEM), "Failed cleaning up orphaned pod directories");
+                return;
+        }
+        for (i = 0; i < n; i++)
+                keep[m++] = pods[i]->uid;
+        for (i = 0; i < working->n; i++)
+                keep[m++] = working->items[i].uid;
+        for (i = 0; i < running->n; i++)
+                keep[m++] = running->pods[i]->id;
+        r = kc__cleanup_orphaned_pod_dirs(k->d.volume_manager, keep, m);
+        if (r < 0)
+                kc_log_errno_s(r, "Failed cleaning up orphaned pod directories");
+        else if (r > 0)
+                kc_log_v_s(3, "Removed orphaned pod directories", KC_KV_INT("pods", r));
+}
+
 /* HandlePodCleanups (housekeeping). */
 static void handle_pod_cleanups(void *ud)
 {
         struct kc_kubelet *k = ud;
         struct kc_pod_worker_sync_list working = { 0 };
+        struct kc_pod_list running = { 0 };
+        bool listed = false;
         struct cleanup_counts counts = { 0 };
         struct kc_api_pod **pods = NULL;
         int64_t start = kc_clock_now(k->d.clock);
@@ -471,10 +519,13 @@ static void handle_pod_cleanups(void *ud)
                 kc_log_error_s(NULL, "Failed to sync known pods");
                 goto out;
         }
-        counts.orphaned = kill_orphaned_runtime_pods(k, &working);
+        counts.orphaned = kill_orphaned_runtime_pods(k, &working, &running, &listed);
         /* The orphans killed now are terminating runtime-only pods. */
         counts.working[4][1] = counts.orphaned;
         request_container_gc(k, start);
+        /* Without the runtime's pods, a directory in use could look orphaned. */
+        if (k->d.volume_manager && listed)
+                cleanup_orphaned_pod_dirs(k, pods, n, &working, &running);
         /* Desired pods the workers no longer know (forgotten after a same-UID
          * restart, or terminated and purged) start again. */
         for (i = 0; i < n; i++) {
@@ -504,12 +555,13 @@ static void handle_pod_cleanups(void *ud)
         if (k->d.backoff)
                 kc_backoff_gc(k->d.backoff);
 out:
+        kc_pod_list_done(&running);
         kc_pod_worker_sync_list_done(&working);
         for (i = 0; i < n; i++)
                 kc_api_pod_unref(pods[i]);
         free(pods);
-        /* Not upstream's: the scavenging Go's runtime does on its own (core/memory.c). */
-        kc_memory_scavenge();
+        /* Not upstream's: the scavenging Go's runtime does on its own (core/memory.h). */
+        (void)kc_scavenger_run(k->scavenger);
 }
 
 static struct kc_api_pod *get_pod_by_uid(void *ud, const char *uid)

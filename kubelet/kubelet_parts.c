@@ -30,6 +30,8 @@
 #include "runtime/cache.h"
 #include "runtime/images.h"
 #include "runtime/manager.h"
+#include "volume_manager.h"
+#include "runtime/sync_pod.h"
 
 /* Upstream constants (UPSTREAM.md §1). */
 #define CONFIG_CHANNEL_CAPACITY 50 /* the config mux's updates channel */
@@ -64,13 +66,34 @@ static int build_probers(const struct kc_kubelet_parts_config *cfg, struct kc_ku
         return kc_prober_manager_new(&pmc, &p->prober_manager);
 }
 
+/* syncLoop over the config, PLEG and probe channels, with the kubelet as its SyncHandler. */
+static int build_loop(const struct kc_kubelet_parts_config *cfg, struct kc_kubelet_parts *p)
+{
+        struct kc_sync_loop_config lc;
+
+        lc = (struct kc_sync_loop_config){
+                .clock = cfg->clock,
+                .config = p->config,
+                .pleg = p->events,
+                .probes = p->probe_updates,
+                .status_manager = p->status_manager,
+                .runtime_state = p->runtime_state,
+                .handler = &kc_kubelet_sync_handler,
+                .handler_userdata = p->kubelet,
+                .sources = cfg->sources,
+                .n_sources = cfg->n_sources,
+                .resync_interval_ns = cfg->sync_frequency_ns,
+                .stop_signals = cfg->stop_signals,
+        };
+        return kc_sync_loop_new(&lc, &p->loop);
+}
+
 int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_kubelet_parts *p)
 {
         struct kc_generic_pleg_config pc;
         struct kc_pod_syncer_config sc;
         struct kc_pod_workers_config wc;
         struct kc_kubelet_deps kd;
-        struct kc_sync_loop_config lc;
         int keep, r;
 
         if (!cfg || !p || !cfg->clock || !cfg->manager || !cfg->svc.ops)
@@ -121,6 +144,13 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .runtime_name = cfg->runtime_name,
                 .prober_manager = p->prober_manager,
         };
+        if (cfg->root_dir) {
+                const struct kc_volume_manager_config vc = { .root_dir = cfg->root_dir };
+
+                if ((r = kc__volume_manager_new(&vc, &p->volume_manager)) < 0)
+                        return r;
+                sc.volume_manager = p->volume_manager;
+        }
         if ((r = kc_pod_syncer_new(&sc, &p->syncer)) < 0)
                 return r;
         wc = (struct kc_pod_workers_config){
@@ -154,24 +184,12 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .reasons = p->reasons,
                 .metrics = cfg->metrics,
                 .prober_manager = p->prober_manager,
+                .volume_manager = p->volume_manager,
+                .pod_logs_root = kc_runtime_manager_pod_logs_root(cfg->manager),
         };
         if ((r = kc_kubelet_new(&kd, &p->kubelet)) < 0)
                 return r;
-        lc = (struct kc_sync_loop_config){
-                .clock = cfg->clock,
-                .config = p->config,
-                .pleg = p->events,
-                .probes = p->probe_updates,
-                .status_manager = p->status_manager,
-                .runtime_state = p->runtime_state,
-                .handler = &kc_kubelet_sync_handler,
-                .handler_userdata = p->kubelet,
-                .sources = cfg->sources,
-                .n_sources = cfg->n_sources,
-                .resync_interval_ns = cfg->sync_frequency_ns,
-                .stop_signals = cfg->stop_signals,
-        };
-        if ((r = kc_sync_loop_new(&lc, &p->loop)) < 0)
+        if ((r = build_loop(cfg, p)) < 0)
                 return r;
         kc_kubelet_set_sync_loop(p->kubelet, p->loop);
         return 0;
@@ -196,6 +214,7 @@ void kc_kubelet_parts_done(struct kc_kubelet_parts *p)
         p->loop = kc_sync_loop_free(p->loop);
         p->kubelet = kc_kubelet_free(p->kubelet);
         p->syncer = kc_pod_syncer_free(p->syncer);
+        p->volume_manager = kc__volume_manager_free(p->volume_manager);
         p->work_queue = kc_work_queue_free(p->work_queue);
         p->pleg = kc_generic_pleg_free(p->pleg);
         p->prober = kc_prober_free(p->prober);

@@ -36,6 +36,7 @@
 #include "runtime/manager.h"
 #include "runtime/pod_actions.h"
 #include "runtime/sync_pod.h"
+#include "volume_manager.h"
 
 /* v1 default of spec.terminationGracePeriodSeconds. */
 #define DEFAULT_TERMINATION_GRACE_S 30
@@ -190,6 +191,29 @@ static void on_start_result(void *ud, const struct kc_start_result *res)
         }
 }
 
+/*
+ * SyncPod's steps before the runtime: makePodDataDirs, then
+ * WaitForAttachAndMount (volume_manager.h). A pod whose volumes cannot be
+ * set up does not start: its containers stay Waiting (ContainerCreating)
+ * and the worker retries it.
+ */
+static int prepare_volumes(struct kc_pod_syncer *s, const struct kc_api_pod *pod, char **ret_err)
+{
+        int r;
+
+        if (!s->cfg.volume_manager)
+                return 0;
+        r = kc__make_pod_data_dirs(s->cfg.volume_manager, pod);
+        if (r < 0) {
+                kc_log_errno_s(r, "Unable to make pod data directories for pod",
+                               KC_KV_POD(pod->namespace, pod->name));
+                if (asprintf(ret_err, "error making pod data directories: %s", strerror(-r)) < 0)
+                        *ret_err = NULL;
+                return r;
+        }
+        return kc__wait_for_attach_and_mount(s->cfg.volume_manager, pod, ret_err);
+}
+
 static int sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type type,
                     struct kc_api_pod *pod, struct kc_api_pod *mirror, struct kc_pod_status *status,
                     bool *ret_is_terminal, int64_t *ret_requeue_after_ns, char **ret_err)
@@ -243,6 +267,9 @@ static int sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type type,
                 goto out;
         }
 
+        r = prepare_volumes(s, pod, ret_err);
+        if (r < 0)
+                goto out;
         /* Ensure the pod is being probed. */
         kc_prober_manager_add_pod(s->cfg.prober_manager, pod);
         r = kc_runtime_manager_sync_pod(s->cfg.manager, pod, status, &opts, ret_err);

@@ -25,6 +25,7 @@
 #include "runtime/api_spec.h"
 #include "runtime/expansion.h"
 #include "runtime/qos.h"
+#include "volume_manager.h"
 
 /* dns.go: validation's limits on what a pod's resolv.conf may hold. */
 #define MAX_DNS_NAMESERVERS 3
@@ -41,7 +42,8 @@ struct kc_kubelet_runtime_helper {
         int64_t memory_capacity; /* MachineInfo.MemoryCapacity */
         char *resolv_conf;
         char *root_dir;
-        atomic_bool warned_cluster_dns; /* MissingClusterDNS logged once */
+        struct kc_volume_manager *volumes; /* makeMounts; NULL without a root dir */
+        atomic_bool warned_cluster_dns;    /* MissingClusterDNS logged once */
 };
 
 /* An environment being built: names in declaration order, the last value of each. */
@@ -643,18 +645,25 @@ static int get_pod_dns(void *self, const struct kc_api_pod *pod, struct kc_arena
 }
 
 /*
- * makeMounts: the volume slice's kc__make_mounts() takes this call's place
- * (the pod's volumes, subPath, /etc/hosts, the termination log). Until
- * then a container gets no volume mounts.
+ * makeMounts (volume_manager.h): the pod's volumes, subPath, the managed
+ * /etc/hosts. Without a root dir there are no volumes to mount: a
+ * container that mounts one cannot start.
  */
-static int no_volume_mounts(const struct kc_kubelet_runtime_helper *h, const struct kc_api_pod *pod,
-                            const struct kc_api_container *c, const char *hostname,
-                            const char *domain, const char *const *pod_ips, size_t n_pod_ips,
-                            const struct kc_label *envs, size_t n_envs, struct kc_arena *a,
-                            const struct kc_cri_mount **ret, size_t *ret_n, char **ret_msg)
+static int make_mounts(const struct kc_kubelet_runtime_helper *h, const struct kc_api_pod *pod,
+                       const struct kc_api_container *c, const char *hostname, const char *domain,
+                       const char *const *pod_ips, size_t n_pod_ips, const struct kc_label *envs,
+                       size_t n_envs, struct kc_arena *a, const struct kc_cri_mount **ret,
+                       size_t *ret_n, char **ret_msg)
 {
-        (void)h, (void)pod, (void)c, (void)hostname, (void)domain, (void)pod_ips, (void)n_pod_ips,
-                (void)envs, (void)n_envs, (void)a, (void)ret_msg;
+        if (h->volumes)
+                return kc__make_mounts(h->volumes, pod, c, hostname, domain, pod_ips, n_pod_ips,
+                                       envs, n_envs, a, ret, ret_n, ret_msg);
+        if (c->n_volume_mounts > 0) {
+                if (asprintf(ret_msg, "cannot find volume \"%s\" to mount into container \"%s\"",
+                             c->volume_mounts[0].name, c->name) < 0)
+                        *ret_msg = NULL;
+                return -ENOENT;
+        }
         *ret = NULL;
         *ret_n = 0;
         return 0;
@@ -682,8 +691,8 @@ static int generate_run_container_options(void *self, const struct kc_api_pod *p
                 r = make_environment_variables(h, pod, c, pod_ips, n_pod_ips, a, &o.envs, &o.n_envs,
                                                ret_msg);
         if (r >= 0)
-                r = no_volume_mounts(h, pod, c, hostname, domain, pod_ips, n_pod_ips, o.envs,
-                                     o.n_envs, a, &o.mounts, &o.n_mounts, ret_msg);
+                r = make_mounts(h, pod, c, hostname, domain, pod_ips, n_pod_ips, o.envs, o.n_envs,
+                                a, &o.mounts, &o.n_mounts, ret_msg);
         if (r < 0)
                 return r;
         o.hostname = hostname;
@@ -738,6 +747,16 @@ int kc_kubelet_runtime_helper_new(const struct kc_kubelet_runtime_helper_config 
                 h->memory_capacity = (int64_t)m.memory_bytes;
                 kc__machine_info_done(&m);
         }
+        if (h->root_dir) {
+                const struct kc_volume_manager_config vc = {
+                        .root_dir = h->root_dir,
+                        .node_memory_bytes = h->alloc_memory > 0 ? (uint64_t)h->alloc_memory : 0,
+                };
+                int r = kc__volume_manager_new(&vc, &h->volumes);
+
+                if (r < 0)
+                        return r;
+        }
         atomic_init(&h->warned_cluster_dns, false);
         *ret = TAKE_PTR(h);
         return 0;
@@ -759,6 +778,7 @@ kc_kubelet_runtime_helper_free(struct kc_kubelet_runtime_helper *h)
         free(h->node_name);
         free(h->resolv_conf);
         free(h->root_dir);
+        kc__volume_manager_free(h->volumes);
         free(h);
         return NULL;
 }

@@ -134,10 +134,16 @@ struct kc_evented_pleg {
         /* A buffered event was dropped: the consumer forces a generic relist. */
         atomic_bool relist_owed;
         atomic_uint_fast64_t dropped;
+        /* The clock when kc_evented_pleg_start() began (0: never started). */
+        _Atomic int64_t started_at;
+        /* Events older than the last relist, ignored (stale_event()). */
+        atomic_uint_fast64_t stale;
         /* The stream in progress delivered an event (first one wakes the stream thread). */
         atomic_bool event_seen;
 
         pthread_mutex_t process_lock;
+        /* Under process_lock: the container states update_running_metrics() exported. */
+        bool state_counted[_KC_CONTAINER_STATE_MAX];
 
         pthread_mutex_t run_lock; /* start/stop */
         bool running;
@@ -433,65 +439,57 @@ static int preserve_pod_ips(struct kc_pod_status *status, const struct kc_pod_st
         return kc_pod_status_new(&tmpl, ret);
 }
 
-/*
- * getPodSandboxState, upstream's rule kept as is (UPSTREAM §4.5 step 5):
- * the sandbox is running when a *container* status carries the first
- * sandbox's ID and is running.
- */
-static bool sandbox_running(const struct kc_pod_status *s)
-{
-        const char *sandbox_id = s->n_sandboxes > 0 && s->sandboxes[0].id ? s->sandboxes[0].id : "";
-        size_t i;
+/* The running pods and the containers per state of the cached statuses. */
+struct running_count {
+        int64_t pods;
+        int64_t per_state[_KC_CONTAINER_STATE_MAX];
+};
 
-        for (i = 0; i < s->n_containers; i++)
-                if (s->containers[i].id && strcmp(s->containers[i].id, sandbox_id) == 0 &&
-                    s->containers[i].state == KC_CONTAINER_STATE_RUNNING)
-                        return true;
-        return false;
+static bool count_running(void *ud, const char *uid, const struct kc_pod_status *status)
+{
+        struct running_count *n = ud;
+        size_t i;
+        int s;
+
+        (void)uid;
+        if (!status)
+                return true;
+        if (has_ready_sandbox(status))
+                n->pods++;
+        for (i = 0; i < status->n_containers; i++) {
+                s = status->containers[i].state;
+                if (s >= 0 && s < _KC_CONTAINER_STATE_MAX)
+                        n->per_state[s]++;
+        }
+        return true;
 }
 
 /*
- * updateRunningPodMetric and updateRunningContainerMetric: deltas against
- * the cached status; an entry without sandboxes counts as a miss
- * ("previously nothing").
+ * updateRunningPodMetric and updateRunningContainerMetric, recounted from
+ * the whole cache after each event instead of upstream's deltas (D30): a
+ * CRI event never lists the sandbox among the containers, so upstream's
+ * "sandbox running" test never passes and its deltas against statuses the
+ * generic relist wrote drift (running pods stuck at 0, exited below 0). A
+ * pod runs while a sandbox is READY, as GenericPLEG counts it. States that
+ * were never counted are not exported (GenericPLEG's rule); one that was
+ * keeps being set, to 0 when it has no container left. process_lock held.
  */
-static void update_running_metrics(struct kc_evented_pleg *e, const struct kc_pod_status *cached,
-                                   const struct kc_pod_status *status)
+static void update_running_metrics(struct kc_evented_pleg *e)
 {
-        int64_t old_n[_KC_CONTAINER_STATE_MAX] = { 0 }, new_n[_KC_CONTAINER_STATE_MAX] = { 0 };
-        bool old_seen[_KC_CONTAINER_STATE_MAX] = { false },
-             new_seen[_KC_CONTAINER_STATE_MAX] = { false };
-        bool miss = !cached || cached->n_sandboxes < 1;
-        bool was_running = !miss && sandbox_running(cached), is_running = sandbox_running(status);
-        size_t i;
+        struct running_count n = { 0 };
         int s;
 
         if (!e->metrics)
                 return;
-        if (is_running && !was_running)
-                kc_gauge_add_mp(e->metrics->running_pods, 1);
-        else if (!is_running && was_running)
-                kc_gauge_add_mp(e->metrics->running_pods, -1);
-
-        for (i = 0; i < status->n_containers; i++) {
-                s = status->containers[i].state;
-                if (s >= 0 && s < _KC_CONTAINER_STATE_MAX) {
-                        new_n[s]++;
-                        new_seen[s] = true;
-                }
+        kc_pod_cache_foreach(e->cache, count_running, &n);
+        kc_gauge_set_mp(e->metrics->running_pods, (double)n.pods);
+        for (s = 0; s < _KC_CONTAINER_STATE_MAX; s++) {
+                if (!n.per_state[s] && !e->state_counted[s])
+                        continue;
+                e->state_counted[s] = true;
+                (void)kc_gauge_vec_set_mp(e->metrics->running_containers,
+                                          kc_container_state_to_string(s), (double)n.per_state[s]);
         }
-        for (i = 0; !miss && i < cached->n_containers; i++) {
-                s = cached->containers[i].state;
-                if (s >= 0 && s < _KC_CONTAINER_STATE_MAX) {
-                        old_n[s]++;
-                        old_seen[s] = true;
-                }
-        }
-        for (s = 0; s < _KC_CONTAINER_STATE_MAX; s++)
-                if (new_seen[s] || old_seen[s])
-                        (void)kc_gauge_vec_add_mp(e->metrics->running_containers,
-                                                  kc_container_state_to_string(s),
-                                                  (double)(new_n[s] - old_n[s]));
 }
 
 /*
@@ -584,17 +582,54 @@ static bool cache_event(struct kc_evented_pleg *e, const struct kc_container_eve
         return accepted;
 }
 
-int kc_evented_pleg_process_event(struct kc_evented_pleg *e, const struct kc_container_event *ev)
-{
-        _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *status = NULL, *to_cache = NULL;
-        _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *cached = NULL;
-        _cleanup_free_ char *cached_err = NULL;
-        const char *uid;
-        bool accepted;
-        int r;
+/* Finds the UID of the cached pod whose sandbox is ud->sandbox_id. */
+struct sandbox_owner {
+        const char *sandbox_id;
+        char *uid;
+};
 
-        if (!e || !ev)
-                return -EINVAL;
+static bool find_sandbox_owner(void *ud, const char *uid, const struct kc_pod_status *status)
+{
+        struct sandbox_owner *o = ud;
+        size_t i;
+
+        for (i = 0; status && i < status->n_sandboxes; i++)
+                if (status->sandboxes[i].id &&
+                    strcmp(status->sandboxes[i].id, o->sandbox_id) == 0) {
+                        o->uid = strdup(uid);
+                        return false;
+                }
+        return true;
+}
+
+/*
+ * A sandbox's DELETED event without a sandbox status (containerd 1.7 sends
+ * it so, the sandbox being gone): the cache entry that holds the sandbox
+ * goes, found by the sandbox's ID. No PLEG event: without the pod's UID
+ * there is nobody to send it to, and the removal is what the pod worker
+ * already did. process_lock held.
+ */
+static int delete_by_sandbox_id(struct kc_evented_pleg *e, const struct kc_container_event *ev)
+{
+        struct sandbox_owner o = { .sandbox_id = ev->container_id };
+
+        kc_pod_cache_foreach(e->cache, find_sandbox_owner, &o);
+        if (!o.uid) {
+                kc_log_v_s(4, "Evented PLEG: deleted sandbox is in no cached pod status",
+                           KC_KV_STR("sandboxID", ev->container_id));
+                return 0;
+        }
+        kc_log_v_s(4, "Evented PLEG: sandbox deleted, removing the pod's cache entry",
+                   KC_KV_STR("podUID", o.uid), KC_KV_STR("sandboxID", ev->container_id));
+        kc_pod_cache_delete(e->cache, o.uid);
+        free(o.uid);
+        update_running_metrics(e);
+        return 0;
+}
+
+/* Checks an event before it is used: -EBADMSG (logged) when it cannot be. */
+static int validate_event(const struct kc_container_event *ev)
+{
         if (!ev->sandbox || !ev->pod_uid || !ev->pod_uid[0]) {
                 kc_log_error_s(NULL,
                                "Evented PLEG: received a container event without a pod sandbox "
@@ -610,6 +645,52 @@ int kc_evented_pleg_process_event(struct kc_evented_pleg *e, const struct kc_con
                         KC_KV_STR("containerID", ev->container_id));
                 return -EBADMSG;
         }
+        return 0;
+}
+
+/*
+ * An event older than the last successful relist tells nothing the relist
+ * did not see, and applied to a pod whose entry the relist (or a DELETED)
+ * removed it would bring back a dead status. containerd 1.7 keeps events
+ * nobody received and hands them to the next subscriber, possibly minutes
+ * late (D31): such a backlog is dropped here.
+ */
+static bool stale_event(struct kc_evented_pleg *e, const struct kc_container_event *ev)
+{
+        int64_t relist = kc_generic_pleg_last_relist_mp(e->generic);
+        int64_t started = atomic_load_explicit(&e->started_at, memory_order_relaxed);
+
+        /* Before the first relist: what happened before the start is the relist's. */
+        if (relist < started)
+                relist = started;
+        if (relist == 0 || ev->created_at >= relist)
+                return false;
+        atomic_fetch_add_explicit(&e->stale, 1, memory_order_relaxed);
+        kc_log_v_s(4, "Evented PLEG: event older than the last relist, ignoring it",
+                   KC_KV_STR("containerID", ev->container_id),
+                   KC_KV_STR("type", kc_container_event_type_to_string(ev->type)));
+        return true;
+}
+
+int kc_evented_pleg_process_event(struct kc_evented_pleg *e, const struct kc_container_event *ev)
+{
+        _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *status = NULL, *to_cache = NULL;
+        _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *cached = NULL;
+        _cleanup_free_ char *cached_err = NULL;
+        const char *uid;
+        bool accepted;
+        int r;
+
+        if (!e || !ev)
+                return -EINVAL;
+        if (!ev->sandbox && ev->type == KC_CONTAINER_EVENT_DELETED && ev->container_id &&
+            ev->container_id[0]) {
+                KC_LOCK_GUARD(&e->process_lock);
+                return delete_by_sandbox_id(e, ev);
+        }
+        r = validate_event(ev);
+        if (r < 0)
+                return r;
         uid = ev->pod_uid;
 
         r = build_status(ev, &status);
@@ -618,6 +699,8 @@ int kc_evented_pleg_process_event(struct kc_evented_pleg *e, const struct kc_con
                                       KC_KV_STR("podUID", uid));
 
         KC_LOCK_GUARD(&e->process_lock);
+        if (stale_event(e, ev))
+                return 0;
         r = kc_pod_cache_get(e->cache, uid, &cached, &cached_err);
         if (r >= 0)
                 r = preserve_pod_ips(status, cached, cached_err, &to_cache);
@@ -625,12 +708,12 @@ int kc_evented_pleg_process_event(struct kc_evented_pleg *e, const struct kc_con
                 return kc_log_errno_s(r, "Evented PLEG: cannot read the cached status",
                                       KC_KV_STR("podUID", uid));
 
-        update_running_metrics(e, cached, to_cache);
         if (e->metrics)
                 kc_histogram_observe_mp(e->metrics->evented_pleg_connection_latency,
                                         ns_to_seconds(kc_clock_now(e->clock) - ev->created_at));
 
         accepted = cache_event(e, ev, to_cache);
+        update_running_metrics(e);
         /* Pods owed a PodSync for earlier drops go first, once there is room (D1). */
         (void)kc_generic_pleg_flush_owed_mp(e->generic);
         return accepted ? emit(e, ev) : 0;
@@ -686,6 +769,60 @@ static void on_stream_close(void *ud, int r, const struct kc_runtime_error *err)
 
 /* ------------------------------------------------------------------------ */
 /* The stream thread                                                          */
+
+/*
+ * After every connection, relist at the generic period until the new
+ * stream delivered an event and one relist started after it (D31).
+ * containerd 1.7's GetContainerEvents is one shared queue: a server-side
+ * stream whose client went away (cubelet restarted, or the connection
+ * dropped) takes the next event with it, so a death can reach nobody; the
+ * first event on the new stream shows the queue feeds it, and the relist
+ * after it finds whatever the dead stream took. Returns when done, or when
+ * the stream ended or stop began (the caller checks which).
+ */
+static void catch_up(struct kc_evented_pleg *e)
+{
+        _cleanup_(kc_cancel_freep) struct kc_cancel *wait = NULL;
+        bool seen = false, done = false;
+
+        if (kc_cancel_new(&wait) < 0)
+                return;
+        pthread_mutex_lock(&e->lock);
+        if (e->stream_closed || e->stopping) {
+                pthread_mutex_unlock(&e->lock);
+                return;
+        }
+        /* on_close and stop trigger it; so does the stream's first event. */
+        e->attempt = wait;
+        pthread_mutex_unlock(&e->lock);
+
+        while (!done) {
+                seen = atomic_load_explicit(&e->event_seen, memory_order_acquire);
+                if (kc_clock_sleep(e->clock, e->fallback_period, wait) < 0) {
+                        /* The stream ended, stop began, or its first event came. */
+                        pthread_mutex_lock(&e->lock);
+                        done = e->stream_closed || e->stopping;
+                        pthread_mutex_unlock(&e->lock);
+                        if (done)
+                                break;
+                        seen = atomic_load_explicit(&e->event_seen, memory_order_acquire);
+                }
+                /* The flag was read before this relist started: the relist follows the event. */
+                (void)kc_generic_pleg_relist(e->generic);
+                done = seen;
+                pthread_mutex_lock(&e->lock);
+                e->stats.catch_up_relists++;
+                e->stats.caught_up += done;
+                pthread_mutex_unlock(&e->lock);
+        }
+        done = done && seen;
+        pthread_mutex_lock(&e->lock);
+        e->attempt = NULL;
+        pthread_mutex_unlock(&e->lock);
+        if (done)
+                kc_log_v_s(2, "Evented PLEG: the container events stream delivers; relisting "
+                              "only at the long period again");
+}
 
 /* One stream: open, wait until it connects (or not), then until it ends. */
 static enum attempt_result stream_attempt(struct kc_evented_pleg *e)
@@ -754,8 +891,10 @@ static enum attempt_result stream_attempt(struct kc_evented_pleg *e)
                 kc_log_info_s("Evented PLEG is working again: switching back from Generic PLEG "
                               "relisting to the container events stream");
         }
-        if (connected)
+        if (connected) {
                 kc_log_v_s(2, "Evented PLEG: connected to the container events stream");
+                catch_up(e);
+        }
 
         pthread_mutex_lock(&e->lock);
         while (connected && !e->stream_closed && !e->stopping)
@@ -893,7 +1032,8 @@ static void *cache_loop(void *arg)
         struct kc_evented_pleg *e = arg;
 
         do {
-                if (kc_evented_pleg_in_use(e))
+                /* Not before the first relist filled the cache (D31). */
+                if (kc_evented_pleg_in_use(e) && kc_generic_pleg_last_relist_mp(e->generic) != 0)
                         kc_pod_cache_update_time(e->cache, kc_clock_now(e->clock));
                 (void)kc_generic_pleg_flush_owed_mp(e->generic);
         } while (kc_clock_sleep(e->clock, e->cache_update_period, e->stop) == 0);
@@ -944,6 +1084,8 @@ int kc_evented_pleg_new(const struct kc_evented_pleg_config *cfg, struct kc_even
         atomic_init(&e->consumer_stop, false);
         atomic_init(&e->relist_owed, false);
         atomic_init(&e->dropped, 0);
+        atomic_init(&e->stale, 0);
+        atomic_init(&e->started_at, 0);
         atomic_init(&e->event_seen, false);
         pthread_mutex_init(&e->process_lock, NULL);
         pthread_mutex_init(&e->run_lock, NULL);
@@ -1033,6 +1175,7 @@ int kc_evented_pleg_start(struct kc_evented_pleg *e)
         fallen_back = e->fallen_back;
         pthread_mutex_unlock(&e->lock);
         atomic_store_explicit(&e->consumer_stop, false, memory_order_relaxed);
+        atomic_store_explicit(&e->started_at, kc_clock_now(e->clock), memory_order_relaxed);
         /* A PLEG stopped while fallen back stays so until a probe connects. */
         atomic_store_explicit(&e->in_use, !fallen_back, memory_order_release);
 
@@ -1043,6 +1186,17 @@ int kc_evented_pleg_start(struct kc_evented_pleg *e)
         }
         e->running = true;
         return 0;
+}
+
+void kc_evented_pleg_begin_stop(struct kc_evented_pleg *e)
+{
+        if (!e)
+                return;
+        KC_LOCK_GUARD(&e->lock);
+        e->stopping = true;
+        if (e->attempt)
+                kc_cancel_trigger_mp(e->attempt);
+        pthread_cond_broadcast(&e->cond);
 }
 
 void kc_evented_pleg_stop(struct kc_evented_pleg *e)
@@ -1099,4 +1253,5 @@ void kc_evented_pleg_stats(struct kc_evented_pleg *e, struct kc_evented_pleg_sta
         *ret = e->stats;
         pthread_mutex_unlock(&e->lock);
         ret->dropped = atomic_load_explicit(&e->dropped, memory_order_relaxed);
+        ret->stale = atomic_load_explicit(&e->stale, memory_order_relaxed);
 }

@@ -68,6 +68,8 @@ struct kc_generic_pleg {
         /* Start of the last successful relist; 0 = never. Written by relist,
          * read by Healthy() from any thread. */
         _Atomic int64_t relist_time;
+        /* kc_generic_pleg_begin_stop(): a failed relist is the shutdown's, not an error. */
+        atomic_bool stopping;
 
         pthread_mutex_t relist_lock; /* serialises relists (relistLock) */
         pthread_mutex_t cache_lock;  /* serialises cache writes (podCacheMutex) */
@@ -569,6 +571,11 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
         }
 }
 
+int64_t kc_generic_pleg_last_relist_mp(struct kc_generic_pleg *g)
+{
+        return atomic_load_explicit(&g->relist_time, memory_order_relaxed);
+}
+
 int kc_generic_pleg_relist(struct kc_generic_pleg *g)
 {
         struct kc_pod_list pods = { 0 };
@@ -591,8 +598,12 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
         timestamp = kc_clock_now(g->clock);
         q = g->runtime.ops->get_pods(g->runtime.self, true, &pods, &err);
         if (q < 0) {
-                kc_log_error_s(err.message[0] ? err.message : strerror(-q),
-                               "GenericPLEG: Unable to retrieve pods");
+                if (atomic_load_explicit(&g->stopping, memory_order_relaxed))
+                        kc_log_v_s(2, "GenericPLEG: relist ended by the shutdown",
+                                   KC_KV_STR("err", err.message[0] ? err.message : strerror(-q)));
+                else
+                        kc_log_error_s(err.message[0] ? err.message : strerror(-q),
+                                       "GenericPLEG: Unable to retrieve pods");
                 goto out;
         }
         /* Healthy() reads this from other threads; the value is all it needs. */
@@ -694,6 +705,7 @@ int kc_generic_pleg_new(const struct kc_generic_pleg_config *cfg, struct kc_gene
         atomic_init(&g->relist_period, cfg->relist_period_ns);
         atomic_init(&g->relist_threshold, cfg->relist_threshold_ns);
         atomic_init(&g->relist_time, 0);
+        atomic_init(&g->stopping, false);
         pthread_mutex_init(&g->relist_lock, NULL);
         pthread_mutex_init(&g->cache_lock, NULL);
         pthread_mutex_init(&g->resync_lock, NULL);
@@ -746,6 +758,7 @@ int kc_generic_pleg_start(struct kc_generic_pleg *g)
         KC_LOCK_GUARD(&g->run_lock);
         if (g->running)
                 return 0;
+        atomic_store_explicit(&g->stopping, false, memory_order_relaxed);
         r = kc_cancel_new(&g->stop);
         if (r < 0)
                 return r;
@@ -756,6 +769,11 @@ int kc_generic_pleg_start(struct kc_generic_pleg *g)
         }
         g->running = true;
         return 0;
+}
+
+void kc_generic_pleg_begin_stop(struct kc_generic_pleg *g)
+{
+        atomic_store_explicit(&g->stopping, true, memory_order_relaxed);
 }
 
 void kc_generic_pleg_stop(struct kc_generic_pleg *g)

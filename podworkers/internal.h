@@ -50,6 +50,8 @@ int kc__pod_workers_snapshot(struct kc_pod_workers *pw, const char *uid,
 size_t kc__pod_workers_count(struct kc_pod_workers *pw);
 /** Number of live worker threads in the pool. */
 unsigned kc__pod_workers_thread_count(struct kc_pod_workers *pw);
+/* Pool threads that exited and are not joined yet (their stacks still mapped). */
+unsigned kc__pod_workers_unjoined_count(struct kc_pod_workers *pw);
 
 /**
  * Test hooks (upstream's WorkChannel Hold/Release): a held UID is never put

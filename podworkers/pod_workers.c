@@ -1235,8 +1235,16 @@ static void *worker_main(void *arg)
                 pw->n_idle--;
                 if (r == ETIMEDOUT && !pw->stopping && kc_list_empty(&pw->rq) &&
                     pw->n_threads > pw->min_threads) {
-                        /* Idle above the minimum: exit; the next spawn or free joins us. */
+                        /*
+                         * Idle above the minimum: exit; the next spawn, the
+                         * next exit or free joins us. An exited thread keeps
+                         * its stack mapped (and its first pages resident)
+                         * until joined: after a burst, the hundreds that
+                         * retire would keep theirs until the next burst.
+                         */
                         struct worker_thread **p;
+
+                        join_zombies_locked(pw);
 
                         for (p = &pw->threads; *p && *p != self; p = &(*p)->next)
                                 ;
@@ -2093,6 +2101,17 @@ size_t kc__pod_workers_count(struct kc_pod_workers *pw)
 
         pthread_mutex_lock(&pw->lock);
         n = kc_map_size(pw->pods);
+        pthread_mutex_unlock(&pw->lock);
+        return n;
+}
+
+unsigned kc__pod_workers_unjoined_count(struct kc_pod_workers *pw)
+{
+        unsigned n = 0;
+
+        pthread_mutex_lock(&pw->lock);
+        for (struct worker_thread *z = pw->zombies; z; z = z->next)
+                n++;
         pthread_mutex_unlock(&pw->lock);
         return n;
 }

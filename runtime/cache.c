@@ -19,6 +19,7 @@
 
 #include "core/cancel.h"
 #include "core/cleanup.h"
+#include "core/lock.h"
 #include "core/map.h"
 #include "runtime/cache.h"
 #include "runtime/container.h"
@@ -242,6 +243,23 @@ void kc_pod_cache_delete(struct kc_pod_cache *c, const char *uid)
         pthread_mutex_lock(&c->mu);
         cache_entry_free(kc_map_remove(c->entries, uid));
         pthread_mutex_unlock(&c->mu);
+}
+
+void kc_pod_cache_foreach(struct kc_pod_cache *c,
+                          bool (*fn)(void *ud, const char *uid, const struct kc_pod_status *status),
+                          void *ud)
+{
+        struct cache_entry *e;
+        const char *uid;
+        size_t it = 0;
+        void *v;
+
+        KC_LOCK_GUARD(&c->mu);
+        while (kc_map_next(c->entries, &it, &uid, &v)) {
+                e = v;
+                if (!fn(ud, uid, e->status))
+                        break;
+        }
 }
 
 void kc_pod_cache_update_time(struct kc_pod_cache *c, int64_t ts_ns)

@@ -5,7 +5,9 @@
  * pkg/securitycontext), namespaces (runtimeutil.NamespacesForPod), sysctls
  * and port mappings (kuberuntime_sandbox_linux.go, kubecontainer).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +17,7 @@
 
 #include "container_linux.h"
 #include "core/arena.h"
+#include "core/cleanup.h"
 #include "core/format.h"
 #include "core/log.h"
 #include "runtime/api_pod.h"
@@ -40,6 +43,108 @@ void kc__container_resources(const struct kc_api_pod *pod, const struct kc_api_c
                 .cpu_quota = kc_milli_cpu_to_quota(cpu_lim, KC_CPU_QUOTA_PERIOD_US),
                 .oom_score_adj = kc_container_oom_score_adjust(pod, c, memory_capacity),
         };
+}
+
+void kc__hugepage_unit_size(uint64_t bytes, char buf[static 32])
+{
+        static const char *const units[] = { "B", "KB", "MB", "GB", "TB", "PB" };
+        size_t i = 0;
+
+        while (bytes >= 1024 && i + 1 < KC_ELEMENTSOF(units)) {
+                bytes /= 1024;
+                i++;
+        }
+        snprintf(buf, 32, "%" PRIu64 "%s", bytes, units[i]);
+}
+
+/* The bytes of a hugepages-<quantity> resource name's size ("2Mi", "1Gi", "2M"); 0 if not one. */
+static uint64_t hugepage_name_bytes(const char *name)
+{
+        static const struct {
+                const char *suffix;
+                uint64_t mult;
+        } sfx[] = { { "Ki", 1ULL << 10 },   { "Mi", 1ULL << 20 },      { "Gi", 1ULL << 30 },
+                    { "Ti", 1ULL << 40 },   { "k", 1000ULL },          { "M", 1000000ULL },
+                    { "G", 1000000000ULL }, { "T", 1000000000000ULL }, { "", 1 } };
+        uint64_t n = 0;
+        const char *p;
+
+        if (strncmp(name, "hugepages-", 10) != 0)
+                return 0;
+        for (p = name + 10; *p >= '0' && *p <= '9' && n < UINT64_MAX / 10; p++)
+                n = n * 10 + (uint64_t)(*p - '0');
+        if (p == name + 10)
+                return 0;
+        for (size_t i = 0; i < KC_ELEMENTSOF(sfx); i++)
+                if (strcmp(p, sfx[i].suffix) == 0)
+                        return n <= UINT64_MAX / sfx[i].mult ? n * sfx[i].mult : 0;
+        return 0;
+}
+
+int kc__hugepage_limits(const struct kc_api_container *c, const char *const *sizes, size_t n_sizes,
+                        struct kc_arena *a, const struct kc_cri_hugepage_limit **ret, size_t *ret_n)
+{
+        struct kc_cri_hugepage_limit *v;
+
+        if (n_sizes == 0) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        v = kc_arena_alloc(a, n_sizes * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_sizes; i++)
+                v[i] = (struct kc_cri_hugepage_limit){ .page_size = sizes[i] };
+        for (size_t j = 0; j < c->resources.n_limits; j++) {
+                uint64_t bytes = hugepage_name_bytes(c->resources.limits[j].name);
+                int64_t milli = c->resources.limits[j].q.milli;
+                char unit[32];
+
+                if (bytes == 0)
+                        continue;
+                kc__hugepage_unit_size(bytes, unit);
+                for (size_t i = 0; i < n_sizes; i++)
+                        if (strcmp(sizes[i], unit) == 0)
+                                v[i].limit = (uint64_t)(milli / 1000 + (milli % 1000 > 0));
+        }
+        *ret = v;
+        *ret_n = n_sizes;
+        return 0;
+}
+
+int kc__host_hugepage_sizes(const char *dir, char ***ret, size_t *ret_n)
+{
+        struct dirent **ents = NULL;
+        char **v;
+        size_t n = 0;
+        int n_ents, i, r = 0;
+
+        /* Sorted by name, as Go's ReadDir. */
+        n_ents = scandir(dir, &ents, NULL, alphasort);
+        v = calloc(n_ents > 0 ? (size_t)n_ents + 1 : 1, sizeof(*v));
+        for (i = 0; i < n_ents; i++) {
+                uint64_t kb = 0;
+                char unit[32];
+
+                if (v && r == 0 && sscanf(ents[i]->d_name, "hugepages-%" SCNu64 "kB", &kb) == 1 &&
+                    kb > 0 && kb <= UINT64_MAX / 1024) {
+                        kc__hugepage_unit_size(kb * 1024, unit);
+                        if (!(v[n++] = strdup(unit)))
+                                r = -ENOMEM;
+                }
+                free(ents[i]);
+        }
+        free(ents);
+        if (!v || r < 0) {
+                for (size_t j = 0; v && j < n; j++)
+                        free(v[j]);
+                free(v);
+                return -ENOMEM;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
 }
 
 /* securitycontext.DetermineEffectiveSecurityContext: the pod's fields, then the container's over them. */

@@ -33,6 +33,30 @@ void kc__container_resources(const struct kc_api_pod *pod, const struct kc_api_c
                              int64_t memory_capacity, struct kc_cri_linux_resources *ret);
 
 /**
+ * GetHugepageLimitsFromResources: one limit per huge page size of the host
+ * (@p sizes, "2MB"...), the container's hugepages-<size> limit in bytes or
+ * 0, in the arena. @return 0 or -ENOMEM.
+ */
+int kc__hugepage_limits(const struct kc_api_container *c, const char *const *sizes, size_t n_sizes,
+                        struct kc_arena *a, const struct kc_cri_hugepage_limit **ret,
+                        size_t *ret_n);
+
+/**
+ * HugePageUnitSizeFromByteSize: 2097152 -> "2MB", 1073741824 -> "1GB"
+ * (units B, KB, MB, GB, TB, PB). @p buf of 32 bytes.
+ */
+void kc__hugepage_unit_size(uint64_t bytes, char buf[static 32]);
+
+/**
+ * The host's huge page sizes (libcontainer's HugePageSizes): the
+ * "hugepages-<n>kB" entries of @p dir (/sys/kernel/mm/hugepages), as
+ * kc__hugepage_unit_size() names them; none when @p dir cannot be read.
+ * *@p ret is a malloc'd NULL-terminated array of malloc'd strings.
+ * @return 0 or -ENOMEM.
+ */
+int kc__host_hugepage_sizes(const char *dir, char ***ret, size_t *ret_n);
+
+/**
  * verifyRunAsNonRoot: 0, or -EPERM with *@p ret_msg (malloc'd) in
  * upstream's words. -ENOMEM.
  */

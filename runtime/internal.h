@@ -196,11 +196,13 @@ int kc__image_ref_parse(const char *s, struct kc__image_ref *ret, const char **r
 
 /* What generateContainerConfig and generatePodSandboxConfig read from the manager. */
 struct kc__sync_env {
-        struct kc_runtime_helper helper; /* ops NULL: none */
-        int64_t memory_capacity;         /* node memory in bytes; 0: unknown */
-        const char *seccomp_root;        /* <root-dir>/seccomp; NULL: /var/lib/kubelet/seccomp */
+        struct kc_runtime_helper helper;   /* ops NULL: none */
+        int64_t memory_capacity;           /* node memory in bytes; 0: unknown */
+        const char *seccomp_root;          /* <root-dir>/seccomp; NULL: /var/lib/kubelet/seccomp */
+        const char *const *hugepage_sizes; /* the host's huge page sizes ("2MB"...) */
+        size_t n_hugepage_sizes;
 };
 const struct kc__sync_env *kc__runtime_manager_sync_env(const struct kc_runtime_manager *m);
 
-/* The manager's podLogsRootDirectory, or NULL (sync_pod.c). */
-const char *kc__runtime_manager_pod_logs_root(const struct kc_runtime_manager *m);
+/* The clock the manager was built with (NULL: the real one). */
+struct kc_clock *kc__runtime_manager_clock(const struct kc_runtime_manager *m);

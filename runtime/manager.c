@@ -20,6 +20,7 @@
 #include "core/clock.h"
 #include "core/format.h"
 #include "core/map.h"
+#include "container_linux.h"
 #include "internal.h"
 #include "runtime/container.h"
 #include "runtime/error.h"
@@ -40,6 +41,21 @@
  * pod it returned) and swaps it in at the end, so pods the listing no longer
  * has are dropped without any bookkeeping. Map keys are the pods' own ids.
  */
+
+/*
+ * The last listing GetPods built pods from, per value of `all`, when its
+ * results were shared arenas (a CRI list memo hands out the same result for
+ * an unchanged response, issue 18): the same items in the same arenas are
+ * the same listing, so the same pods in the same order. The references keep
+ * the arenas alive, so an address cannot come back for another listing.
+ */
+struct last_listing {
+        struct kc_arena *sb_arena, *c_arena; /* references, or NULL */
+        const void *sb_items, *c_items;
+        size_t n_sb, n_c;
+        struct kc_pod **pods; /* the result built from it, one reference each */
+        size_t n_pods;
+};
 
 /* One pod being assembled: counts first, then slots in the shared arrays. */
 struct group {
@@ -64,6 +80,7 @@ struct kc_runtime_manager {
         char *pod_logs_root;     /* podLogsRootDirectory; NULL: log directories are not created */
         struct kc__sync_env env; /* the runtime helper and the machine (sync_pod.c) */
         char *seccomp_root;      /* env.seccomp_root's memory */
+        char **hugepage_sizes;   /* env.hugepage_sizes' memory (NULL-terminated) */
 
         /* GetPods state, reused across calls. get_pods may run on several threads. */
         pthread_mutex_t lock;
@@ -80,6 +97,7 @@ struct kc_runtime_manager {
         size_t cap_order;
         struct kc_container *tmp; /* one pod's entries while building it */
         size_t cap_tmp;
+        struct last_listing last[2]; /* [all] */
 };
 
 /* Drops every pod reference @m holds and empties it. */
@@ -93,6 +111,26 @@ static void pod_map_clear(struct kc_map *m)
         while (kc_map_next(m, &it, NULL, &p))
                 kc_pod_unref(p);
         kc_map_clear(m);
+}
+
+/* A NULL-terminated array of malloc'd strings. */
+static void strv_free(char **v)
+{
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
+}
+
+static void last_listing_done(struct last_listing *l)
+{
+        size_t i;
+
+        kc_arena_free(l->sb_arena);
+        kc_arena_free(l->c_arena);
+        for (i = 0; i < l->n_pods; i++)
+                kc_pod_unref(l->pods[i]);
+        free(l->pods);
+        *l = (struct last_listing){ 0 };
 }
 
 int kc_runtime_manager_new(struct kc_runtime_service svc, struct kc_clock *clock,
@@ -126,6 +164,7 @@ struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m)
         for (i = 0; i < 2; i++) {
                 pod_map_clear(m->cache[i]);
                 kc_map_free(m->cache[i]);
+                last_listing_done(&m->last[i]);
         }
         kc_map_free(m->next_cache);
         kc_map_free(m->group_index);
@@ -137,6 +176,7 @@ struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m)
         free(m->tmp);
         free(m->pod_logs_root);
         free(m->seccomp_root);
+        strv_free(m->hugepage_sizes);
         pthread_mutex_destroy(&m->lock);
         free(m);
         return NULL;
@@ -155,9 +195,14 @@ int kc_runtime_manager_set_pod_logs_root(struct kc_runtime_manager *m, const cha
         return 0;
 }
 
-const char *kc__runtime_manager_pod_logs_root(const struct kc_runtime_manager *m)
+const char *kc_runtime_manager_pod_logs_root(const struct kc_runtime_manager *m)
 {
         return m->pod_logs_root;
+}
+
+struct kc_clock *kc__runtime_manager_clock(const struct kc_runtime_manager *m)
+{
+        return m->clock;
 }
 
 int kc_runtime_manager_set_runtime_helper(struct kc_runtime_manager *m,
@@ -170,17 +215,27 @@ int kc_runtime_manager_set_runtime_helper(struct kc_runtime_manager *m,
 }
 
 int kc_runtime_manager_set_machine(struct kc_runtime_manager *m, int64_t memory_capacity,
-                                   const char *root_dir)
+                                   const char *root_dir, const char *hugepages_dir)
 {
-        char *root = NULL;
+        char *root = NULL, **sizes = NULL;
+        size_t n_sizes = 0;
 
         if (!m || memory_capacity < 0 || (root_dir && root_dir[0] != '/'))
                 return -EINVAL;
         if (root_dir && !(root = kc_strdup_printf("%s/seccomp", root_dir)))
                 return -ENOMEM;
+        if (kc__host_hugepage_sizes(hugepages_dir ? hugepages_dir : "/sys/kernel/mm/hugepages",
+                                    &sizes, &n_sizes) < 0) {
+                free(root);
+                return -ENOMEM;
+        }
         free(m->seccomp_root);
+        strv_free(m->hugepage_sizes);
         m->seccomp_root = root;
+        m->hugepage_sizes = sizes;
         m->env.seccomp_root = root;
+        m->env.hugepage_sizes = (const char *const *)sizes;
+        m->env.n_hugepage_sizes = n_sizes;
         m->env.memory_capacity = memory_capacity;
         return 0;
 }
@@ -559,6 +614,51 @@ size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all)
         return n;
 }
 
+/* Is this listing the last one, by identity? Then *ret holds its pods again. */
+static int last_listing_reuse(struct last_listing *l, const struct kc_pod_sandbox_list *sbl,
+                              const struct kc_container_list *cl, struct kc_pod_list *ret)
+{
+        struct kc_pod_list out = { 0 };
+
+        if (!l->sb_arena || !l->c_arena || l->sb_arena != sbl->arena || l->c_arena != cl->arena ||
+            l->sb_items != sbl->items || l->c_items != cl->items || l->n_sb != sbl->n ||
+            l->n_c != cl->n)
+                return 0;
+        if (l->n_pods > 0 && !(out.pods = malloc(l->n_pods * sizeof(*out.pods))))
+                return -ENOMEM;
+        for (out.n = 0; out.n < l->n_pods; out.n++)
+                out.pods[out.n] = kc_pod_ref(l->pods[out.n]);
+        *ret = out;
+        return 1;
+}
+
+/* Remembers the listing @pods was built from when its arenas are shared (best effort). */
+static void last_listing_keep(struct last_listing *l, const struct kc_pod_sandbox_list *sbl,
+                              const struct kc_container_list *cl, const struct kc_pod_list *pods)
+{
+        struct kc_pod **copy = NULL;
+        size_t i;
+
+        last_listing_done(l);
+        /* An arena only we hold cannot be handed out again: keeping it would only cost memory. */
+        if (!kc_arena_shared(sbl->arena) || !kc_arena_shared(cl->arena))
+                return;
+        if (pods->n > 0 && !(copy = malloc(pods->n * sizeof(*copy))))
+                return;
+        for (i = 0; i < pods->n; i++)
+                copy[i] = kc_pod_ref(pods->pods[i]);
+        *l = (struct last_listing){
+                .sb_arena = kc_arena_ref(sbl->arena),
+                .c_arena = kc_arena_ref(cl->arena),
+                .sb_items = sbl->items,
+                .c_items = cl->items,
+                .n_sb = sbl->n,
+                .n_c = cl->n,
+                .pods = copy,
+                .n_pods = pods->n,
+        };
+}
+
 int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct kc_pod_list *ret,
                                 struct kc_runtime_error *err)
 {
@@ -579,7 +679,12 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct k
                 return r;
 
         pthread_mutex_lock(&m->lock);
-        r = get_pods_locked(m, all, &sbl, &cl, ret);
+        r = last_listing_reuse(&m->last[all], &sbl, &cl, ret);
+        if (r == 0) {
+                r = get_pods_locked(m, all, &sbl, &cl, ret);
+                if (r >= 0)
+                        last_listing_keep(&m->last[all], &sbl, &cl, ret);
+        }
         pthread_mutex_unlock(&m->lock);
         if (r < 0)
                 return out_of_memory(err);

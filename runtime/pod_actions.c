@@ -138,6 +138,37 @@ static bool init_container_failed(const struct kc_container_status *cs)
         return cs->state == KC_CONTAINER_STATE_UNKNOWN;
 }
 
+bool kc_is_restartable_init_container(const struct kc_api_container *c)
+{
+        return c && c->restart_policy_always;
+}
+
+bool kc_pod_has_restartable_init_container(const struct kc_api_pod *pod)
+{
+        size_t i;
+
+        for (i = 0; pod && i < pod->n_init_containers; i++)
+                if (kc_is_restartable_init_container(&pod->init_containers[i]))
+                        return true;
+        return false;
+}
+
+/* hasAnyRegularContainerCreated: an app container created, running or exited. */
+static bool any_regular_container_created(const struct kc_api_pod *pod,
+                                          const struct kc_pod_status *s)
+{
+        size_t i;
+
+        for (i = 0; i < pod->n_containers; i++) {
+                const struct kc_container_status *cs =
+                        kc__find_container_status(s, pod->containers[i].name);
+
+                if (cs && cs->state != KC_CONTAINER_STATE_UNKNOWN)
+                        return true;
+        }
+        return false;
+}
+
 /*
  * findNextInitContainerToRun: *ret_last is the status of the last failed init
  * container (or NULL), *ret_next the index of the next init container to run
@@ -206,6 +237,7 @@ void kc_pod_actions_done(struct kc_pod_actions *a)
         }
         free(a->containers_to_kill);
         free(a->containers_to_start);
+        free(a->init_containers_to_start);
         free(a->sandbox_id);
         free(a->message);
         *a = (struct kc_pod_actions){ .next_init_container_to_start = -1 };
@@ -214,7 +246,7 @@ void kc_pod_actions_done(struct kc_pod_actions *a)
 /* The actions being computed, with the capacities of their growing arrays. */
 struct plan {
         struct kc_pod_actions a;
-        size_t cap_start, cap_kill;
+        size_t cap_start, cap_kill, cap_init_start;
         const struct kc_probe_results_view *probes; /* may be NULL */
 };
 
@@ -224,6 +256,15 @@ static int add_start(struct plan *p, size_t idx)
                           4) < 0)
                 return -ENOMEM;
         p->a.containers_to_start[p->a.n_containers_to_start++] = idx;
+        return 0;
+}
+
+static int add_init_start(struct plan *p, size_t idx)
+{
+        if (KC_ARRAY_GROW(p->a.init_containers_to_start, p->cap_init_start,
+                          p->a.n_init_containers_to_start + 1, 4) < 0)
+                return -ENOMEM;
+        p->a.init_containers_to_start[p->a.n_init_containers_to_start++] = idx;
         return 0;
 }
 
@@ -308,6 +349,7 @@ static const char *sandbox_changed(const struct kc_pod_status *s, uint32_t *ret_
 static int plan_new_sandbox(struct plan *p, const struct kc_api_pod *pod,
                             const struct kc_pod_status *s, const char *why)
 {
+        const bool sidecars = kc_pod_has_restartable_init_container(pod);
         const struct kc_container_status *init_last;
         size_t i;
         int r, next;
@@ -338,7 +380,10 @@ static int plan_new_sandbox(struct plan *p, const struct kc_api_pod *pod,
                 if (r < 0)
                         return r;
         }
-        if (p->a.n_containers_to_start == 0 && next_init_container(pod, s, &init_last, &next)) {
+        /* Initialized before: a sidecar pod has had an app container, else the init walk is done. */
+        if (p->a.n_containers_to_start == 0 &&
+            (sidecars ? any_regular_container_created(pod, s)
+                      : next_init_container(pod, s, &init_last, &next))) {
                 p->a.create_sandbox = false;
                 return set_message(p, kc_strdup_printf("%s; nothing to start: kill only", why));
         }
@@ -347,7 +392,10 @@ static int plan_new_sandbox(struct plan *p, const struct kc_api_pod *pod,
                 free(p->a.containers_to_start);
                 p->a.containers_to_start = NULL;
                 p->a.n_containers_to_start = p->cap_start = 0;
-                p->a.next_init_container_to_start = 0;
+                if (!sidecars)
+                        p->a.next_init_container_to_start = 0;
+                else if ((r = add_init_start(p, 0)) < 0)
+                        return r;
         }
         return set_message(p, kc_strdup_printf("%s; re-create the sandbox (attempt %" PRIu32 ")",
                                                why, p->a.attempt));
@@ -418,6 +466,112 @@ static int plan_probe_kill(struct plan *p, const struct kc_api_pod *pod,
 }
 
 /*
+ * One init container with status @cs on the sidecar path (the state switch
+ * of computeInitContainerActions); @prev: an init container after it has
+ * started already. Returns 1 when the pod must be killed (a failed init
+ * container and restartPolicy Never), 0, or -ENOMEM.
+ */
+static int plan_init_one(struct plan *p, const struct kc_api_pod *pod, size_t i,
+                         const struct kc_container_status *cs, bool prev, bool *initialized)
+{
+        const struct kc_api_container *c = &pod->init_containers[i];
+        const bool restartable = kc_is_restartable_init_container(c);
+        const bool last = i + 1 == pod->n_init_containers;
+        int r;
+
+        switch (cs->state) {
+        case KC_CONTAINER_STATE_CREATED: /* created but never started: start it again */
+                return add_init_start(p, i);
+        case KC_CONTAINER_STATE_RUNNING:
+                if (!restartable)
+                        return 0; /* wait for it to finish */
+                /* A running sidecar is started (no startup probe): the next one may start. */
+                if (last)
+                        *initialized = true;
+                else if (!prev && (r = add_init_start(p, i + 1)) < 0)
+                        return r;
+                if (cs->hash == kc_container_spec_hash(c))
+                        return 0;
+                r = add_kill(p, cs, true, i,
+                             kc_strdup_printf("Init container %s definition changed", c->name));
+                return r < 0 ? r : add_init_start(p, i);
+        case KC_CONTAINER_STATE_EXITED:
+                if (restartable)
+                        return add_init_start(p, i); /* whatever the pod's restartPolicy */
+                if (init_container_failed(cs))
+                        return restart_on_failure(pod) ? add_init_start(p, i) : 1;
+                if (last)
+                        *initialized = true;
+                return last ? 0 : add_init_start(p, i + 1);
+        default:
+                if (!restartable && !restart_on_failure(pod))
+                        return 1;
+                r = add_kill_unknown(p, cs, true, i);
+                return r < 0 ? r : add_init_start(p, i);
+        }
+}
+
+/*
+ * computeInitContainerActions (the SidecarContainers path): walks the init
+ * containers backwards from the last one that has a status; the ones
+ * before it only matter when they are sidecars, to be kept running.
+ * *ret_initialized: the pod may start its app containers.
+ */
+static int plan_sidecar_init(struct plan *p, const struct kc_api_pod *pod,
+                             const struct kc_pod_status *s, bool *ret_initialized)
+{
+        bool initialized = false, prev;
+        size_t i, n;
+        int r;
+
+        /* An app container created or running: initialization happened before. */
+        for (i = 0; i < pod->n_containers && !initialized; i++) {
+                const struct kc_container_status *cs =
+                        kc__find_container_status(s, pod->containers[i].name);
+
+                initialized = cs && (cs->state == KC_CONTAINER_STATE_CREATED ||
+                                     cs->state == KC_CONTAINER_STATE_RUNNING);
+        }
+        prev = initialized;
+        for (i = pod->n_init_containers; i-- > 0;) {
+                const struct kc_api_container *c = &pod->init_containers[i];
+                const struct kc_container_status *cs = kc__find_container_status(s, c->name);
+
+                if (!cs || (prev && !kc_is_restartable_init_container(c))) {
+                        /* A sidecar whose every instance is gone is started again. */
+                        if (!cs && prev && kc_is_restartable_init_container(c) &&
+                            (r = add_init_start(p, i)) < 0)
+                                return r;
+                        continue;
+                }
+                r = plan_init_one(p, pod, i, cs, prev, &initialized);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        p->a.kill_pod = true;
+                        p->a.n_init_containers_to_start = 0;
+                        *ret_initialized = false;
+                        return set_message(p, kc_strdup_printf("init container %s failed and "
+                                                               "restartPolicy is Never",
+                                                               c->name));
+                }
+                prev = true;
+        }
+        if (!prev && (r = add_init_start(p, 0)) < 0)
+                return r;
+        /* Collected backwards: start them in spec order. */
+        n = p->a.n_init_containers_to_start;
+        for (i = 0; i < n / 2; i++) {
+                size_t t = p->a.init_containers_to_start[i];
+
+                p->a.init_containers_to_start[i] = p->a.init_containers_to_start[n - 1 - i];
+                p->a.init_containers_to_start[n - 1 - i] = t;
+        }
+        *ret_initialized = initialized;
+        return 0;
+}
+
+/*
  * App container @i of a running pod: keep it (*keep counts it), start it when
  * it is not running and should be restarted, or restart it when its spec
  * changed.
@@ -458,6 +612,7 @@ static int compute(struct plan *p, const struct kc_api_pod *pod, const struct kc
 {
         const struct kc_container_status *init_last;
         const char *why, *sandbox_id;
+        bool initialized = false;
         size_t i, keep = 0;
         int r, next;
 
@@ -469,15 +624,26 @@ static int compute(struct plan *p, const struct kc_api_pod *pod, const struct kc
         }
         if (why)
                 return plan_new_sandbox(p, pod, s, why);
-        if (!next_init_container(pod, s, &init_last, &next))
+        if (kc_pod_has_restartable_init_container(pod)) {
+                r = plan_sidecar_init(p, pod, s, &initialized);
+                if (r < 0 || p->a.kill_pod)
+                        return r;
+                if (!initialized)
+                        return set_message(p, kc_strdup_printf("initialization in progress: "
+                                                               "start %zu init container(s)",
+                                                               p->a.n_init_containers_to_start));
+        } else if (!next_init_container(pod, s, &init_last, &next)) {
                 return plan_init_containers(p, pod, init_last, next);
+        }
         for (i = 0; i < pod->n_containers; i++) {
                 r = plan_container(p, pod, s, i, &keep);
                 if (r < 0)
                         return r;
         }
         if (keep == 0 && p->a.n_containers_to_start == 0) {
+                /* No sidecar is restarted to keep a finished pod alive. */
                 p->a.kill_pod = true;
+                p->a.n_init_containers_to_start = 0;
                 return set_message(p, strdup("no container to keep or start: kill the pod"));
         }
         return set_message(p,

@@ -29,6 +29,7 @@
 #include "core/log.h"
 #include "container_linux.h"
 #include "internal.h"
+#include "lifecycle.h"
 #include "metrics/kubelet_metrics.h"
 #include "metrics/registry.h"
 #include "runtime/api_pod.h"
@@ -75,34 +76,6 @@ static void result_fail(struct sp_result *res, int r, const char *fmt, ...)
         res->msgs[res->n_msgs++] = msg;
 }
 
-/* Go's %q of @p s: double-quoted, '"', '\\' and control bytes escaped. NULL on ENOMEM. */
-static char *go_quote(const char *s)
-{
-        static const char from[] = "\"\\\a\b\f\n\r\t\v", to[] = "\"\\abfnrtv";
-        char *q = malloc(strlen(s) * 4 + 3), *o;
-        const char *p;
-
-        if (!q)
-                return NULL;
-        o = q;
-        *o++ = '"';
-        for (; *s; s++) {
-                unsigned char ch = (unsigned char)*s;
-
-                if (ch && (p = strchr(from, ch))) {
-                        *o++ = '\\';
-                        *o++ = to[p - from];
-                } else if (ch < 0x20 || ch == 0x7f) {
-                        o += sprintf(o, "\\x%02x", ch);
-                } else {
-                        *o++ = (char)ch;
-                }
-        }
-        *o++ = '"';
-        *o = '\0';
-        return q;
-}
-
 /*
  * A failed SyncResult, as PodSyncResult.Error() words it:
  * failed to "<action>" for "<target>" with <reason>: "<message>".
@@ -110,7 +83,8 @@ static char *go_quote(const char *s)
 static void result_fail_action(struct sp_result *res, int r, const char *action, const char *target,
                                const char *reason, const char *msg)
 {
-        _cleanup_free_ char *qt = go_quote(target ? target : ""), *qm = go_quote(msg ? msg : "");
+        _cleanup_free_ char *qt = kc__go_quote(target ? target : ""),
+                            *qm = kc__go_quote(msg ? msg : "");
 
         if (!qt || !qm)
                 result_fail(res, r, "out of memory");
@@ -199,19 +173,34 @@ static int64_t pod_grace(const struct kc_api_pod *pod)
         return DEFAULT_TERMINATION_GRACE_S;
 }
 
-/* A container to stop: its runtime ID and name (the SyncResult's target). */
+/*
+ * A container to stop: its runtime ID and name (the SyncResult's target),
+ * and its spec in the pod when known (for the preStop hook and the
+ * termination ordering of sidecars).
+ */
 struct kill_target {
         const char *id;
         const char *name;
+        const struct kc_api_container *spec; /* NULL: not in the pod (or no pod) */
+        int sidecar;                         /* index among init containers, or -1 */
+};
+
+/* What every kill of one call shares: the runtime, the pod and its hooks' surroundings. */
+struct kill_ctx {
+        struct kc_runtime_service *svc;
+        struct kc_clock *clock;       /* NULL: the real one */
+        const struct kc_api_pod *pod; /* NULL: no hooks, no ordering */
+        const char *pod_ip;           /* for httpGet hooks; may be NULL */
+        const char *sandbox_id;       /* asked for the IP when pod_ip is NULL; may be NULL */
+        struct kc_cancel *ctx;
 };
 
 /* killContainersWithSyncResult's containers, shared by the stopping threads. */
 struct kill_set {
-        struct kc_runtime_service *svc;
+        const struct kill_ctx *kc;
         const struct kill_target *targets;
         size_t n;
         int64_t grace_s;
-        struct kc_cancel *ctx;
         atomic_size_t next; /* the next target a thread claims */
         struct kill_outcome {
                 int r;
@@ -219,6 +208,88 @@ struct kill_set {
                 struct kc_runtime_error e;
         } * out;
 };
+
+/*
+ * GetContainerSpec: @p name among the app containers, then the init ones;
+ * *@p ret_sidecar the init index of a restartable one, else -1.
+ */
+static const struct kc_api_container *container_spec(const struct kc_api_pod *pod, const char *name,
+                                                     int *ret_sidecar)
+{
+        size_t i;
+
+        *ret_sidecar = -1;
+        for (i = 0; pod && i < pod->n_containers; i++)
+                if (kc__streq(pod->containers[i].name, name))
+                        return &pod->containers[i];
+        for (i = 0; pod && i < pod->n_init_containers; i++)
+                if (kc__streq(pod->init_containers[i].name, name)) {
+                        if (kc_is_restartable_init_container(&pod->init_containers[i]))
+                                *ret_sidecar = (int)i;
+                        return &pod->init_containers[i];
+                }
+        return NULL;
+}
+
+static struct kill_target make_target(const struct kc_api_pod *pod, const char *id,
+                                      const char *name)
+{
+        struct kill_target t = { .id = id, .name = name };
+
+        t.spec = container_spec(pod, name, &t.sidecar);
+        return t;
+}
+
+/* Whole seconds of @p clock since @p start_ns, truncated as upstream's int64(d.Seconds()). */
+static int64_t seconds_since(struct kc_clock *clock, int64_t start_ns)
+{
+        int64_t d = kc_clock_now(clock ? clock : kc_clock_real()) - start_ns;
+
+        return d > 0 ? d / KC_NSEC_PER_SEC : 0;
+}
+
+/*
+ * executePreStopHook: runs the hook with the grace period as its bound
+ * and returns the whole seconds it took. A failure is logged only.
+ */
+static int64_t run_pre_stop(const struct kill_ctx *kc, const struct kill_target *t, int64_t grace_s)
+{
+        struct kc_clock *clock = kc->clock ? kc->clock : kc_clock_real();
+        const struct kc__hook_env env = { kc->svc, kc->clock, kc->ctx, kc->pod_ip, kc->sandbox_id };
+        _cleanup_free_ char *msg = NULL;
+        int64_t start = kc_clock_now(clock);
+        int r;
+
+        kc_log_v_s(3, "Running preStop hook", KC_KV_POD(kc->pod->namespace, kc->pod->name),
+                   KC_KV_STR("containerName", t->name), KC_KV_STR("containerID", t->id));
+        r = kc__run_handler(&env, kc->pod, t->spec, t->id, &t->spec->lifecycle.pre_stop, grace_s,
+                            &msg);
+        if (r < 0)
+                kc_log_error_s(msg ? msg : strerror(-r), "PreStop hook failed",
+                               KC_KV_POD(kc->pod->namespace, kc->pod->name),
+                               KC_KV_STR("containerName", t->name),
+                               KC_KV_STR("containerID", t->id));
+        return seconds_since(clock, start);
+}
+
+/*
+ * killContainer: the preStop hook when there is one and grace left (its
+ * time comes off the grace), then StopContainer with at least the minimum
+ * grace; a container the runtime no longer knows is stopped.
+ */
+static int kill_container(const struct kill_ctx *kc, const struct kill_target *t, int64_t grace_s,
+                          struct kc_runtime_error *e)
+{
+        int r;
+
+        if (kc->pod && t->spec && t->spec->lifecycle.pre_stop.kind != KC_HANDLER_NONE &&
+            grace_s > 0)
+                grace_s -= run_pre_stop(kc, t, grace_s);
+        if (grace_s < KC_MINIMUM_GRACE_PERIOD_S)
+                grace_s = KC_MINIMUM_GRACE_PERIOD_S;
+        r = kc->svc->ops->stop_container(kc->svc->self, t->id, grace_s, e);
+        return r < 0 && e->code == KC_RUNTIME_NOT_FOUND ? 0 : r;
+}
 
 /*
  * One stopping thread: claims targets until none is left. Each
@@ -233,77 +304,122 @@ static void *kill_worker(void *arg)
         while ((i = atomic_fetch_add(&ks->next, 1)) < ks->n) {
                 struct kill_outcome *o = &ks->out[i];
 
-                if (ks->ctx && kc_cancel_is_set(ks->ctx)) {
+                if (ks->kc->ctx && kc_cancel_is_set(ks->kc->ctx)) {
                         o->skipped = true;
                         continue;
                 }
-                o->r = ks->svc->ops->stop_container(ks->svc->self, ks->targets[i].id, ks->grace_s,
-                                                    &o->e);
-                /* killContainer: a container the runtime no longer knows is stopped. */
-                if (o->r < 0 && o->e.code == KC_RUNTIME_NOT_FOUND)
-                        o->r = 0;
+                o->r = kill_container(ks->kc, &ks->targets[i], ks->grace_s, &o->e);
         }
         return NULL;
 }
 
 /*
- * Stops every target at once (upstream: one goroutine each), with at most
- * KC_KILL_POD_PARALLELISM calls in flight (D19), the calling thread being
- * one of the stoppers; then records each failure in target order. A thread
- * that cannot be created leaves its share to the others. Returns false
- * when cancelled.
+ * Stops targets [@p from, @p from + @p n) of @p all at once (upstream: one
+ * goroutine each), with at most KC_KILL_POD_PARALLELISM calls in flight
+ * (D19), the calling thread being one of the stoppers; then records each
+ * failure in target order. A thread that cannot be created leaves its
+ * share to the others. Returns false when cancelled.
  */
-static bool stop_containers(struct kill_set *ks, struct sp_result *res)
+static bool stop_containers(const struct kill_ctx *kc, const struct kill_target *all,
+                            struct kill_outcome *out, size_t from, size_t n, int64_t grace_s,
+                            struct sp_result *res)
 {
+        struct kill_set ks = {
+                .kc = kc, .targets = all + from, .n = n, .grace_s = grace_s, .out = out + from
+        };
         pthread_t th[KC_KILL_POD_PARALLELISM - 1];
         size_t n_th = 0, i;
 
-        while (n_th + 1 < ks->n && n_th < KC_ELEMENTSOF(th) &&
-               pthread_create(&th[n_th], NULL, kill_worker, ks) == 0)
+        atomic_init(&ks.next, 0);
+        while (n_th + 1 < ks.n && n_th < KC_ELEMENTSOF(th) &&
+               pthread_create(&th[n_th], NULL, kill_worker, &ks) == 0)
                 n_th++;
-        kill_worker(ks);
+        kill_worker(&ks);
         for (i = 0; i < n_th; i++)
                 pthread_join(th[i], NULL);
-        for (i = 0; i < ks->n; i++)
-                if (!ks->out[i].skipped && ks->out[i].r < 0)
-                        result_fail_action(res, ks->out[i].r, "KillContainer", ks->targets[i].name,
+        for (i = 0; i < ks.n; i++)
+                if (!ks.out[i].skipped && ks.out[i].r < 0)
+                        result_fail_action(res, ks.out[i].r, "KillContainer", ks.targets[i].name,
                                            "KillContainerError",
-                                           error_text(&ks->out[i].e, ks->out[i].r));
-        return !cancelled(ks->ctx, res);
+                                           error_text(&ks.out[i].e, ks.out[i].r));
+        return !cancelled(kc->ctx, res);
 }
 
 /*
- * killPodWithSyncResult: stops the containers in parallel, then the
- * sandboxes one by one; a sandbox already gone (NOT_FOUND) counts as
- * stopped. The sandboxes share one KillPodSandbox result for @p pod_uid
- * (the last failure's text). Returns false when cancelled.
+ * The termination ordering of a pod with sidecars (upstream
+ * terminationOrdering): @p t reordered so that the other containers come
+ * first, then the sidecars from the last init container to the first.
+ * Returns how many come before the sidecars.
  */
-static bool kill_ids(struct kc_runtime_service *svc, const char *pod_uid,
-                     const struct kill_target *cs, size_t n_c, const char *const *sbids,
-                     size_t n_sb, int64_t grace_s, struct kc_cancel *ctx, struct sp_result *res)
+static size_t order_targets(struct kill_target *t, size_t n)
 {
-        struct kill_set ks = { .svc = svc, .targets = cs, .n = n_c, .ctx = ctx };
-        _cleanup_free_ struct kill_outcome *out = NULL;
+        size_t i, j, n_app = 0;
+
+        for (i = 1; i < n; i++) {
+                struct kill_target x = t[i];
+
+                /* Stable insertion: non-sidecars (-1) keep their order, sidecars descend. */
+                for (j = i; j > 0 && (t[j - 1].sidecar >= 0 &&
+                                      (x.sidecar < 0 || t[j - 1].sidecar < x.sidecar));
+                     j--)
+                        t[j] = t[j - 1];
+                t[j] = x;
+        }
+        while (n_app < n && t[n_app].sidecar < 0)
+                n_app++;
+        return n_app;
+}
+
+/*
+ * killContainersWithSyncResult: the app containers in parallel, then each
+ * sidecar in turn with what is left of the grace (whole seconds), as
+ * upstream's termination ordering has them wait for the app containers
+ * and for the sidecars after them. Returns false when cancelled.
+ */
+static bool kill_containers(const struct kill_ctx *kc, struct kill_target *t, size_t n,
+                            int64_t grace_s, struct sp_result *res)
+{
+        struct kc_clock *clock = kc->clock ? kc->clock : kc_clock_real();
+        _cleanup_free_ struct kill_outcome *out = calloc(n + 1, sizeof(*out));
+        int64_t start = kc_clock_now(clock), left;
+        size_t n_app, i;
+
+        if (!out) {
+                result_fail(res, -ENOMEM, "out of memory");
+                return true;
+        }
+        n_app = order_targets(t, n);
+        if (n_app > 0 && !stop_containers(kc, t, out, 0, n_app, grace_s, res))
+                return false;
+        for (i = n_app; i < n; i++) {
+                left = grace_s - seconds_since(clock, start);
+                if (!stop_containers(kc, t, out, i, 1, left, res))
+                        return false;
+        }
+        return true;
+}
+
+/*
+ * killPodWithSyncResult: stops the containers, then the sandboxes one by
+ * one; a sandbox already gone (NOT_FOUND) counts as stopped. The
+ * sandboxes share one KillPodSandbox result for @p pod_uid (the last
+ * failure's text). Returns false when cancelled.
+ */
+static bool kill_ids(const struct kill_ctx *kc, const char *pod_uid, struct kill_target *cs,
+                     size_t n_c, const char *const *sbids, size_t n_sb, int64_t grace_s,
+                     struct sp_result *res)
+{
+        struct kc_runtime_service *svc = kc->svc;
         struct kc_runtime_error e, sb_e = { 0 };
         int r, sb_r = 0;
         size_t i;
 
-        if (cancelled(ctx, res))
+        if (cancelled(kc->ctx, res))
                 return false;
-        ks.grace_s = grace_s < KC_MINIMUM_GRACE_PERIOD_S ? KC_MINIMUM_GRACE_PERIOD_S : grace_s;
-        if (n_c > 0) {
-                out = calloc(n_c, sizeof(*out));
-                if (!out) {
-                        result_fail(res, -ENOMEM, "out of memory");
-                        return true;
-                }
-                ks.out = out;
-                atomic_init(&ks.next, 0);
-                if (!stop_containers(&ks, res))
-                        return false;
-        }
+        if (n_c > 0 && !kill_containers(kc, cs, n_c, grace_s, res))
+                return false;
         for (i = 0; i < n_sb; i++) {
-                if (cancelled(ctx, res))
+                if (cancelled(kc->ctx, res))
                         return false;
                 e = (struct kc_runtime_error){ 0 };
                 r = svc->ops->stop_pod_sandbox(svc->self, sbids[i], &e);
@@ -323,6 +439,7 @@ int kc_runtime_manager_kill_pod(struct kc_runtime_manager *m, const struct kc_ap
                                 struct kc_cancel *ctx, char **ret_err)
 {
         struct kc_runtime_service svc = kc_runtime_manager_service(m);
+        struct kill_ctx kc = { .svc = &svc, .pod = pod, .ctx = ctx };
         struct sp_result res = { 0 };
         struct kc_container_list cl = { 0 };
         struct kc_pod_sandbox_list sbl = { 0 };
@@ -337,6 +454,7 @@ int kc_runtime_manager_kill_pod(struct kc_runtime_manager *m, const struct kc_ap
                 *ret_err = NULL;
         if (!m || !svc.ops || (!pod && !running_pod))
                 return -EINVAL;
+        kc.clock = kc__runtime_manager_clock(m);
         if (cancelled(ctx, &res))
                 return result_finish(&res, ret_err);
 
@@ -346,11 +464,12 @@ int kc_runtime_manager_kill_pod(struct kc_runtime_manager *m, const struct kc_ap
                 if (!cs || !sbids)
                         return -ENOMEM;
                 for (i = 0; i < running_pod->n_containers; i++)
-                        cs[n_c++] = (struct kill_target){ running_pod->containers[i].id,
-                                                          running_pod->containers[i].name };
+                        cs[n_c++] = make_target(pod, running_pod->containers[i].id,
+                                                running_pod->containers[i].name);
                 for (i = 0; i < running_pod->n_sandboxes; i++)
                         sbids[n_sb++] = running_pod->sandboxes[i].id;
-                kill_ids(&svc, running_pod->id, cs, n_c, sbids, n_sb, grace_s, ctx, &res);
+                kc.sandbox_id = n_sb > 0 ? sbids[0] : NULL;
+                kill_ids(&kc, running_pod->id, cs, n_c, sbids, n_sb, grace_s, &res);
                 return result_finish(&res, ret_err);
         }
 
@@ -390,10 +509,11 @@ int kc_runtime_manager_kill_pod(struct kc_runtime_manager *m, const struct kc_ap
                 goto out;
         }
         for (i = 0; i < cl.n; i++)
-                cs[n_c++] = (struct kill_target){ cl.items[i].id, cl.items[i].metadata.name };
+                cs[n_c++] = make_target(pod, cl.items[i].id, cl.items[i].metadata.name);
         for (i = 0; i < sbl.n; i++)
                 sbids[n_sb++] = sbl.items[i].id;
-        kill_ids(&svc, uid, cs, n_c, sbids, n_sb, grace_s, ctx, &res);
+        kc.sandbox_id = n_sb > 0 ? sbids[0] : NULL;
+        kill_ids(&kc, uid, cs, n_c, sbids, n_sb, grace_s, &res);
 out:
         kc_runtime_result_done(&cl);
         kc_runtime_result_done(&sbl);
@@ -411,8 +531,10 @@ struct start_ctx {
         const struct kc__sync_env *env;
         const char *const *pod_ips; /* the sandbox's: status.podIP first */
         size_t n_pod_ips;
-        bool make_log_dirs; /* a pod logs root is set: create the directories */
-        bool counted;       /* this start counts in kubelet_started_containers_total */
+        bool make_log_dirs;        /* a pod logs root is set: create the directories */
+        bool counted;              /* this start counts in kubelet_started_containers_total */
+        bool failed;               /* the last start failed (start_fail ran) */
+        const struct kill_ctx *kc; /* the hooks' runtime, clock and pod IP */
         struct sp_result *res;
 };
 
@@ -462,6 +584,7 @@ static void report(struct start_ctx *sc, const struct kc_api_container *c, bool 
 static void start_fail(struct start_ctx *sc, const struct kc_api_container *c, bool init, int r,
                        const char *reason, const char *msg, int64_t retry_after_ns)
 {
+        sc->failed = true;
         result_fail_action(sc->res, r, "StartContainer", c->name, reason, msg);
         if (sc->counted && sc->opts->metrics) {
                 /* The code is startContainer's error, as upstream: a reason of low cardinality. */
@@ -659,6 +782,11 @@ static int generate_container_config(const struct start_ctx *sc, const struct kc
         if (r < 0)
                 return r;
         kc__container_resources(pod, c, sc->env->memory_capacity, &spec->config.resources);
+        r = kc__hugepage_limits(c, sc->env->hugepage_sizes, sc->env->n_hugepage_sizes, spec->arena,
+                                &spec->config.resources.hugepage_limits,
+                                &spec->config.resources.n_hugepage_limits);
+        if (r < 0)
+                return r;
         r = kc__container_security(pod, c, &user, sc->env->seccomp_root, spec->arena,
                                    &spec->config.security);
         if (r == -EINVAL)
@@ -734,6 +862,43 @@ static uint32_t next_attempt(const struct start_ctx *sc, const struct kc_api_con
 }
 
 /*
+ * startContainer step 4: the postStart hook. When it fails the container is
+ * killed (its preStop hook included, as killContainer does) and the start
+ * fails with PostStartHookError and the hook's message. Returns true when
+ * the hook succeeded.
+ */
+static bool post_start(struct start_ctx *sc, const struct kc_api_container *c, bool init,
+                       const char *id)
+{
+        const struct kc_api_pod *pod = sc->pod;
+        const struct kill_ctx *kc = sc->kc;
+        const struct kc__hook_env env = { kc->svc, kc->clock, kc->ctx, kc->pod_ip, sc->sandbox_id };
+        struct kill_ctx kill_kc = *kc;
+        struct sp_result kill_res = { 0 };
+        _cleanup_free_ char *msg = NULL, *kill_err = NULL;
+        struct kill_target t;
+        int r;
+
+        r = kc__run_handler(&env, pod, c, id, &c->lifecycle.post_start, 0, &msg);
+        if (r >= 0)
+                return true;
+        kc_log_error_s(msg ? msg : strerror(-r), "Failed to execute PostStartHook",
+                       KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("podUID", pod->uid),
+                       KC_KV_STR("containerName", c->name), KC_KV_STR("containerID", id));
+        /* killContainer(..., "FailedPostStartHook", ...): its failure is only logged. */
+        kill_kc.sandbox_id = sc->sandbox_id;
+        t = make_target(pod, id, c->name);
+        t.sidecar = -1;
+        kill_ids(&kill_kc, pod->uid, &t, 1, NULL, 0, pod_grace(pod), &kill_res);
+        if (result_finish(&kill_res, &kill_err) < 0)
+                kc_log_error_s(kill_err ? kill_err : "unknown", "Failed to kill container",
+                               KC_KV_POD(pod->namespace, pod->name),
+                               KC_KV_STR("containerName", c->name), KC_KV_STR("containerID", id));
+        start_fail(sc, c, init, r, KC_POST_START_HOOK_ERROR_REASON, msg ? msg : strerror(-r), -1);
+        return false;
+}
+
+/*
  * startContainer after the image is there: CreateContainer, then
  * StartContainer. Returns false when cancelled; every outcome, success
  * included, is reported.
@@ -780,6 +945,8 @@ static bool start_container(struct start_ctx *sc, const struct kc_api_container 
         kc_log_v_s(2, init ? "Started init container" : "Started container",
                    KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("containerName", c->name),
                    KC_KV_STR("containerID", id), KC_KV_UINT("restartCount", attempt));
+        if (c->lifecycle.post_start.kind != KC_HANDLER_NONE && !post_start(sc, c, init, id))
+                return true;
         report(sc, c, init, 0, NULL, NULL, -1);
         return true;
 }
@@ -835,10 +1002,10 @@ static bool start_one(struct start_ctx *sc, const struct kc_api_container *c, bo
 }
 
 /* Step 2, killPodWithSyncResult: the pod's running containers, then every sandbox. */
-static int kill_pod_step(struct kc_runtime_service *svc, const struct kc_api_pod *pod,
-                         const struct kc_pod_status *status, struct kc_cancel *ctx,
+static int kill_pod_step(const struct kill_ctx *kc, const struct kc_pod_status *status,
                          struct sp_result *res)
 {
+        const struct kc_api_pod *pod = kc->pod;
         _cleanup_free_ struct kill_target *cs = NULL;
         _cleanup_free_ const char **sbids = NULL;
         size_t i, n;
@@ -852,11 +1019,11 @@ static int kill_pod_step(struct kc_runtime_service *svc, const struct kc_api_pod
         }
         for (i = 0, n = 0; i < status->n_containers; i++)
                 if (status->containers[i].state == KC_CONTAINER_STATE_RUNNING)
-                        cs[n++] = (struct kill_target){ status->containers[i].id,
-                                                        status->containers[i].name };
+                        cs[n++] = make_target(pod, status->containers[i].id,
+                                              status->containers[i].name);
         for (i = 0; i < status->n_sandboxes; i++)
                 sbids[i] = status->sandboxes[i].id;
-        kill_ids(svc, pod->uid, cs, n, sbids, status->n_sandboxes, pod_grace(pod), ctx, res);
+        kill_ids(kc, pod->uid, cs, n, sbids, status->n_sandboxes, pod_grace(pod), res);
         return res->r; /* upstream: killPod failed → return */
 }
 
@@ -883,26 +1050,26 @@ static int64_t kill_grace(const struct kc_api_pod *pod, const struct kc_containe
 }
 
 /* Step 3: the containers not to keep, one by one; the first failure ends the sync. */
-static int kill_containers_step(struct kc_runtime_service *svc, const struct kc_api_pod *pod,
-                                const struct kc_pod_actions *a, struct kc_cancel *ctx,
+static int kill_containers_step(const struct kill_ctx *kc, const struct kc_pod_actions *a,
                                 struct sp_result *res)
 {
         size_t i;
 
         for (i = 0; i < a->n_containers_to_kill && res->r == 0; i++) {
                 const struct kc_container_to_kill *k = &a->containers_to_kill[i];
-                const struct kill_target t = { k->id, k->name };
-                int64_t grace = kill_grace(pod, k);
+                struct kill_target t = make_target(kc->pod, k->id, k->name);
+                int64_t grace = kill_grace(kc->pod, k);
 
+                t.sidecar = -1; /* alone: no ordering */
                 /* Upstream's "Killing" event carries the message (no events here: a log line). */
                 if (k->reason != KC_KILL_REASON_NONE)
-                        kc_log_info_s(k->message, KC_KV_POD(pod->namespace, pod->name),
+                        kc_log_info_s(k->message, KC_KV_POD(kc->pod->namespace, kc->pod->name),
                                       KC_KV_STR("containerName", k->name));
                 kc_log_v_s(2, "Killing container with a grace period",
-                           KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("podUID", pod->uid),
-                           KC_KV_STR("containerName", k->name), KC_KV_STR("containerID", k->id),
-                           KC_KV_INT("gracePeriod", grace));
-                kill_ids(svc, pod->uid, &t, 1, NULL, 0, grace, ctx, res);
+                           KC_KV_POD(kc->pod->namespace, kc->pod->name),
+                           KC_KV_STR("podUID", kc->pod->uid), KC_KV_STR("containerName", k->name),
+                           KC_KV_STR("containerID", k->id), KC_KV_INT("gracePeriod", grace));
+                kill_ids(kc, kc->pod->uid, &t, 1, NULL, 0, grace, res);
         }
         return res->r;
 }
@@ -1110,11 +1277,16 @@ static const char *const *sbst_ips(struct kc_pod_sandbox_status_result *st, size
 }
 
 /* SyncPod's steps; the first failure is recorded in @res and its code returned. */
-static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
+static int sync_pod(struct kc_runtime_service *svc, struct kc_clock *clock, const char *logs_root,
                     const struct kc__sync_env *env, const struct kc_api_pod *pod,
                     const struct kc_pod_status *status, const struct kc_sync_pod_options *opts,
                     struct sp_result *res)
 {
+        struct kill_ctx kc = { .svc = svc,
+                               .clock = clock,
+                               .pod = pod,
+                               .pod_ip = status->n_ips > 0 ? status->ips[0] : NULL,
+                               .ctx = opts->ctx };
         _cleanup_(kc_pod_actions_done) struct kc_pod_actions a = { 0 };
         _cleanup_(sandbox_spec_done) struct sandbox_spec sb = { 0 };
         _cleanup_(sandbox_status_done) struct kc_pod_sandbox_status_result sbst = { 0 };
@@ -1133,8 +1305,8 @@ static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
         }
 
         /* Steps 2 and 3: kill the pod, or the unwanted containers. */
-        r = a.kill_pod ? kill_pod_step(svc, pod, status, opts->ctx, res)
-                       : kill_containers_step(svc, pod, &a, opts->ctx, res);
+        kc.sandbox_id = a.sandbox_id;
+        r = a.kill_pod ? kill_pod_step(&kc, status, res) : kill_containers_step(&kc, &a, res);
         if (r < 0)
                 return r;
 
@@ -1172,6 +1344,7 @@ static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
                 .pod_ips = status->ips,
                 .n_pod_ips = status->n_ips,
                 .make_log_dirs = logs_root != NULL,
+                .kc = &kc,
                 .res = res,
         };
         if (sbst.status.ip && sbst.status.ip[0]) {
@@ -1182,9 +1355,28 @@ static int sync_pod(struct kc_runtime_service *svc, const char *logs_root,
                         return res->r;
                 }
         }
+        /* The hooks' pod IP: the one the containers are given. */
+        kc.sandbox_id = sandbox_id;
+        kc.pod_ip = sc.n_pod_ips > 0 ? sc.pod_ips[0] : NULL;
         if (a.next_init_container_to_start >= 0) {
                 start_one(&sc, &pod->init_containers[a.next_init_container_to_start], true);
                 return res->r;
+        }
+
+        /*
+         * Step 6, the sidecar path: every init container to start; a sidecar
+         * that fails to start does not hold the others back, an init
+         * container that fails ends the sync.
+         */
+        for (i = 0; i < a.n_init_containers_to_start; i++) {
+                const struct kc_api_container *ic =
+                        &pod->init_containers[a.init_containers_to_start[i]];
+
+                sc.failed = false;
+                if (!start_one(&sc, ic, true))
+                        return res->r;
+                if (sc.failed && !kc_is_restartable_init_container(ic))
+                        return res->r;
         }
 
         /* Step 8: the app containers; a failure (back-off included) does not stop the others. */
@@ -1221,7 +1413,7 @@ int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_ap
                         return r;
                 status = empty;
         }
-        sync_pod(&svc, kc__runtime_manager_pod_logs_root(m), kc__runtime_manager_sync_env(m), pod,
-                 status, opts, &res);
+        sync_pod(&svc, kc__runtime_manager_clock(m), kc_runtime_manager_pod_logs_root(m),
+                 kc__runtime_manager_sync_env(m), pod, status, opts, &res);
         return result_finish(&res, ret_err);
 }

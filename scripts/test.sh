@@ -7,12 +7,21 @@
 #      tests/integration, fault injection included) tests; the end-to-end
 #      suite again under valgrind memcheck; short benchmark and soak runs;
 #   2. AddressSanitizer + UBSan: unit, scenario, end-to-end, chaos and
-#      integration tests;
+#      integration tests (containerd 1.6 only, see below);
 #   3. ThreadSanitizer: the whole suite again (unit, scenario, end-to-end,
 #      stress, chaos and integration), chaos with 500 pods instead of 2,000
 #      and 3 containerd kills instead of 10 to keep CI's time;
 #   4. the libFuzzer targets (tests/fuzz), 60 s each (scripts/fuzz.sh).
 # docs/reliability.md says which test proves which promise.
+#
+# The containerd integration tests run on containerd 1.6 and on 1.7 with CNI
+# (integration17.*, label containerd17; issue 16). 1.7 adds about 7 min to
+# the plain build (430 s measured, faults_restart 222 s of it) and would add
+# as much again in each sanitizer build, taking CI past 45 minutes; so 1.7
+# runs in the plain and the TSan builds (its new code is the threaded
+# EventedPLEG stream: catch-up relists, shutdown order) and the ASan build
+# leaves it out (-LE containerd17): the same C paths run there on 1.6 and
+# in the unit tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,8 +36,9 @@ run() {
         cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
         echo "==> $dir: build"
         cmake --build "$dir" -j"$jobs" >/dev/null
-        echo "==> $dir: ctest -L '$labels'"
-        ctest --test-dir "$dir" -L "$labels" --output-on-failure -j"$jobs"
+        echo "==> $dir: ctest -L '$labels' ${KC_CTEST_EXCLUDE:+-LE '$KC_CTEST_EXCLUDE'}"
+        ctest --test-dir "$dir" -L "$labels" ${KC_CTEST_EXCLUDE:+-LE "$KC_CTEST_EXCLUDE"} \
+                --output-on-failure -j"$jobs"
 }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -40,6 +50,8 @@ run build 'unit|scenario|e2e|stress|chaos|integration'
 # (only a crash or an error fails here).
 echo "==> build: bench_relist --quick"
 ./build/bench/bench_relist --quick
+echo "==> build: bench_relist_pb --quick, against the Go port (bench/go-relist/run.sh)"
+bash bench/go-relist/run.sh build --quick
 echo "==> build: bench_daemon.py --quick"
 python3 bench/bench_daemon.py --quick --cubelet build/cubelet
 echo "==> build: ctest -L valgrind (the end-to-end suite under valgrind memcheck)"
@@ -49,7 +61,7 @@ python3 bench/soak.py --quick --cubelet build/cubelet
 # The plain build killed containerd 10 times (integration.faults_restart);
 # under ASan 3 kills cover the same code paths for memory errors and keep
 # the whole run inside CI's 30 minutes.
-KC_FAULTS_ITERATIONS=3 run build-asan 'unit|scenario|e2e|chaos|integration' \
+KC_FAULTS_ITERATIONS=3 KC_CTEST_EXCLUDE=containerd17 run build-asan 'unit|scenario|e2e|chaos|integration' \
         -DKC_ASAN=ON -DKC_UBSAN=ON -DKC_BUILD_BENCH=OFF
 # Under TSan every memory access is checked: the 2,000-pod chaos run took
 # 463 s on two shared CPUs, 500 pods under the same fault schedule 55 s.

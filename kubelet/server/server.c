@@ -52,6 +52,9 @@
 #define HTTP_CONNECTION_MEMORY_LIMIT (16 * 1024)
 #define HTTP_LISTEN_BACKLOG 64
 
+/* The block MHD fills from a stream at a time. */
+#define HTTP_STREAM_BLOCK (16 * 1024)
+
 #define CT_TEXT "text/plain; charset=utf-8"
 #define CT_METRICS "text/plain; version=0.0.4; charset=utf-8"
 #define CT_JSON "application/json"
@@ -82,9 +85,21 @@ struct kc_http_server {
         size_t n_checks;
         const struct kc_metrics_registry *metrics;
         kc_http_render_fn render_pods;
+        const struct kc_http_stream_ops *stream_pods;
         void *pods_userdata;
         kc_http_render_fn render_node;
         void *node_userdata;
+};
+
+/* A streamed response body: the stream and the piece being sent. */
+struct http_stream {
+        const struct kc_http_stream_ops *ops;
+        void *stream;
+        const char *what; /* the endpoint, for the log */
+        const char *data; /* the current piece, data[off..len) still to send */
+        size_t len, off;
+        bool end;    /* the stream gave its last piece */
+        bool failed; /* the stream failed: the response is cut */
 };
 
 static void http_free_checks(struct kc_http_server *s)
@@ -119,20 +134,12 @@ uint16_t kc_http_server_port(const struct kc_http_server *s)
         return s ? s->port : 0;
 }
 
-/* Queues @p body (malloc'd, taken in every case) with @p status. */
-static enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status, const char *ctype,
-                                  char *body)
+/* Adds the headers and queues @p resp (taken in every case) with @p status. */
+static enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, const char *ctype,
+                                  struct MHD_Response *resp)
 {
-        struct MHD_Response *resp;
         enum MHD_Result r;
 
-        if (!body)
-                return MHD_NO; /* out of memory: MHD closes the connection */
-        resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-        if (!resp) {
-                free(body);
-                return MHD_NO;
-        }
         if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) != MHD_YES ||
             MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff") != MHD_YES) {
                 MHD_destroy_response(resp);
@@ -146,6 +153,22 @@ static enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status, con
         r = MHD_queue_response(c, status, resp);
         MHD_destroy_response(resp);
         return r;
+}
+
+/* Queues @p body (malloc'd, taken in every case) with @p status. */
+static enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status, const char *ctype,
+                                  char *body)
+{
+        struct MHD_Response *resp;
+
+        if (!body)
+                return MHD_NO; /* out of memory: MHD closes the connection */
+        resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+        if (!resp) {
+                free(body);
+                return MHD_NO;
+        }
+        return http_queue(c, status, ctype, resp);
 }
 
 static enum MHD_Result http_reply_const(struct MHD_Connection *c, unsigned status, const char *body)
@@ -269,21 +292,161 @@ static enum MHD_Result http_metrics(struct kc_http_server *s, struct MHD_Connect
         return http_reply(c, MHD_HTTP_OK, CT_METRICS, body);
 }
 
+/* The 500 of a /pods or /node rendering that failed with @p err. */
+static enum MHD_Result http_render_failed(struct MHD_Connection *c, const char *what, int err)
+{
+        char msg[128];
+
+        kc_log_v_s(2, "Rendering failed", KC_KV_STR("endpoint", what), KC_KV_ERRNO(err));
+        snprintf(msg, sizeof(msg), "internal server error: rendering %s failed\n", what);
+        return http_reply_const(c, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+}
+
 static enum MHD_Result http_render(struct MHD_Connection *c, const char *what, kc_http_render_fn fn,
                                    void *userdata)
 {
-        char *body = NULL, msg[128];
+        char *body = NULL;
         int r;
 
         r = fn(userdata, &body);
         if (r < 0 || !body) {
                 free(body);
-                kc_log_v_s(2, "Rendering failed", KC_KV_STR("endpoint", what),
-                           KC_KV_ERRNO(r < 0 ? r : -EIO));
-                snprintf(msg, sizeof(msg), "internal server error: rendering %s failed\n", what);
-                return http_reply_const(c, MHD_HTTP_INTERNAL_SERVER_ERROR, msg);
+                return http_render_failed(c, what, r < 0 ? r : -EIO);
         }
         return http_reply(c, MHD_HTTP_OK, CT_JSON, body);
+}
+
+static void http_stream_free(void *cls)
+{
+        struct http_stream *hs = cls;
+
+        hs->ops->close(hs->stream);
+        free(hs);
+}
+
+/* Takes the stream's next piece; 0 at the end too (hs->end), or -errno. */
+static int http_stream_advance(struct http_stream *hs)
+{
+        int r;
+
+        hs->off = hs->len = 0;
+        r = hs->ops->next(hs->stream, &hs->data, &hs->len);
+        if (r < 0) {
+                hs->len = 0;
+                return r;
+        }
+        if (hs->len == 0)
+                hs->end = true;
+        return 0;
+}
+
+/* MHD's content reader: fills @p buf with as many pieces as fit. */
+static ssize_t http_stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+        struct http_stream *hs = cls;
+        size_t n = 0;
+        int r;
+
+        (void)pos;
+        if (hs->failed)
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+        while (n < max && !(hs->end && hs->off == hs->len)) {
+                size_t k;
+
+                if (hs->off == hs->len) {
+                        r = http_stream_advance(hs);
+                        if (r < 0) {
+                                kc_log_v_s(2, "Rendering failed", KC_KV_STR("endpoint", hs->what),
+                                           KC_KV_ERRNO(r));
+                                /* What is in @p buf goes first; the next call cuts. */
+                                hs->failed = true;
+                                return n ? (ssize_t)n : MHD_CONTENT_READER_END_WITH_ERROR;
+                        }
+                        continue;
+                }
+                k = hs->len - hs->off < max - n ? hs->len - hs->off : max - n;
+                memcpy(buf + n, hs->data + hs->off, k);
+                hs->off += k;
+                n += k;
+        }
+        return n ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+/* MHD's content reader for a HEAD response: never called, as there is no body. */
+static ssize_t http_no_body(void *cls, uint64_t pos, char *buf, size_t max)
+{
+        (void)cls;
+        (void)pos;
+        (void)buf;
+        (void)max;
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/*
+ * HEAD of a streamed document: the headers GET would have with the length
+ * GET's body would have, as for a rendered document. libmicrohttpd 0.9.75
+ * sends the last chunk ("0\r\n\r\n") after the headers of a HEAD answer of
+ * unknown length, a body HEAD must not have; so the stream is read through
+ * (one piece at a time) to count its bytes, and the answer is of known length.
+ * Takes @p hs, which has its first piece.
+ */
+static enum MHD_Result http_stream_head(struct MHD_Connection *c, struct http_stream *hs)
+{
+        const char *what = hs->what;
+        struct MHD_Response *resp;
+        uint64_t total = 0;
+        int r = 0;
+
+        while (!hs->end && r >= 0) {
+                total += hs->len;
+                r = http_stream_advance(hs);
+        }
+        http_stream_free(hs);
+        if (r < 0)
+                return http_render_failed(c, what, r);
+        resp = MHD_create_response_from_callback(total, HTTP_STREAM_BLOCK, http_no_body, NULL,
+                                                 NULL);
+        if (!resp)
+                return MHD_NO;
+        return http_queue(c, MHD_HTTP_OK, CT_JSON, resp);
+}
+
+/*
+ * A streamed document: the first piece is taken before answering, so a
+ * stream that fails at once still gets its 500; the rest is read as MHD
+ * sends (chunked, its length unknown).
+ */
+static enum MHD_Result http_render_stream(struct MHD_Connection *c, bool head, const char *what,
+                                          const struct kc_http_stream_ops *ops, void *userdata)
+{
+        struct http_stream *hs;
+        struct MHD_Response *resp;
+        int r;
+
+        hs = calloc(1, sizeof(*hs));
+        if (!hs)
+                return MHD_NO;
+        hs->ops = ops;
+        hs->what = what;
+        r = ops->open(userdata, &hs->stream);
+        if (r >= 0) {
+                r = http_stream_advance(hs);
+                if (r < 0)
+                        ops->close(hs->stream);
+        }
+        if (r < 0) {
+                free(hs);
+                return http_render_failed(c, what, r);
+        }
+        if (head)
+                return http_stream_head(c, hs);
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, HTTP_STREAM_BLOCK,
+                                                 http_stream_read, hs, http_stream_free);
+        if (!resp) {
+                http_stream_free(hs);
+                return MHD_NO;
+        }
+        return http_queue(c, MHD_HTTP_OK, CT_JSON, resp);
 }
 
 static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
@@ -307,6 +470,9 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
                 return http_healthz(s, c);
         if (strcmp(url, "/metrics") == 0 && s->metrics)
                 return http_metrics(s, c);
+        if (strcmp(url, "/pods") == 0 && s->stream_pods)
+                return http_render_stream(c, strcmp(method, MHD_HTTP_METHOD_HEAD) == 0, "pods",
+                                          s->stream_pods, s->pods_userdata);
         if (strcmp(url, "/pods") == 0 && s->render_pods)
                 return http_render(c, "pods", s->render_pods, s->pods_userdata);
         if (strcmp(url, "/node") == 0 && s->render_node)
@@ -500,6 +666,9 @@ int kc_http_server_start(const struct kc_http_config *cfg, struct kc_http_server
 
         if (!cfg || !ret || (cfg->n_checks && !cfg->checks))
                 return -EINVAL;
+        if (cfg->stream_pods && (cfg->render_pods || !cfg->stream_pods->open ||
+                                 !cfg->stream_pods->next || !cfg->stream_pods->close))
+                return -EINVAL;
         for (size_t i = 0; i < cfg->n_checks; i++)
                 if (!cfg->checks[i].name || !cfg->checks[i].fn)
                         return -EINVAL;
@@ -524,6 +693,7 @@ int kc_http_server_start(const struct kc_http_config *cfg, struct kc_http_server
         }
         s->metrics = cfg->metrics;
         s->render_pods = cfg->render_pods;
+        s->stream_pods = cfg->stream_pods;
         s->pods_userdata = cfg->pods_userdata;
         s->render_node = cfg->render_node;
         s->node_userdata = cfg->node_userdata;

@@ -24,6 +24,7 @@
 #include "kubelet/status/reason_cache.h"
 #include "runtime/api_pod.h"
 #include "runtime/container.h"
+#include "runtime/pod_actions.h"
 #include "runtime/qos.h"
 #include "runtime/runtime_service.h"
 
@@ -382,11 +383,17 @@ static void view_from_old(struct cview *v, const struct kc_api_pod *pod, const j
                 v->restart_count++;
 }
 
-/* ShouldContainerBeRestarted, from the container's newest status. */
-static bool should_restart(const struct kc_api_pod *pod, const struct kc_container_status *newest)
+/*
+ * ShouldContainerBeRestarted, from the container's newest status; a
+ * sidecar (@p sidecar) restarts whatever the pod's restartPolicy.
+ */
+static bool should_restart(const struct kc_api_pod *pod, const struct kc_container_status *newest,
+                           bool sidecar)
 {
         if (pod->deletion_ts != 0)
                 return false;
+        if (sidecar)
+                return !newest || newest->state != KC_CONTAINER_STATE_RUNNING;
         if (!newest)
                 return true;
         switch (newest->state) {
@@ -432,11 +439,11 @@ static int cview_init(struct cview *v, const struct kc_api_pod *pod, const struc
 
         if (!rc || !pod->uid)
                 return 0;
-        /* An init container that exited 0 is done and never restarted. */
-        if (is_init && v->newest && v->newest->state == KC_CONTAINER_STATE_EXITED &&
-            v->newest->exit_code == 0)
+        /* An init container that exited 0 is done and never restarted (a sidecar is). */
+        if (is_init && !kc_is_restartable_init_container(c) && v->newest &&
+            v->newest->state == KC_CONTAINER_STATE_EXITED && v->newest->exit_code == 0)
                 return 0;
-        if (!should_restart(pod, v->newest))
+        if (!should_restart(pod, v->newest, is_init && kc_is_restartable_init_container(c)))
                 return 0;
         r = kc_reason_cache_get(rc, pod->uid, name, &reason, &message);
         if (r == -ENOENT)
@@ -455,11 +462,22 @@ static int cview_init(struct cview *v, const struct kc_api_pod *pod, const struc
         return 0;
 }
 
+/* A view of a sidecar (restartable init container). */
+static bool cview_sidecar(const struct cview *v)
+{
+        return v->is_init && kc_is_restartable_init_container(v->spec);
+}
+
+/*
+ * Ready: the prober's verdict for a probed sidecar or app container
+ * (UpdatePodStatus); else an init container once it exited 0, a sidecar or
+ * an app container while it runs.
+ */
 static bool cview_ready(const struct cview *v)
 {
         if (v->probed)
                 return v->ready;
-        if (v->is_init)
+        if (v->is_init && !cview_sidecar(v))
                 return v->kind == VIEW_TERMINATED && term_exit_code(&v->state) == 0;
         return v->kind == VIEW_RUNNING; /* without a prober a running container is ready */
 }
@@ -475,7 +493,7 @@ static void cview_probe(struct cview *v, const struct kc_api_pod *pod,
 {
         bool running = v->kind == VIEW_RUNNING;
 
-        if (!probes || (v->is_init && !v->spec->restart_policy_always) || !pod->uid)
+        if (!probes || (v->is_init && !cview_sidecar(v)) || !pod->uid)
                 return;
         v->started = v->ready = false;
         probes->get(probes->self, pod->uid, v->spec->name ? v->spec->name : "",
@@ -498,6 +516,18 @@ struct phase_counts {
  */
 static void count_view(struct phase_counts *pc, const struct cview *v)
 {
+        if (cview_sidecar(v)) {
+                /*
+                 * A running sidecar counts as running (it is started: no
+                 * startup probe); one that never ran yet as waiting; one
+                 * that terminated neither running nor stopped.
+                 */
+                if (v->kind == VIEW_RUNNING)
+                        pc->running++;
+                else if (v->kind == VIEW_WAITING && !term_set(&v->last))
+                        pc->waiting++;
+                return;
+        }
         if (v->is_init) {
                 switch (v->kind) {
                 case VIEW_RUNNING:
@@ -742,6 +772,12 @@ static bool view_not_ready(const struct cview *v)
         return !cview_ready(v);
 }
 
+/* GenerateContainersReadyCondition's set: the sidecars, then the app containers. */
+static bool view_not_ready_running(const struct cview *v)
+{
+        return (!v->is_init || cview_sidecar(v)) && !cview_ready(v);
+}
+
 /* The same test as kc_compute_pod_actions' sandbox check: no new sandbox needed. */
 static bool sandbox_ready(const struct kc_pod_status *s)
 {
@@ -756,10 +792,10 @@ static bool sandbox_ready(const struct kc_pod_status *s)
 
 /*
  * GenerateContainersReadyCondition and GeneratePodReadyCondition over the
- * app container views (Ready = ContainersReady: there are no readiness
- * gates).
+ * views @p v (the sidecars and app containers among them count; Ready =
+ * ContainersReady: there are no readiness gates).
  */
-static int ready_conditions(const struct cview *app, size_t n_app, enum kc_pod_phase phase,
+static int ready_conditions(const struct cview *v, size_t n, enum kc_pod_phase phase,
                             struct condition *ready, struct condition *containers_ready)
 {
         struct condition *c = containers_ready;
@@ -773,7 +809,7 @@ static int ready_conditions(const struct cview *app, size_t n_app, enum kc_pod_p
                 c->status = false;
                 c->reason = "PodFailed";
         } else {
-                r = names_message("containers with unready status: ", app, n_app, view_not_ready,
+                r = names_message("containers with unready status: ", v, n, view_not_ready_running,
                                   &c->message);
                 if (r < 0)
                         return r;
@@ -790,11 +826,12 @@ static int ready_conditions(const struct cview *app, size_t n_app, enum kc_pod_p
 
 /*
  * Fills @p c[0..4]: PodReadyToStartContainers, Initialized, Ready,
- * ContainersReady, PodScheduled. @p init/@p app are the views.
+ * ContainersReady, PodScheduled. @p init holds the views: the @p n_init
+ * init containers', then the @p n_app app containers'.
  */
 static int make_conditions(const struct kc_pod_status *s, const struct cview *init, size_t n_init,
-                           const struct cview *app, size_t n_app, enum kc_pod_phase phase,
-                           bool regular_started, struct condition c[static 5])
+                           size_t n_app, enum kc_pod_phase phase, bool regular_started,
+                           struct condition c[static 5])
 {
         int r;
 
@@ -815,7 +852,8 @@ static int make_conditions(const struct kc_pod_status *s, const struct cview *in
                 }
         }
 
-        r = ready_conditions(app, n_app, phase, &c[2], &c[3]);
+        /* The sidecars first, then the app containers, as upstream. */
+        r = ready_conditions(init, n_init + n_app, phase, &c[2], &c[3]);
         if (r < 0)
                 return r;
 
@@ -1066,7 +1104,7 @@ int kc_generate_api_pod_status_probed(const struct kc_api_pod *pod,
                 phase = pod->phase;
         }
 
-        r = make_conditions(status, init, pod->n_init_containers, app, pod->n_containers, phase,
+        r = make_conditions(status, init, pod->n_init_containers, pod->n_containers, phase,
                             pc.regular_started, c);
         if (r >= 0)
                 r = kc_json_array_build(KC_ELEMENTSOF(c), condition_item,
@@ -1215,9 +1253,10 @@ int kc_pod_status_set_container_readiness(const struct kc_api_pod *pod, const js
                                           json_t **ret)
 {
         _cleanup_json_ json_t *copy = NULL;
-        _cleanup_free_ struct cview *app = NULL;
+        _cleanup_free_ struct cview *views = NULL;
         struct condition c[2] = { { 0 } };
         json_t *cs;
+        size_t n;
         int r;
 
         if (!pod || !ret)
@@ -1227,20 +1266,26 @@ int kc_pod_status_set_container_readiness(const struct kc_api_pod *pod, const js
                 *ret = NULL;
                 return r;
         }
-        /* The app containers as the updated status shows them, for the two conditions. */
-        app = calloc(pod->n_containers + 1, sizeof(*app));
-        if (!app)
+        /* The sidecars and app containers as the updated status shows them. */
+        n = pod->n_init_containers + pod->n_containers;
+        views = calloc(n + 1, sizeof(*views));
+        if (!views)
                 return -ENOMEM;
-        for (size_t i = 0; i < pod->n_containers; i++) {
-                const json_t *st = old_container_status(
-                        json_object_get(copy, "containerStatuses"),
-                        pod->containers[i].name ? pod->containers[i].name : "");
+        for (size_t i = 0; i < n; i++) {
+                bool is_init = i < pod->n_init_containers;
+                const struct kc_api_container *spec =
+                        is_init ? &pod->init_containers[i]
+                                : &pod->containers[i - pod->n_init_containers];
+                const json_t *st =
+                        old_container_status(json_object_get(copy, is_init ? "initContainerStatuses"
+                                                                           : "containerStatuses"),
+                                             spec->name ? spec->name : "");
 
-                app[i] = (struct cview){ .spec = &pod->containers[i],
-                                         .probed = true,
-                                         .ready = json_is_true(json_object_get(st, "ready")) };
+                views[i] = (struct cview){ .spec = spec, .is_init = is_init };
+                views[i].probed = !is_init || cview_sidecar(&views[i]);
+                views[i].ready = json_is_true(json_object_get(st, "ready"));
         }
-        r = ready_conditions(app, pod->n_containers, old_phase(copy), &c[0], &c[1]);
+        r = ready_conditions(views, n, old_phase(copy), &c[0], &c[1]);
         if (r >= 0)
                 r = put_condition(copy, &c[0], old, now_ns);
         if (r >= 0)

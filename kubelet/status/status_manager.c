@@ -22,8 +22,20 @@
 #include "kubelet/status/status_manager.h"
 #include "runtime/api_pod.h"
 
+/*
+ * A status is kept as its compact JSON text, not as a jansson tree: the tree
+ * of a one-container pod's status takes about 6 KiB in small blocks, its
+ * text under 1 KiB (issue 18). Readers get a tree parsed from the text, which
+ * is the deep copy they got before; the guards parse the old one only when
+ * they need more than its phase.
+ */
+#define SM_DUMP_FLAGS JSON_COMPACT
+#define SM_LOAD_FLAGS JSON_ALLOW_NUL
+#define SM_PHASE_MAX 16
+
 struct sm_entry {
-        json_t *status; /* private: only touched under the lock, never handed out */
+        char *status;             /* compact JSON; only touched under the lock, never handed out */
+        char phase[SM_PHASE_MAX]; /* status.phase ("" if none), for the terminal guard */
         uint64_t version;
         char uid[]; /* the map's key */
 };
@@ -55,7 +67,7 @@ static void entry_free(struct sm_entry *e)
 {
         if (!e)
                 return;
-        json_decref(e->status);
+        free(e->status);
         free(e);
 }
 
@@ -130,51 +142,86 @@ static const char *illegal_container_transition(const json_t *old, const json_t 
 {
         const char *name;
 
-        /* Under Always every container may leave the terminated state. */
-        if (policy == KC_RESTART_POLICY_ALWAYS)
-                return NULL;
         name = illegal_transition_in(old, new, "containerStatuses", policy);
         return name ? name : illegal_transition_in(old, new, "initContainerStatuses", policy);
+}
+
+/* The status in @p e as a tree (a new reference), or NULL when out of memory. */
+static json_t *entry_status_locked(const struct sm_entry *e)
+{
+        return json_loads(e->status, SM_LOAD_FLAGS, NULL);
+}
+
+/*
+ * upstream's guards against an update of @p e to @p status: a terminal phase
+ * stays, and so does a terminated container the policy does not restart.
+ * Writes the reason into @p err (empty when allowed); -ENOMEM.
+ */
+static int check_transition_locked(const struct sm_entry *e, const json_t *status,
+                                   enum kc_restart_policy policy, char *err, size_t size)
+{
+        _cleanup_json_ json_t *old = NULL;
+        const char *name;
+
+        if (phase_terminal(e->phase) && !phase_terminal(phase_of(status))) {
+                snprintf(err, size, "terminal phase %s may not become %s", e->phase,
+                         phase_of(status));
+                return 0;
+        }
+        /* Under Always every container may leave the terminated state. */
+        if (policy == KC_RESTART_POLICY_ALWAYS)
+                return 0;
+        old = entry_status_locked(e);
+        if (!old)
+                return -ENOMEM;
+        name = illegal_container_transition(old, status, policy);
+        if (name)
+                snprintf(err, size,
+                         "terminated container %s attempted illegal transition to "
+                         "non-terminated state",
+                         name);
+        return 0;
+}
+
+static void entry_set_phase(struct sm_entry *e, const json_t *status)
+{
+        snprintf(e->phase, sizeof(e->phase), "%s", phase_of(status));
 }
 
 int kc_status_manager_set_pod_status(struct kc_status_manager *sm, const struct kc_api_pod *pod,
                                      const json_t *status)
 {
-        _cleanup_json_ json_t *copy = NULL, *replaced = NULL;
+        _cleanup_free_ char *text = NULL, *replaced = NULL;
         char err[384] = "";
         struct sm_entry *e;
-        const char *name;
         size_t len;
+        int r;
 
         if (!sm || !pod || !pod->uid || !*pod->uid || !json_is_object(status))
                 return -EINVAL;
-        /* Copied before locking: the caller's value stays the caller's. */
-        copy = json_deep_copy(status);
-        if (!copy)
+        /* Written before locking: the caller's value stays the caller's. */
+        text = json_dumps(status, SM_DUMP_FLAGS);
+        if (!text)
                 return -ENOMEM;
 
         pthread_mutex_lock(&sm->lock);
         e = kc_map_get(sm->statuses, pod->uid);
         if (e) {
-                name = illegal_container_transition(e->status, status, pod->restart_policy);
-                if (phase_terminal(phase_of(e->status)) && !phase_terminal(phase_of(status)))
-                        snprintf(err, sizeof(err), "terminal phase %s may not become %s",
-                                 phase_of(e->status), phase_of(status));
-                else if (name)
-                        snprintf(err, sizeof(err),
-                                 "terminated container %s attempted illegal transition to "
-                                 "non-terminated state",
-                                 name);
-                if (err[0]) {
+                r = check_transition_locked(e, status, pod->restart_policy, err, sizeof(err));
+                if (r < 0 || err[0]) {
                         pthread_mutex_unlock(&sm->lock);
+                        if (r < 0)
+                                return r;
                         kc_log_error_s(err, "Status update on pod aborted",
                                        KC_KV_POD(pod->namespace, pod->name),
                                        KC_KV_STR("podUID", pod->uid));
                         return -EPERM;
                 }
-                if (!json_equal(e->status, copy)) {
+                /* The same tree writes the same text (keys keep their order). */
+                if (strcmp(e->status, text) != 0) {
                         replaced = e->status; /* freed after unlocking */
-                        e->status = TAKE_PTR(copy);
+                        e->status = TAKE_PTR(text);
+                        entry_set_phase(e, status);
                         e->version++;
                 }
                 pthread_mutex_unlock(&sm->lock);
@@ -189,7 +236,8 @@ int kc_status_manager_set_pod_status(struct kc_status_manager *sm, const struct 
                 return -ENOMEM;
         }
         memcpy(e->uid, pod->uid, len);
-        e->status = TAKE_PTR(copy);
+        e->status = TAKE_PTR(text);
+        entry_set_phase(e, status);
         e->version = 1;
         (void)kc_map_put(sm->statuses, e->uid, e); /* reserved above */
         pthread_mutex_unlock(&sm->lock);
@@ -211,7 +259,8 @@ struct flag_change {
 
 static int update_flag(struct kc_status_manager *sm, const struct flag_change *fc)
 {
-        _cleanup_json_ json_t *updated = NULL, *replaced = NULL;
+        _cleanup_json_ json_t *old = NULL, *updated = NULL;
+        _cleanup_free_ char *text = NULL, *replaced = NULL;
         struct sm_entry *e;
         int r;
 
@@ -221,15 +270,20 @@ static int update_flag(struct kc_status_manager *sm, const struct flag_change *f
         e = kc_map_get(sm->statuses, fc->pod->uid);
         if (!e)
                 return -ENOENT;
+        old = entry_status_locked(e);
+        if (!old)
+                return -ENOMEM;
         r = fc->readiness
-                    ? kc_pod_status_set_container_readiness(fc->pod, e->status, fc->container_id,
-                                                            fc->v, fc->now_ns, &updated)
-                    : kc_pod_status_set_container_started(e->status, fc->container_id, fc->v,
-                                                          &updated);
+                    ? kc_pod_status_set_container_readiness(fc->pod, old, fc->container_id, fc->v,
+                                                            fc->now_ns, &updated)
+                    : kc_pod_status_set_container_started(old, fc->container_id, fc->v, &updated);
         if (r < 0 || !updated)
                 return r;
-        replaced = e->status;
-        e->status = TAKE_PTR(updated);
+        text = json_dumps(updated, SM_DUMP_FLAGS);
+        if (!text)
+                return -ENOMEM;
+        replaced = e->status; /* the phase is unchanged */
+        e->status = TAKE_PTR(text);
         e->version++;
         return 0;
 }
@@ -250,18 +304,23 @@ int kc_status_manager_set_container_startup(struct kc_status_manager *sm,
 
 int kc_status_manager_get_pod_status(struct kc_status_manager *sm, const char *uid, json_t **ret)
 {
+        _cleanup_free_ char *text = NULL;
         struct sm_entry *e;
-        json_t *s = NULL;
+        json_t *s;
 
         if (!sm || !uid || !ret)
                 return -EINVAL;
         pthread_mutex_lock(&sm->lock);
         e = kc_map_get(sm->statuses, uid);
         if (e)
-                s = json_deep_copy(e->status);
+                text = strdup(e->status);
         pthread_mutex_unlock(&sm->lock);
         if (!e)
                 return -ENOENT;
+        if (!text)
+                return -ENOMEM;
+        /* Parsed outside the lock: the text is the copy. */
+        s = json_loads(text, SM_LOAD_FLAGS, NULL);
         if (!s)
                 return -ENOMEM;
         *ret = s;

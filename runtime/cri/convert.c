@@ -477,6 +477,19 @@ static Runtime__V1__LinuxContainerResources *resources_to_pb(struct kc_arena *a,
         m->oom_score_adj = r->oom_score_adj;
         m->cpuset_cpus = unconst(r->cpuset_cpus);
         m->cpuset_mems = unconst(r->cpuset_mems);
+        if (r->n_hugepage_limits > 0) {
+                Runtime__V1__HugepageLimit **v =
+                        pb_array(a, &runtime__v1__hugepage_limit__descriptor, r->n_hugepage_limits);
+
+                if (!v)
+                        return NULL;
+                for (size_t i = 0; i < r->n_hugepage_limits; i++) {
+                        v[i]->page_size = unconst(r->hugepage_limits[i].page_size);
+                        v[i]->limit = r->hugepage_limits[i].limit;
+                }
+                m->hugepage_limits = v;
+                m->n_hugepage_limits = r->n_hugepage_limits;
+        }
         return m;
 }
 
@@ -744,9 +757,9 @@ static void arena_pb_free(void *data, void *p)
  * when @p a is NULL: then the caller frees it with
  * protobuf_c_message_free_unpacked(m, NULL)).
  */
-static int unpack(const ProtobufCMessageDescriptor *desc, const char *method, struct kc_arena *a,
-                  const uint8_t *buf, size_t len, ProtobufCMessage **ret,
-                  struct kc_runtime_error *err)
+int kc__cri_unpack_message(const ProtobufCMessageDescriptor *desc, const char *method,
+                           struct kc_arena *a, const uint8_t *buf, size_t len,
+                           ProtobufCMessage **ret, struct kc_runtime_error *err)
 {
         static const uint8_t empty[1];
         struct arena_allocator al = {
@@ -836,8 +849,8 @@ static void sandbox_metadata_from_pb(const Runtime__V1__PodSandboxMetadata *md,
         };
 }
 
-static int sandbox_from_pb(struct kc_arena *a, const Runtime__V1__PodSandbox *p,
-                           struct kc_pod_sandbox *out)
+int kc__cri_sandbox_from_pb(struct kc_arena *a, const Runtime__V1__PodSandbox *p,
+                            struct kc_pod_sandbox *out)
 {
         *out = (struct kc_pod_sandbox){
                 .id = str(p->id),
@@ -902,8 +915,8 @@ static const char *image_from_pb(const Runtime__V1__ImageSpec *img)
         return str(img->image);
 }
 
-static int container_from_pb(struct kc_arena *a, const Runtime__V1__Container *c,
-                             struct kc_cri_container *out)
+int kc__cri_container_from_pb(struct kc_arena *a, const Runtime__V1__Container *c,
+                              struct kc_cri_container *out)
 {
         *out = (struct kc_cri_container){
                 .id = str(c->id),
@@ -966,7 +979,7 @@ int kc__cri_unpack_empty(const ProtobufCMessageDescriptor *desc, const char *met
 
         if (len == 0)
                 return 0;
-        r = unpack(desc, method, NULL, buf, len, &m, err);
+        r = kc__cri_unpack_message(desc, method, NULL, buf, len, &m, err);
         if (r < 0)
                 return r;
         protobuf_c_message_free_unpacked(m, NULL);
@@ -993,7 +1006,7 @@ static int unpack_result(const ProtobufCMessageDescriptor *desc, const char *met
 
         if (kc_arena_new(&a) < 0)
                 return oom(err);
-        r = unpack(desc, method, a, buf, len, &m, err);
+        r = kc__cri_unpack_message(desc, method, a, buf, len, &m, err);
         if (r < 0)
                 return r;
         r = from_pb(a, m, ret, err);
@@ -1080,7 +1093,7 @@ static int unpack_id(const ProtobufCMessageDescriptor *desc, const char *method,
         char *d = NULL;
         int r;
 
-        r = unpack(desc, method, NULL, buf, len, &m, err);
+        r = kc__cri_unpack_message(desc, method, NULL, buf, len, &m, err);
         if (r < 0)
                 return r;
         s = *(char **)((char *)m + f->offset);
@@ -1165,7 +1178,7 @@ static int list_pod_sandbox_from_pb(struct kc_arena *a, const ProtobufCMessage *
         if (arena_array(a, resp->n_items, sizeof(*items), (void **)&items) < 0)
                 return oom(err);
         for (size_t i = 0; i < resp->n_items; i++)
-                if (sandbox_from_pb(a, resp->items[i], &items[i]) < 0)
+                if (kc__cri_sandbox_from_pb(a, resp->items[i], &items[i]) < 0)
                         return oom(err);
         *(struct kc_pod_sandbox_list *)out =
                 (struct kc_pod_sandbox_list){ .items = items, .n = resp->n_items, .arena = a };
@@ -1188,7 +1201,7 @@ static int list_containers_from_pb(struct kc_arena *a, const ProtobufCMessage *m
         if (arena_array(a, resp->n_containers, sizeof(*items), (void **)&items) < 0)
                 return oom(err);
         for (size_t i = 0; i < resp->n_containers; i++)
-                if (container_from_pb(a, resp->containers[i], &items[i]) < 0)
+                if (kc__cri_container_from_pb(a, resp->containers[i], &items[i]) < 0)
                         return oom(err);
         *(struct kc_container_list *)out =
                 (struct kc_container_list){ .items = items, .n = resp->n_containers, .arena = a };
@@ -1299,8 +1312,8 @@ int kc__cri_unpack_container_event(const uint8_t *buf, size_t len, struct kc_are
         ProtobufCMessage *pm = NULL;
         int r;
 
-        r = unpack(&runtime__v1__container_event_response__descriptor, "GetContainerEvents", a, buf,
-                   len, &pm, err);
+        r = kc__cri_unpack_message(&runtime__v1__container_event_response__descriptor,
+                                   "GetContainerEvents", a, buf, len, &pm, err);
         if (r < 0)
                 return r;
         m = (const void *)pm;
@@ -1353,8 +1366,8 @@ int kc__cri_unpack_exec_sync(const uint8_t *buf, size_t len, struct kc_exec_sync
         ProtobufCMessage *pm = NULL;
         int r;
 
-        r = unpack(&runtime__v1__exec_sync_response__descriptor, "ExecSync", NULL, buf, len, &pm,
-                   err);
+        r = kc__cri_unpack_message(&runtime__v1__exec_sync_response__descriptor, "ExecSync", NULL,
+                                   buf, len, &pm, err);
         if (r < 0)
                 return r;
         m = (const void *)pm;

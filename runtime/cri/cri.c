@@ -37,6 +37,8 @@ struct kc_cri {
         struct kc_grpc_client *grpc;
         int64_t timeout_ns; /* every call's deadline (StopContainer, ExecSync: plus theirs) */
         char *path;         /* the socket */
+        /* The whole listings (no filter but state "any", GenericPLEG's) decode through these. */
+        struct kc_cri_list_memo *sb_memo, *c_memo;
 };
 
 static int oom(struct kc_runtime_error *err)
@@ -97,8 +99,14 @@ int kc_cri_new(const char *endpoint, int64_t request_timeout_ns, struct kc_cri *
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
-        r = kc_grpc_client_new(path, &c->grpc);
+        r = kc__cri_list_memo_new(KC_CRI_LIST_POD_SANDBOX, &c->sb_memo);
+        if (r >= 0)
+                r = kc__cri_list_memo_new(KC_CRI_LIST_CONTAINERS, &c->c_memo);
+        if (r >= 0)
+                r = kc_grpc_client_new(path, &c->grpc);
         if (r < 0) {
+                kc__cri_list_memo_free(c->sb_memo);
+                kc__cri_list_memo_free(c->c_memo);
                 free(c);
                 return r;
         }
@@ -113,6 +121,8 @@ struct kc_cri *kc_cri_free(struct kc_cri *c)
         if (!c)
                 return NULL;
         c->grpc = kc_grpc_client_free(c->grpc);
+        kc__cri_list_memo_free(c->sb_memo);
+        kc__cri_list_memo_free(c->c_memo);
         free(c->path);
         free(c);
         return NULL;
@@ -274,7 +284,12 @@ static int cri_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *
                 return invalid(err, "invalid argument");
         r = call(self, RS("ListPodSandbox"),
                  kc__cri_pack_list_pod_sandbox(filter, &k.req, &k.req_len), &k, err);
-        return r < 0 ? r : kc__cri_unpack_list_pod_sandbox(k.resp, k.resp_len, ret, err);
+        if (r < 0)
+                return r;
+        if (!filter || (!filter->id && filter->state < 0 && filter->n_label_selector == 0))
+                return kc__cri_unpack_list_pod_sandbox_memo(((struct kc_cri *)self)->sb_memo,
+                                                            k.resp, k.resp_len, ret, err);
+        return kc__cri_unpack_list_pod_sandbox(k.resp, k.resp_len, ret, err);
 }
 
 static int cri_create_container(void *self, const char *pod_sandbox_id,
@@ -337,7 +352,13 @@ static int cri_list_containers(void *self, const struct kc_container_filter *fil
                 return invalid(err, "invalid argument");
         r = call(self, RS("ListContainers"),
                  kc__cri_pack_list_containers(filter, &k.req, &k.req_len), &k, err);
-        return r < 0 ? r : kc__cri_unpack_list_containers(k.resp, k.resp_len, ret, err);
+        if (r < 0)
+                return r;
+        if (!filter || (!filter->id && !filter->pod_sandbox_id && filter->state < 0 &&
+                        filter->n_label_selector == 0))
+                return kc__cri_unpack_list_containers_memo(((struct kc_cri *)self)->c_memo, k.resp,
+                                                           k.resp_len, ret, err);
+        return kc__cri_unpack_list_containers(k.resp, k.resp_len, ret, err);
 }
 
 static int cri_container_status(void *self, const char *id, struct kc_container_status_result *ret,

@@ -20,6 +20,8 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "core/cleanup.h"
+
 /*
  * The generated code has fields named "linux", which gcc's GNU dialects
  * predefine as a macro; the kc_cri_proto target passes -Ulinux to its users
@@ -33,11 +35,13 @@ struct kc_container_config;
 struct kc_container_event;
 struct kc_container_filter;
 struct kc_container_list;
+struct kc_cri_container;
 struct kc_container_status_result;
 struct kc_cri_events;
 struct kc_exec_sync_result;
 struct kc_image_status_result;
 struct kc_pod_sandbox_config;
+struct kc_pod_sandbox;
 struct kc_pod_sandbox_filter;
 struct kc_pod_sandbox_list;
 struct kc_pod_sandbox_status_result;
@@ -151,6 +155,56 @@ int kc__cri_unpack_pull_image(const uint8_t *buf, size_t len, const char *image,
  */
 int kc__cri_unpack_container_event(const uint8_t *buf, size_t len, struct kc_arena *a,
                                    struct kc_container_event *ret, struct kc_runtime_error *err);
+
+/**
+ * Decodes @p buf as a @p desc message allocated from @p a (from malloc when
+ * @p a is NULL: the caller then frees it with protobuf_c_message_free_unpacked()).
+ * @p method names the call in the decode error.
+ */
+int kc__cri_unpack_message(const ProtobufCMessageDescriptor *desc, const char *method,
+                           struct kc_arena *a, const uint8_t *buf, size_t len,
+                           ProtobufCMessage **ret, struct kc_runtime_error *err);
+/** One listed item; its strings stay in the message (in @p a), labels are allocated from @p a. */
+int kc__cri_sandbox_from_pb(struct kc_arena *a, const Runtime__V1__PodSandbox *p,
+                            struct kc_pod_sandbox *out);
+int kc__cri_container_from_pb(struct kc_arena *a, const Runtime__V1__Container *c,
+                              struct kc_cri_container *out);
+
+/* ------------------------------------------------------------------------ */
+/* List memos (list_memo.c)                                                   */
+
+/**
+ * A list memo remembers the last response of one kind (sandboxes or
+ * containers) it decoded and a reference to its result. Decoding the next
+ * response through it decodes only the items whose bytes the last one did
+ * not have; the others are copied from the last result, and a response
+ * equal to the last one is answered with the last result itself. The
+ * result equals kc__cri_unpack_list_*()'s, but its arena may be shared
+ * (kc_arena_ref): it is read-only. Thread-safe (one lock).
+ */
+struct kc_cri_list_memo;
+
+enum kc_cri_list_kind {
+        KC_CRI_LIST_POD_SANDBOX,
+        KC_CRI_LIST_CONTAINERS,
+};
+
+int kc__cri_list_memo_new(enum kc_cri_list_kind kind, struct kc_cri_list_memo **ret);
+struct kc_cri_list_memo *kc__cri_list_memo_free(struct kc_cri_list_memo *m);
+KC_DEFINE_CLEANUP_FUNC(struct kc_cri_list_memo, kc__cri_list_memo_free)
+/** Items of the last response. */
+size_t kc__cri_list_memo_size(struct kc_cri_list_memo *m);
+/** Items the last call decoded rather than copied (0 when the response was the same). */
+size_t kc__cri_list_memo_decoded(struct kc_cri_list_memo *m);
+
+/** kc__cri_unpack_list_pod_sandbox() through a KC_CRI_LIST_POD_SANDBOX memo. */
+int kc__cri_unpack_list_pod_sandbox_memo(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len,
+                                         struct kc_pod_sandbox_list *ret,
+                                         struct kc_runtime_error *err);
+/** kc__cri_unpack_list_containers() through a KC_CRI_LIST_CONTAINERS memo. */
+int kc__cri_unpack_list_containers_memo(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len,
+                                        struct kc_container_list *ret,
+                                        struct kc_runtime_error *err);
 
 /** ExecSyncResponse: stdout and stderr copied into ret (malloc'd, NUL-terminated). */
 int kc__cri_unpack_exec_sync(const uint8_t *buf, size_t len, struct kc_exec_sync_result *ret,

@@ -760,8 +760,10 @@ static int shell_init(struct kc_arena *a, struct kc_sim *s, struct sim_container
 
 int kc__sim_container_fs_init(struct sim_container *c)
 {
-        static const char *const dirs[] = { "/bin", "/dev", "/etc", "/home", "/proc",   "/root",
-                                            "/sys", "/tmp", "/usr", "/var",  "/var/run" };
+        /* /usr/share too: real images' hooks write there (kubernetes.io's lifecycle demo). */
+        static const char *const dirs[] = { "/bin",       "/dev", "/etc",    "/home", "/proc",
+                                            "/root",      "/sys", "/tmp",    "/usr",  "/usr/bin",
+                                            "/usr/share", "/var", "/var/run" };
         const struct kc_container_config *cfg = c->cfg;
         char path[SIM_PATH_MAX];
         int r = 0;

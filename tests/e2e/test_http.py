@@ -6,7 +6,8 @@
 - /metrics is valid Prometheus text (prometheus_client's parser), has the
   kubelet metrics by upstream's names, and their values agree with the
   pods running (1 pod with 2 running containers here);
-- /pods is a v1 PodList, /node a v1 Node named after --hostname-override
+- /pods is a v1 PodList, streamed (chunked; HEAD gives its length), /node
+  a v1 Node named after --hostname-override
   whose Ready condition is True with reason KubeletReady;
 - unknown paths are 404, methods other than GET and HEAD are 405 with
   Allow: GET, HEAD; HEAD answers like GET without a body;
@@ -219,6 +220,17 @@ class Http(harness.E2ETestCase):
         self.assertEqual([p["metadata"]["name"] for p in doc["items"]], [harness.full_name("web")])
         pod = doc["items"][0]
         self.assertEqual(pod["spec"].get("nodeName"), harness.NODE_NAME)
+        # Streamed (issue 18): sent as it is written, so chunked, of no
+        # declared length; HEAD declares the length GET's body has.
+        self.assertEqual(hdrs.get("transfer-encoding"), "chunked", hdrs)
+        self.assertNotIn("content-length", hdrs)
+        for _ in range(3):
+            st, head_hdrs, head_body = d.request("HEAD", "/pods")
+            st2, _, body = d.get("/pods")
+            if int(head_hdrs.get("content-length", -1)) == len(body):
+                break
+        self.assertEqual((st, st2, head_body), (200, 200, b""))
+        self.assertEqual(int(head_hdrs.get("content-length", -1)), len(body), head_hdrs)
 
         node = d.get_json("/node")
         self.assertEqual(node.get("kind"), "Node")

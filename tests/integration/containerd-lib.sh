@@ -45,13 +45,19 @@ env_set() {
 # cmdline_args PID: the process' argv, one argument per line.
 cmdline_args() { tr '\0' '\n' 2>/dev/null <"/proc/$1/cmdline"; }
 
+# pid_alive PID: PID exists and is not a zombie.
+pid_alive() {
+        local state
+        [ -n "$1" ] && [ -d "/proc/$1" ] || return 1
+        state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+        [ -n "$state" ] && [ "$state" != Z ]
+}
+
 # is_our_containerd PID CONFIG: PID is alive (not a zombie) and runs
 # "containerd --config CONFIG".
 is_our_containerd() {
-        local pid=$1 conf=$2 state
-        [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 1
-        state=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$pid/status" 2>/dev/null)
-        [ "$state" != Z ] || return 1
+        local pid=$1 conf=$2
+        pid_alive "$pid" || return 1
         [ "$(cmdline_args "$pid" | sed -n '1{s#.*/##;p};2p;3p' | tr '\n' ' ')" = "containerd --config $conf " ]
 }
 
@@ -129,4 +135,73 @@ cri_image_ok() {
         out=$(cri_call "$1" runtime.v1.ImageService/ImageStatus \
                 "$(pb_bytes 1 "$(pb_bytes 1 "$(hex_of "$2")")")")
         [ "${out%% *}" = 0 ] && [[ "${out#* }" == 0a* ]]
+}
+
+# --- containerd 1.7 (Debian trixie's package, never installed) -----------
+
+# The pinned package and the sha256 of its .deb (amd64). A new pin needs
+# both: apt-cache policy containerd in the private config below, then
+# sha256sum of the downloaded .deb.
+KC_CTRD17_VERSION=1.7.24~ds1-6+deb13u1
+KC_CTRD17_SHA256=ed708deb96fe476a3bce4efa5c0538dfbcf717ab9a7c7944ba7260342c25899c
+# Where the download and the extracted tree are kept between runs (reruns
+# are offline once both are there).
+KC_INTEG_CACHE=${KC_INTEG_CACHE:-/var/cache/cubelet-integration}
+# Pod addresses on 1.7 (CNI): a /26 of 198.51.100.0/24 (TEST-NET-2; the
+# VM's own address is in 192.0.2.0/24) on a bridge of the run's own.
+KC_CNI_NET=198.51.100
+
+# ctrd17_fetch: prints the directory holding containerd 1.7's containerd,
+# containerd-shim-runc-v2 and ctr, downloading (private apt config for
+# trixie under KC_INTEG_CACHE: the system's sources are not touched) and
+# extracting the pinned .deb on the first run, checked against its sha256.
+ctrd17_fetch() {
+        local c=$KC_INTEG_CACHE apt tree deb sum opts
+        tree=$c/containerd-$KC_CTRD17_VERSION
+        if [ -x "$tree/usr/bin/containerd" ] && [ -f "$tree/.sha256-ok" ]; then
+                echo "$tree/usr/bin"
+                return 0
+        fi
+        [ "$(dpkg --print-architecture)" = amd64 ] ||
+                die "containerd 1.7: the pinned checksum is for amd64, not $(dpkg --print-architecture)"
+        apt=$c/apt
+        mkdir -p "$apt"/{state/lists/partial,cache/archives/partial} "$c/debs" || die "cannot create $c"
+        deb=$c/debs/containerd_${KC_CTRD17_VERSION}_amd64.deb
+        if [ ! -f "$deb" ]; then
+                echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main" \
+                        >"$apt/sources.list"
+                opts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o Dir::Etc::sourceparts=/nonexistent
+                        -o "Dir::State=$apt/state" -o "Dir::Cache=$apt/cache"
+                        -o Dir::State::status=/var/lib/dpkg/status -o APT::Sandbox::User=root)
+                log "containerd 1.7: apt-get update (private trixie config in $apt)"
+                apt-get "${opts[@]}" update -qq >&2 || die "containerd 1.7: apt-get update (trixie) failed"
+                (cd "$c/debs" && apt-get "${opts[@]}" download -qq "containerd=$KC_CTRD17_VERSION") >&2 ||
+                        die "containerd 1.7: apt-get download containerd=$KC_CTRD17_VERSION failed (apt-cache policy containerd in that config lists what trixie has)"
+        fi
+        sum=$(sha256sum "$deb" | cut -d' ' -f1)
+        if [ "$sum" != "$KC_CTRD17_SHA256" ]; then
+                rm -f "$deb"
+                die "containerd 1.7: $deb has sha256 $sum, expected $KC_CTRD17_SHA256 (removed)"
+        fi
+        rm -rf "$tree.tmp"
+        dpkg-deb -x "$deb" "$tree.tmp" || die "containerd 1.7: dpkg-deb -x $deb failed"
+        touch "$tree.tmp/.sha256-ok"
+        rm -rf "$tree"
+        mv "$tree.tmp" "$tree"
+        log "containerd 1.7: $KC_CTRD17_VERSION extracted in $tree (sha256 checked)"
+        echo "$tree/usr/bin"
+}
+
+# cni_pick_range: the first /26 of $KC_CNI_NET.0/24 no interface of this
+# machine has an address in (another run's bridge); prints its first octet.
+cni_pick_range() {
+        local o used
+        used=$(ip -4 -o addr show | awk '{print $4}')
+        for o in 0 64 128 192; do
+                if ! grep -q "^$KC_CNI_NET\.$((o + 1))/" <<<"$used"; then
+                        echo "$o"
+                        return 0
+                fi
+        done
+        return 1
 }

@@ -3,8 +3,11 @@
 #
 # containerd-setup.sh ENV_FILE [--restart]
 #
-# Starts a private containerd (Debian's 1.6, with its CRI plugin) for the
-# integration tests, offline, and records where it is in ENV_FILE:
+# Starts a private containerd with its CRI plugin for the integration
+# tests: Debian bookworm's 1.6 without CNI (host-network pods only), or,
+# with KC_CONTAINERD_VERSION=1.7, Debian trixie's 1.7 (pinned and checked in
+# containerd-lib.sh, extracted under KC_INTEG_CACHE, never installed) with
+# CNI pod networking, and records where it is in ENV_FILE:
 #
 #   KC_CONTAINERD_DIR=<temporary directory holding all of its state>
 #   KC_CONTAINERD_SOCK=<its gRPC socket>
@@ -13,6 +16,17 @@
 #   KC_CONTAINERD_CONFIG=<its config file>
 #   KC_CONTAINERD_IMAGE=localhost/cubelet/busybox:1
 #   KC_CONTAINERD_SNAPSHOTTER=overlayfs|native
+#   KC_CONTAINERD_VERSION=1.6|1.7
+#   KC_CONTAINERD_BIN=<directory of 1.7's binaries, first in PATH; "" for 1.6>
+#   KC_CONTAINERD_CNI=0|1
+#   KC_CONTAINERD_BRIDGE, KC_CONTAINERD_CNI_NETWORK, KC_CONTAINERD_POD_CIDR (1.7)
+#
+# 1.7's CNI: bookworm's containernetworking-plugins (bridge, host-local,
+# loopback); a bridge of this run's own (kcbr<suffix>) whose address the
+# harness sets, isGateway false and no masquerade, so the plugin leaves
+# ip_forward at 0 and no pod traffic can leave the machine; addresses from
+# a free /26 of 198.51.100.0/24; host-local's state in our directory, the
+# network namespaces under containerd's state (netns_mounts_under_state_dir).
 #
 # The last line on stdout is the socket path. Steps:
 #   1. installs containerd, runc, busybox-static and curl from apt when
@@ -37,7 +51,8 @@
 # its state (the end-to-end test kills containerd and brings it back); it does
 # nothing but re-check when that containerd is still alive.
 #
-# Environment: KC_CONTAINERD_SNAPSHOTTER=auto|overlayfs|native (auto).
+# Environment: KC_CONTAINERD_SNAPSHOTTER=auto|overlayfs|native (auto);
+# KC_CONTAINERD_VERSION=1.6|1.7 (1.6; --restart keeps the recorded one).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -60,7 +75,7 @@ t_begin=$(now_ms)
 
 install_missing() {
         local p missing=()
-        for p in containerd runc busybox-static curl; do
+        for p in containerd runc busybox-static curl "$@"; do
                 [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == *"install ok installed"* ]] ||
                         missing+=("$p")
         done
@@ -73,10 +88,29 @@ install_missing() {
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
                 "${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
 }
-install_missing
+if [ "$mode" = --restart ]; then
+        version=$(env_get "$env_file" KC_CONTAINERD_VERSION)
+else
+        version=${KC_CONTAINERD_VERSION:-1.6}
+fi
+case $version in
+1.6) install_missing ;;
+1.7) install_missing containernetworking-plugins iproute2 ;;
+*) die "KC_CONTAINERD_VERSION must be 1.6 or 1.7, not \"$version\"" ;;
+esac
 for b in containerd ctr runc curl; do
         command -v "$b" >/dev/null || die "$b is not on PATH after installing its package"
 done
+bin=
+if [ "$version" = 1.7 ]; then
+        bin=$(ctrd17_fetch)
+        for b in bridge host-local loopback; do
+                [ -x "/usr/lib/cni/$b" ] || die "CNI plugin /usr/lib/cni/$b missing (containernetworking-plugins)"
+        done
+        command -v ip >/dev/null || die "ip (iproute2) is needed for the CNI bridge"
+        # containerd looks its shim up in PATH first: 1.7's own shim, not 1.6's.
+        export PATH=$bin:$PATH
+fi
 
 # ---------------------------------------------------------------------------
 # 2. The directory
@@ -97,13 +131,16 @@ else
         mkdir -p "$dir"/{root,state,runc,opt,cni/bin,cni/net.d}
         # What already existed outside our directory, so that the teardown
         # removes only what this containerd created.
-        for p in /run/containerd /run/containerd/s /sys/fs/cgroup/*/k8s.io /sys/fs/cgroup/k8s.io; do
+        for p in /run/containerd /run/containerd/s /sys/fs/cgroup/*/k8s.io /sys/fs/cgroup/k8s.io \
+                /var/lib/cni /var/lib/cni/results; do
                 [ -e "$p" ] && echo "$p"
         done >"$dir/preexisting"
         # Recorded at once, so that the teardown finds the directory even
         # when a later step fails.
         rm -f "$env_file"
         env_set "$env_file" KC_CONTAINERD_DIR "$dir"
+        env_set "$env_file" KC_CONTAINERD_VERSION "$version"
+        env_set "$env_file" KC_CONTAINERD_BIN "$bin"
 fi
 
 sock=$dir/containerd.sock
@@ -147,10 +184,11 @@ pick_snapshotter() {
 
 write_config() {
         cat >"$conf" <<EOF
-# containerd 1.6 config for cubelet's integration tests (written by
+# containerd $version config for cubelet's integration tests (written by
 # tests/integration/containerd-setup.sh). Everything lives in $dir except
-# what 1.6 hard-codes: shim sockets in /run/containerd/s and the cgroups
-# /sys/fs/cgroup/<controller>/k8s.io/<id>.
+# what containerd hard-codes: shim sockets in /run/containerd/s and the
+# cgroups /sys/fs/cgroup/<controller>/k8s.io/<id> (and, with CNI, the
+# bridge, the pods' veths and libcni's cache in /var/lib/cni/results).
 version = 2
 root = "$dir/root"
 state = "$dir/state"
@@ -202,9 +240,10 @@ disabled_plugins = [
     disable_hugetlb_controller = true
     tolerate_missing_hugetlb_controller = true
     systemd_cgroup = false
-    # No CNI plugin: Status reports NetworkReady=false; host-network pods work.
+$netns_line
+$cni_comment
     [plugins."io.containerd.grpc.v1.cri".cni]
-      bin_dir = "$dir/cni/bin"
+      bin_dir = "$cni_bin"
       conf_dir = "$dir/cni/net.d"
       max_conf_num = 1
     [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -223,9 +262,60 @@ disabled_plugins = [
 EOF
 }
 
+# 1.7: the bridge (address set here, so the plugin needs no gateway) and
+# the network config.
+setup_cni() {
+        local o suffix
+        suffix=${dir##*.}
+        br=kcbr$suffix
+        net=cubelet-$suffix
+        o=$(cni_pick_range) || fail "no free /26 in $KC_CNI_NET.0/24 (other runs' bridges hold them all)"
+        cidr=$KC_CNI_NET.$o/26
+        # Recorded before creating, so that a failed setup's teardown removes it.
+        env_set "$env_file" KC_CONTAINERD_BRIDGE "$br"
+        env_set "$env_file" KC_CONTAINERD_CNI_NETWORK "$net"
+        env_set "$env_file" KC_CONTAINERD_POD_CIDR "$cidr"
+        ip link add "$br" type bridge || fail "ip link add $br type bridge failed"
+        ip addr add "$KC_CNI_NET.$((o + 1))/26" dev "$br" || fail "cannot address $br"
+        ip link set "$br" up || fail "cannot bring $br up"
+        mkdir -p "$dir/cni/ipam"
+        cat >"$dir/cni/net.d/10-cubelet.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "$net",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": "$br",
+      "isGateway": false,
+      "isDefaultGateway": false,
+      "ipMasq": false,
+      "hairpinMode": false,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": "$dir/cni/ipam",
+        "ranges": [[{ "subnet": "$cidr", "rangeStart": "$KC_CNI_NET.$((o + 2))",
+                      "rangeEnd": "$KC_CNI_NET.$((o + 62))" }]]
+      }
+    }
+  ]
+}
+EOF
+}
+
 if [ "$mode" = fresh ]; then
         bash "$here/mkimage.sh" "$image_tar" "$KC_INTEG_IMAGE" || fail "could not build the image"
         snapshotter=$(pick_snapshotter)
+        if [ "$version" = 1.7 ]; then
+                setup_cni
+                cni_bin=/usr/lib/cni
+                cni_comment="    # CNI: bookworm's plugins, the bridge network in $dir/cni/net.d."
+                netns_line="    netns_mounts_under_state_dir = true"
+        else
+                cni_bin=$dir/cni/bin
+                cni_comment="    # No CNI plugin: Status reports NetworkReady=false; host-network pods work."
+                netns_line=
+        fi
         write_config
 else
         snapshotter=$(env_get "$env_file" KC_CONTAINERD_SNAPSHOTTER)
@@ -244,7 +334,7 @@ else
         # kill nor this script's exit touches it. Not a process-group leader
         # here (no job control), so setsid execs in place and $! is
         # containerd's pid.
-        setsid containerd --config "$conf" >>"$containerd_log" 2>&1 </dev/null &
+        setsid "${bin:+$bin/}containerd" --config "$conf" >>"$containerd_log" 2>&1 </dev/null &
         pid=$!
         echo "$pid" >"$pid_file"
         env_set "$env_file" KC_CONTAINERD_PID "$pid"
@@ -255,7 +345,9 @@ else
                         up=1
                         break
                 fi
-                is_our_containerd "$pid" "$conf" || fail "containerd (pid $pid) exited during its start"
+                # Alive is enough here: right after the fork, setsid may not
+                # have exec'd containerd yet (its argv is still setsid's).
+                pid_alive "$pid" || fail "containerd (pid $pid) exited during its start"
                 sleep 0.05
         done
         [ -n "$up" ] || fail "containerd (pid $pid) did not answer on $sock within 30 s"
@@ -288,5 +380,6 @@ env_set "$env_file" KC_CONTAINERD_PID "$pid"
 env_set "$env_file" KC_CONTAINERD_CONFIG "$conf"
 env_set "$env_file" KC_CONTAINERD_IMAGE "$KC_INTEG_IMAGE"
 env_set "$env_file" KC_CONTAINERD_SNAPSHOTTER "$snapshotter"
-log "CRI ready after $(($(now_ms) - t_cri)) ms; snapshotter $snapshotter; total $(($(now_ms) - t_begin)) ms; recorded in $env_file"
+env_set "$env_file" KC_CONTAINERD_CNI "$([ "$version" = 1.7 ] && echo 1 || echo 0)"
+log "containerd $version: CRI ready after $(($(now_ms) - t_cri)) ms; snapshotter $snapshotter; total $(($(now_ms) - t_begin)) ms; recorded in $env_file"
 echo "$sock"

@@ -12,7 +12,11 @@
 #   3. force-deletes what is left in our runc state directory, kills any
 #      process still in one of our containers' cgroups, kills the shims whose
 #      argv names our socket and removes their sockets in /run/containerd/s;
-#   4. unmounts everything under our directory, deepest first;
+#   4. unmounts everything under our directory, deepest first (with 1.7's
+#      netns_mounts_under_state_dir the pods' network namespaces too, which
+#      frees their veths); then, for 1.7's CNI, deletes any veth left on our
+#      bridge, the bridge, and libcni's cache files of our network
+#      (/var/lib/cni/results/<network>-*);
 #   5. removes our containers' cgroups (/sys/fs/cgroup/*/k8s.io/<id>), then
 #      the k8s.io and /run/containerd directories when empty and created by
 #      this run (the setup recorded what existed before);
@@ -161,8 +165,27 @@ done
 [ "$n_mounts" -gt 0 ] && log "unmounted $n_mounts mount(s)"
 for m in $(mounts_under "$dir"); do problem "mount $m"; done
 
-# 5. Cgroups and directories outside ours.
 preexisting() { grep -qxF "$1" "$dir/preexisting" 2>/dev/null; }
+
+# 4b. The CNI bridge, its veths, libcni's cache (containerd 1.7 only).
+br=$(env_get "$env_file" KC_CONTAINERD_BRIDGE)
+net=$(env_get "$env_file" KC_CONTAINERD_CNI_NETWORK)
+if [ -n "$br" ] && ip link show "$br" >/dev/null 2>&1; then
+        for v in $(ip -o link show master "$br" 2>/dev/null | awk -F': ' '{print $2}' | cut -d@ -f1); do
+                ip link del "$v" 2>/dev/null && log "deleted veth $v left on $br"
+        done
+        ip link del "$br" 2>/dev/null && log "deleted bridge $br"
+        ip link show "$br" >/dev/null 2>&1 && problem "bridge $br"
+fi
+if [ -n "$net" ]; then
+        rm -f /var/lib/cni/results/"$net"-* 2>/dev/null
+        for f in /var/lib/cni/results/"$net"-*; do [ -e "$f" ] && problem "CNI cache $f"; done
+        for d in /var/lib/cni/results /var/lib/cni; do
+                [ -d "$d" ] && ! preexisting "$d" && rmdir "$d" 2>/dev/null
+        done
+fi
+
+# 5. Cgroups and directories outside ours.
 for id in $ids; do
         for cg in /sys/fs/cgroup/*/k8s.io/"$id" /sys/fs/cgroup/k8s.io/"$id"; do
                 if [ ! -d "$cg" ] || [ -L "$cg" ]; then continue; fi
@@ -190,7 +213,7 @@ for p in /proc/[0-9]*; do
         [[ "$(cmdline_args "${p#/proc/}")" == *"$dir/"* ]] &&
                 problem "process ${p#/proc/}: $(cmdline_args "${p#/proc/}" | tr '\n' ' ')"
 done
-cp -f "$dir/containerd.log" "$(dirname "$env_file")/containerd.log.last" 2>/dev/null
+cp -f "$dir/containerd.log" "$(dirname "$env_file")/$(basename "$env_file" .env).log.last" 2>/dev/null
 if [ "${KC_CONTAINERD_KEEP:-}" = 1 ]; then
         log "kept $dir (KC_CONTAINERD_KEEP=1)"
 else

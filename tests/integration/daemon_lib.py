@@ -125,6 +125,19 @@ class Containerd:
     def kill_task(self, cid):
         self.ctr("tasks", "kill", "-s", "SIGKILL", cid)
 
+    def stop_pods(self, uids):
+        """cubelet leaves pods running when it exits (as the kubelet does):
+        kills the running tasks of the pods `uids`, then (even when that
+        failed) removes their /var/log/pods directories."""
+        try:
+            tasks = self.tasks()
+            for uid in uids:
+                for cid in self.containers(uid):
+                    if tasks.get(cid) == "RUNNING":
+                        self.kill_task(cid)
+        finally:
+            remove_pod_logs(uids)
+
     def kill(self, sig=signal.SIGKILL):
         """Signals the fixture's containerd (the recorded pid, only when its
         argv still names our config) and waits until it is gone."""

@@ -29,7 +29,9 @@ struct integ_env {
         char endpoint[272];
         char image[256];
         char dir[256];
-        char run[64]; /* the value of INTEG_LABEL for this process */
+        char run[64];     /* the value of INTEG_LABEL for this process */
+        char version[16]; /* KC_CONTAINERD_VERSION: "1.6" or "1.7" */
+        bool cni;         /* KC_CONTAINERD_CNI=1: pods get their own network */
 };
 
 /* Reads KEY=VALUE from the setup's file into @p out; false when absent. */
@@ -82,6 +84,14 @@ static inline int integ_env_load(struct integ_env *e, const char *prog)
                         "fail?)\n",
                         prog, file);
                 return -1;
+        }
+        {
+                char cni[8] = "0";
+
+                if (!integ_env_read(file, "KC_CONTAINERD_VERSION", e->version, sizeof(e->version)))
+                        snprintf(e->version, sizeof(e->version), "1.6");
+                (void)integ_env_read(file, "KC_CONTAINERD_CNI", cni, sizeof(cni));
+                e->cni = strcmp(cni, "1") == 0;
         }
         snprintf(e->endpoint, sizeof(e->endpoint), "unix://%s", e->sock);
         snprintf(e->run, sizeof(e->run), "%s-%d", prog, (int)getpid());

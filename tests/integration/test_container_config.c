@@ -234,8 +234,9 @@ static int setup(void **state)
                 return -1;
         rh = kc_kubelet_runtime_helper_get(f->helper);
         if (kc_runtime_manager_set_runtime_helper(f->manager, &rh) < 0 ||
-            kc_runtime_manager_set_machine(
-                    f->manager, kc_kubelet_runtime_helper_memory_capacity(f->helper), NULL) < 0)
+            kc_runtime_manager_set_machine(f->manager,
+                                           kc_kubelet_runtime_helper_memory_capacity(f->helper),
+                                           NULL, NULL) < 0)
                 return -1;
         *state = f;
         return 0;

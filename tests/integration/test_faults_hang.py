@@ -208,14 +208,7 @@ class FaultsHang(E2ETestCase):
     def cleanup_pods(self):
         """cubelet leaves its pods running when it exits: stop what this
         test left through containerd itself, and drop the pods' log dirs."""
-        try:
-            tasks = CTRD.tasks()
-            for uid in self.uids:
-                for cid in CTRD.containers(uid):
-                    if tasks.get(cid) == "RUNNING":
-                        CTRD.kill_task(cid)
-        finally:
-            dl.remove_pod_logs(self.uids)
+        CTRD.stop_pods(self.uids)
 
     def new_uid(self, tag):
         uid = f"integ-{tag}-{os.getpid()}-{int(time.monotonic() * 1000) % 100000}"

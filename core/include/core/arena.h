@@ -14,8 +14,21 @@
 
 struct kc_arena;
 
+/** A new arena holding one reference. */
 int kc_arena_new(struct kc_arena **ret);
+/**
+ * Drops one reference (NULL is fine); the last one frees every block.
+ * @return NULL.
+ */
 struct kc_arena *kc_arena_free(struct kc_arena *a);
+/**
+ * Another reference to @p a (NULL in, NULL out), for sharing a filled arena
+ * between holders, any thread. Holders of a shared arena only read it:
+ * kc_arena_alloc() on it is not thread-safe.
+ */
+struct kc_arena *kc_arena_ref(struct kc_arena *a);
+/** Does @p a have more than one reference now? (A hint: another holder may drop its own.) */
+bool kc_arena_shared(const struct kc_arena *a);
 KC_DEFINE_CLEANUP_FUNC(struct kc_arena, kc_arena_free)
 /** Zeroed, max_align_t-aligned memory; NULL on ENOMEM. */
 void *kc_arena_alloc(struct kc_arena *a, size_t size);

@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/cleanup.h"
+
+struct kc_clock;
+
 /**
  * Makes glibc's malloc use its main arena alone (mallopt M_ARENA_MAX 1),
  * the one whose free pages kc_memory_scavenge() can all hand back, so that
@@ -24,7 +28,47 @@ int kc_memory_tune_process(unsigned *ret_arenas);
 
 /**
  * Hands the free pages of every malloc arena back to the kernel
- * (malloc_trim), as Go's scavenger does for the upstream kubelet. Any
- * thread; takes each arena's lock in turn, briefly.
+ * (malloc_trim) at once, whatever they amount to. Any thread; takes each
+ * arena's lock in turn, briefly. The daemon paces it with a kc_scavenger.
  */
 void kc_memory_scavenge(void);
+
+/**
+ * The scavenger of Go's runtime, for malloc: hands free heap pages back to
+ * the kernel when the process has grown well past what it held right after
+ * the last trim, no more often than its CPU budget allows.
+ *
+ * - goal: resident anonymous memory (RssAnon) may grow by 10 % of what it
+ *   was right after the last trim (the live heap plus stacks and partly
+ *   used pages), at least 1 MiB, before the next (Go's
+ *   retainExtraPercent): a steady heap is not trimmed, pages freed after a
+ *   burst are. No malloc statistics are read: they cost a walk of every
+ *   free chunk, as much as the trim;
+ * - age: RssAnon does not show pages freed inside a heap that shrank, so a
+ *   trim comes at least once a minute;
+ * - memory pressure: while MemAvailable is under 5 % of MemTotal (Go's
+ *   reduceExtraPercent below a memory limit), 64 KiB of growth or 10 s
+ *   are enough;
+ * - pace: a trim that took d is followed by none for 99 d (Go's
+ *   scavengePercent: 1 % of one CPU).
+ * The first run always trims (it measures the floor); RSS seen below the
+ * floor lowers it.
+ */
+struct kc_scavenger;
+
+/** @return 0 and *ret, -EINVAL (NULL @p clock or @p ret) or -ENOMEM. */
+int kc_scavenger_new(struct kc_clock *clock, struct kc_scavenger **ret);
+/** NULL-safe; returns NULL. */
+struct kc_scavenger *kc_scavenger_free(struct kc_scavenger *s);
+KC_DEFINE_CLEANUP_FUNC(struct kc_scavenger, kc_scavenger_free)
+
+/**
+ * One look (from housekeeping, every 2 s): trims when the goal is missed and
+ * the pace allows. One thread at a time.
+ * @return 1 when it trimmed, 0 when not, or -errno when the memory figures
+ *         could not be read (nothing trimmed).
+ */
+int kc_scavenger_run(struct kc_scavenger *s);
+
+/** Trims since kc_scavenger_new(). */
+uint64_t kc_scavenger_trims(const struct kc_scavenger *s);

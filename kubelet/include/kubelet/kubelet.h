@@ -23,6 +23,7 @@ struct kc_pod_container_deletor;
 struct kc_pod_manager;
 struct kc_reason_cache;
 struct kc_status_manager;
+struct kc_volume_manager;
 
 struct kc_pod_workers;
 struct kc_prober_manager;
@@ -49,6 +50,12 @@ struct kc_kubelet_deps {
         /** Housekeeping's pod counts (desired, active, mirror, working, restarted,
          * orphaned runtime pods); may be NULL. */
         struct kc_kubelet_metrics *metrics;
+        /** Housekeeping removes the directories (and volumes) of pods that are
+         * gone (cleanupOrphanedPodDirs); may be NULL. */
+        struct kc_volume_manager *volume_manager;
+        /** Where pods' log directories are ("<ns>_<name>_<uid>"): the container
+         * GC removes those of removed pods. NULL: none (copied). */
+        const char *pod_logs_root;
         /** Probes: CleanupPods in housekeeping (RemovePod is SyncTerminatedPod's); may be NULL. */
         struct kc_prober_manager *prober_manager;
 };

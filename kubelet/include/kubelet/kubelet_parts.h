@@ -32,6 +32,7 @@ struct kc_runtime_manager;
 struct kc_runtime_state;
 struct kc_status_manager;
 struct kc_sync_loop;
+struct kc_volume_manager;
 struct kc_work_queue;
 
 /**
@@ -47,8 +48,10 @@ struct kc_kubelet_parts_config {
         struct kc_kubelet_metrics *metrics; /* may be NULL */
         /* May be NULL: the registry of prober_probe_total/_duration_seconds; outlives the parts. */
         struct kc_metrics_registry *registry;
-        const char *node_ip;                              /* hostIP */
-        const char *runtime_name;                         /* containerID scheme */
+        const char *node_ip;      /* hostIP */
+        const char *runtime_name; /* containerID scheme */
+        /** --root-dir: pod directories and volumes below <root_dir>/pods; NULL: none (tests). */
+        const char *root_dir;
         int64_t crash_loop_initial_ns, crash_loop_max_ns; /* the restart back-off */
         int64_t sync_frequency_ns;                        /* pod worker resync, loop health */
         int64_t max_wait_for_container_runtime_ns;
@@ -89,6 +92,7 @@ struct kc_kubelet_parts {
         struct kc_pod_workers *pod_workers;
         struct kc_pod_container_deletor *deletor;
         struct kc_kubelet *kubelet;
+        struct kc_volume_manager *volume_manager; /* NULL without a root dir */
         struct kc_sync_loop *loop;
         struct kc_chan *probe_updates; /* the results managers' updates, read by syncLoop */
         struct kc_prober *prober;      /* runs the probes over the runtime service */

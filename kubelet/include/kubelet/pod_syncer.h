@@ -21,6 +21,7 @@ struct kc_clock;
 struct kc_prober_manager;
 struct kc_kubelet_metrics;
 struct kc_runtime_state;
+struct kc_volume_manager;
 
 struct kc_reason_cache;
 struct kc_status_manager;
@@ -39,6 +40,9 @@ struct kc_pod_syncer_config {
         struct kc_kubelet_metrics *metrics; /* may be NULL */
         const char *node_ip;                /* hostIP */
         const char *runtime_name;           /* containerID scheme: "sim", "containerd" */
+        /** makePodDataDirs and WaitForAttachAndMount before the runtime's SyncPod;
+         * NULL: neither (unit tests without a root dir). */
+        struct kc_volume_manager *volume_manager;
         /**
          * May be NULL (no probes run). Else SyncPod adds the pod's probes
          * (AddPod) before the runtime's SyncPod, which kills on their

@@ -83,6 +83,14 @@ KC_DEFINE_CLEANUP_FUNC(struct kc_evented_pleg, kc_evented_pleg_free)
 int kc_evented_pleg_start(struct kc_evented_pleg *e);
 /** Stop: clears in-use, closes the stream, joins every thread. Idempotent. */
 void kc_evented_pleg_stop(struct kc_evented_pleg *e);
+/**
+ * The first half of kc_evented_pleg_stop(), without waiting: from now on
+ * the stream's end is the stop's (no failure counted or logged, no relist,
+ * no fallback). The daemon calls it before it shuts the CRI client down,
+ * which ends the stream. Any thread; idempotent; kc_evented_pleg_start()
+ * clears it.
+ */
+void kc_evented_pleg_begin_stop(struct kc_evented_pleg *e);
 /** Whether EventedPLEG is in use (isEventedPLEGInUse). Any thread. */
 bool kc_evented_pleg_in_use(struct kc_evented_pleg *e);
 /** The same as a kc_generic_pleg_config.evented_in_use callback (userdata: the PLEG). */
@@ -108,9 +116,12 @@ struct kc_evented_pleg_stats {
         uint64_t connections; /* streams connected (see KC_EVENTED_STREAM_SETTLE) */
         uint64_t failures;    /* stream failures (open or break) */
         unsigned consecutive_failures;
-        uint64_t fallbacks;  /* switches to relisting */
-        uint64_t recoveries; /* switches back to evented (D12) */
-        uint64_t dropped;    /* events dropped on a full internal buffer */
-        bool streaming;      /* a stream is open now */
+        uint64_t fallbacks;        /* switches to relisting */
+        uint64_t recoveries;       /* switches back to evented (D12) */
+        uint64_t dropped;          /* events dropped on a full internal buffer */
+        bool streaming;            /* a stream is open now */
+        uint64_t catch_up_relists; /* relists after a connection, until caught up (D31) */
+        uint64_t caught_up;        /* connections whose catch-up finished */
+        uint64_t stale;            /* events older than the last relist, ignored (D31) */
 };
 void kc_evented_pleg_stats(struct kc_evented_pleg *e, struct kc_evented_pleg_stats *ret);

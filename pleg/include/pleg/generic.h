@@ -53,10 +53,22 @@ KC_DEFINE_CLEANUP_FUNC(struct kc_generic_pleg, kc_generic_pleg_free)
 int kc_generic_pleg_start(struct kc_generic_pleg *g);
 /** Idempotent. Joins the relist thread. */
 void kc_generic_pleg_stop(struct kc_generic_pleg *g);
+/**
+ * Before the runtime client shuts down under a relist: a relist that fails
+ * from now on logs at V(2), not as an error. Any thread; the next
+ * kc_generic_pleg_start() clears it.
+ */
+void kc_generic_pleg_begin_stop(struct kc_generic_pleg *g);
 struct kc_chan *kc_generic_pleg_watch(struct kc_generic_pleg *g);
 bool kc_generic_pleg_healthy(struct kc_generic_pleg *g, char **ret_err);
 /** One relist; any thread; serialised with other relists. */
 int kc_generic_pleg_relist(struct kc_generic_pleg *g);
+/**
+ * The timestamp of the last successful relist (taken before it listed the
+ * runtime), 0 before the first. Any thread. What the runtime reported
+ * before this time is already in the cache and the PLEG's records.
+ */
+int64_t kc_generic_pleg_last_relist_mp(struct kc_generic_pleg *g);
 void kc_generic_pleg_update(struct kc_generic_pleg *g, int64_t relist_period_ns,
                             int64_t relist_threshold_ns);
 struct kc_pleg kc_generic_pleg_as_pleg(struct kc_generic_pleg *g);

@@ -61,6 +61,15 @@ int kc_pod_cache_get_modified(struct kc_pod_cache *c, const char *uid, int64_t *
 /** Delete: removes the entry. Wakes nobody (upstream). */
 void kc_pod_cache_delete(struct kc_pod_cache *c, const char *uid);
 
+/**
+ * Calls @p fn for every entry with its UID and status (may be NULL), under
+ * the cache's lock: @p fn must not call back into the cache. Stops early
+ * when @p fn returns false.
+ */
+void kc_pod_cache_foreach(struct kc_pod_cache *c,
+                          bool (*fn)(void *ud, const char *uid, const struct kc_pod_status *status),
+                          void *ud);
+
 /** UpdateTime: sets the global timestamp and notifies every subscribed UID. */
 void kc_pod_cache_update_time(struct kc_pod_cache *c, int64_t ts_ns);
 

@@ -29,6 +29,8 @@ struct kc_pod_status;
 #define KC_CREATE_CONTAINER_CONFIG_ERROR_REASON "CreateContainerConfigError"
 #define KC_CREATE_CONTAINER_ERROR_REASON "CreateContainerError"
 #define KC_RUN_CONTAINER_ERROR_REASON "RunContainerError"
+/** ErrPostStartHook: the postStart hook failed and the container was killed. */
+#define KC_POST_START_HOOK_ERROR_REASON "PostStartHookError"
 
 /**
  * HashContainer, our own: FNV-1a 64 over name, image, command, args and pull
@@ -62,7 +64,15 @@ struct kc_pod_actions {
         char *sandbox_id; /* newest sandbox (also when re-creating, as upstream); NULL if none */
         uint32_t attempt; /* attempt of the sandbox to create/keep */
         int next_init_container_to_start; /* index into pod->init_containers, or -1 */
-        size_t *containers_to_start;      /* indices into pod->containers, ascending */
+        /*
+         * The sidecar path (a pod with a restartable init container,
+         * KEP-753): upstream's InitContainersToStart, indices into
+         * pod->init_containers in spec order. next_init_container_to_start
+         * stays -1 on that path.
+         */
+        size_t *init_containers_to_start;
+        size_t n_init_containers_to_start;
+        size_t *containers_to_start; /* indices into pod->containers, ascending */
         size_t n_containers_to_start;
         struct kc_container_to_kill *containers_to_kill;
         size_t n_containers_to_kill;
@@ -71,8 +81,21 @@ struct kc_pod_actions {
 
 void kc_pod_actions_done(struct kc_pod_actions *a);
 
+/** IsRestartableInitContainer: an init container with restartPolicy Always (a sidecar). */
+bool kc_is_restartable_init_container(const struct kc_api_container *c);
+
+/** HasRestartableInitContainer. */
+bool kc_pod_has_restartable_init_container(const struct kc_api_pod *pod);
+
 /**
- * @brief computePodActions (non-sidecar init path). Statuses are matched by
+ * @brief computePodActions. A pod without a restartable init container
+ * takes the findNextInitContainerToRun path (one init container at a time,
+ * next_init_container_to_start); a pod with one takes the SidecarContainers
+ * path, computeInitContainerActions (init_containers_to_start: the next
+ * init container once the previous one exited 0 or, for a sidecar, runs;
+ * every exited, unknown or changed sidecar again; app containers only once
+ * the last init container is done or running). With nothing to keep or
+ * start the pod is killed and no sidecar restarted. Statuses are matched by
  * name, newest first. The sandbox is re-created when there is none, the
  * newest is not READY, or several are READY; the network-namespace and
  * missing-IP checks of PodSandboxChanged are not done (the status has no

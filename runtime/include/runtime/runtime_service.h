@@ -231,6 +231,12 @@ struct kc_cri_mount {
         enum kc_cri_propagation propagation;
 };
 
+/** CRI HugepageLimit: a page size as the kernel names it ("2MB", "1GB") and bytes. */
+struct kc_cri_hugepage_limit {
+        const char *page_size;
+        uint64_t limit;
+};
+
 /** CRI LinuxContainerResources, the fields we use; 0 means unset as in CRI. */
 struct kc_cri_linux_resources {
         int64_t cpu_period;
@@ -240,6 +246,9 @@ struct kc_cri_linux_resources {
         int64_t oom_score_adj;
         const char *cpuset_cpus;
         const char *cpuset_mems;
+        /* Every huge page size of the host: the container's limit, else 0 */
+        const struct kc_cri_hugepage_limit *hugepage_limits;
+        size_t n_hugepage_limits;
 };
 
 /** CRI Capability. */

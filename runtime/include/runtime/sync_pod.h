@@ -40,6 +40,8 @@ struct kc_runtime_service kc_runtime_manager_service(struct kc_runtime_manager *
  * Not concurrently with SyncPod. @return 0, -EINVAL, -ENOMEM.
  */
 int kc_runtime_manager_set_pod_logs_root(struct kc_runtime_manager *m, const char *dir);
+/** The directory set above, or NULL; owned by @p m. */
+const char *kc_runtime_manager_pod_logs_root(const struct kc_runtime_manager *m);
 
 struct kc_runtime_helper;
 
@@ -60,11 +62,14 @@ int kc_runtime_manager_set_runtime_helper(struct kc_runtime_manager *m,
  * memory in bytes (cadvisor's MemoryCapacity, for Burstable containers'
  * oom_score_adj; 0: unknown, which gives 999) and the kubelet's root
  * directory (absolute; Localhost seccomp profiles live in <root>/seccomp;
- * NULL: /var/lib/kubelet). Not concurrently with SyncPod.
+ * NULL: /var/lib/kubelet), and the host's huge page sizes, read from
+ * @p hugepages_dir (NULL: /sys/kernel/mm/hugepages; each container gets a
+ * limit for every size, 0 unless it asks for hugepages-<size>). Not
+ * concurrently with SyncPod.
  * @return 0, -EINVAL, -ENOMEM.
  */
 int kc_runtime_manager_set_machine(struct kc_runtime_manager *m, int64_t memory_capacity,
-                                   const char *root_dir);
+                                   const char *root_dir, const char *hugepages_dir);
 
 /** One StartContainer action's outcome (a kubecontainer SyncResult). */
 struct kc_start_result {
@@ -118,6 +123,10 @@ struct kc_sync_pod_options {
  * sysctls and the pod's security context; no cgroup parent, D40), then
  * PodSandboxStatus for the pod IPs the containers' env sees; then the next init
  * container (and nothing else, as upstream), else every container to start.
+ * On the sidecar path (a pod with a restartable init container, KEP-753)
+ * step 6 starts every init container the actions list; a sidecar that
+ * fails to start does not stop the others, an init container that fails
+ * ends the sync.
  * Each start (startContainer): doBackOff (CrashLoopBackOff), then
  * kc_ensure_image_exists (ImagePullBackOff, ErrImagePull, ErrImageNeverPull,
  * ImageInspectError, InvalidImageName), CreateContainer (image = the image
@@ -129,12 +138,15 @@ struct kc_sync_pod_options {
  * context (with the image's user from ImageStatus); a helper failure or
  * runAsNonRoot violation is CreateContainerConfigError; CreateContainer's
  * failure CreateContainerError),
- * StartContainer (failure RunContainerError). Each start attempted is
+ * StartContainer (failure RunContainerError), then the postStart hook
+ * (exec through ExecSync, httpGet, sleep; a failure kills the container,
+ * its preStop hook included, and fails the start with PostStartHookError
+ * and upstream's message). Each start attempted is
  * reported through opts->on_start_result, success included; a failed start
  * does not stop the other app containers. A start cut short by @p ctx is
  * reported with r = -ECANCELED and the reason of the step it did not run.
  * Not done: pruning and purging init containers, ephemeral containers,
- * resize, post-start hooks, the "network is not ready" check, image pull
+ * resize, the "network is not ready" check, image pull
  * secrets.
  * Thread contract: any thread; concurrent calls for different pods are
  * safe, for the same pod they are not (the pod worker serialises them).
@@ -159,9 +171,12 @@ int kc_runtime_manager_sync_pod(struct kc_runtime_manager *m, const struct kc_ap
                                 const struct kc_sync_pod_options *opts, char **ret_err);
 
 /**
- * @brief KillPod (killPodWithSyncResult): @p grace_s below 2 s is raised
- * to 2 s; StopContainer(timeout = grace) for every container of
- * @p running_pod, all at once (at most KC_KILL_POD_PARALLELISM calls in
+ * @brief KillPod (killPodWithSyncResult): for every container of
+ * @p running_pod its preStop hook when @p pod has one (bounded by the
+ * grace, its whole seconds taken off it), then StopContainer(timeout =
+ * what is left, at least 2 s); the app containers all at once, then the
+ * sidecars of @p pod from the last to the first, each with what is left
+ * of the grace (D44) (at most KC_KILL_POD_PARALLELISM calls in
  * flight, D19; each call has its own deadline, grace + the runtime
  * request timeout), and once every one has returned StopPodSandbox for
  * each of its sandboxes. With @p running_pod NULL the pod's running

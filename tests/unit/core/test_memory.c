@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * kc_memory_*: the malloc arena cap and the scavenger (core/memory.c).
+ * kc_memory_*: the malloc arena cap and the scavenger (core/memory.c), and
+ * the paced scavenger (kc_scavenger: its goal, pressure and pace on figures
+ * and a fake clock the test sets, then on the process itself).
  * Under AddressSanitizer or ThreadSanitizer, malloc is the sanitizer's:
  * the cap must then report -EOPNOTSUPP, and what glibc would do is checked
  * by the plain build.
@@ -14,10 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "core/cleanup.h"
+#include "core/clock.h"
 #include "core/memory.h"
+#include "internal.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZER_MALLOC 1
@@ -161,12 +166,238 @@ static void test_scavenge_returns_free_pages_in_the_middle_of_the_heap(void **st
         free(blocks);
 }
 
+/* ---- the paced scavenger on figures the test sets ---------------------- */
+
+#define MIB ((uint64_t)1 << 20)
+#define MS (INT64_C(1000000))
+
+/* A process whose RssAnon the test sets; a trim brings it down to live + overhead. */
+struct fake_process {
+        struct kc__memory_sample m;
+        struct kc_clock *clock;
+        uint64_t live;   /* what a trim leaves resident */
+        int64_t trim_ns; /* how long a trim takes on the fake clock */
+        int fail;        /* the sample fails with this */
+        unsigned trims;
+};
+
+static int fake_sample(void *userdata, struct kc__memory_sample *ret)
+{
+        struct fake_process *p = userdata;
+
+        if (p->fail)
+                return p->fail;
+        *ret = p->m;
+        return 0;
+}
+
+static void fake_trim(void *userdata)
+{
+        struct fake_process *p = userdata;
+
+        p->trims++;
+        p->m.rss_anon = p->live;
+        assert_int_equal(kc_fake_clock_advance(p->clock, p->trim_ns), 0);
+}
+
+static struct kc_scavenger *fake_scavenger(struct fake_process *p)
+{
+        struct kc_scavenger *s = NULL;
+
+        assert_int_equal(kc_fake_clock_new(&p->clock, 1000 * MS), 0);
+        assert_int_equal(kc_scavenger_new(p->clock, &s), 0);
+        kc__scavenger_set_ops(s, fake_sample, fake_trim, p);
+        p->live = 100 * MIB;
+        p->m = (struct kc__memory_sample){ .rss_anon = 120 * MIB,
+                                           .mem_total = 1000 * MIB,
+                                           .mem_available = 800 * MIB };
+        p->trim_ns = 10 * MS;
+        return s;
+}
+
+/*
+ * The first run trims (and measures the floor); then growth up to 10 % of
+ * the floor stays, more goes; the floor follows what each trim leaves.
+ */
+static void test_scavenger_goal(void **state)
+{
+        struct fake_process p = { 0 };
+        _cleanup_(kc_scavenger_freep) struct kc_scavenger *s = fake_scavenger(&p);
+
+        (void)state;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        assert_int_equal(p.trims, 1);
+        assert_int_equal(kc_fake_clock_advance(p.clock, 1000 * MS), 0);
+
+        /* 10 MiB more than the 100 MiB left by the trim: the goal holds. */
+        p.m.rss_anon = 110 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 0);
+        assert_int_equal(kc_scavenger_run(s), 0);
+        /* A burst freed: 11 MiB over. */
+        p.m.rss_anon = 111 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        assert_int_equal(p.trims, 2);
+        assert_int_equal(kc_scavenger_trims(s), 2);
+
+        /* The heap grew for good (more pods): one trim, and the floor is the new size. */
+        assert_int_equal(kc_fake_clock_advance(p.clock, 1000 * MS), 0);
+        p.live = 150 * MIB;
+        p.m.rss_anon = 170 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        p.m.rss_anon = 164 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 0);
+
+        /* A small process keeps up to 1 MiB. */
+        assert_int_equal(kc_fake_clock_advance(p.clock, 1000 * MS), 0);
+        p.live = 2 * MIB;
+        p.m.rss_anon = 2 * MIB; /* below the floor: the floor follows */
+        assert_int_equal(kc_scavenger_run(s), 0);
+        p.m.rss_anon = 3 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 0);
+        p.m.rss_anon += 64 << 10;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        assert_int_equal(p.trims, 4);
+        kc_clock_free(p.clock);
+}
+
+/* A trim that took d is followed by none for 99 d: 1 % of one CPU. */
+static void test_scavenger_pace(void **state)
+{
+        struct fake_process p = { 0 };
+        _cleanup_(kc_scavenger_freep) struct kc_scavenger *s = fake_scavenger(&p);
+
+        (void)state;
+        assert_int_equal(kc_scavenger_run(s), 1); /* took 10 ms */
+        p.m.rss_anon = 200 * MIB;
+        assert_int_equal(kc_fake_clock_advance(p.clock, 989 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 0);
+        assert_int_equal(kc_fake_clock_advance(p.clock, 1 * MS), 0);
+        p.trim_ns = 100 * MS;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        p.m.rss_anon = 200 * MIB;
+        assert_int_equal(kc_fake_clock_advance(p.clock, 9899 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 0);
+        assert_int_equal(kc_fake_clock_advance(p.clock, 1 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 1);
+        assert_int_equal(p.trims, 3);
+        kc_clock_free(p.clock);
+}
+
+/*
+ * Under memory pressure (MemAvailable under 5 % of MemTotal) 64 KiB of
+ * growth is enough; unreadable figures trim nothing.
+ */
+static void test_scavenger_pressure(void **state)
+{
+        struct fake_process p = { 0 };
+        _cleanup_(kc_scavenger_freep) struct kc_scavenger *s = fake_scavenger(&p);
+
+        (void)state;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        assert_int_equal(kc_fake_clock_advance(p.clock, 1000 * MS), 0);
+        p.m.rss_anon = 100 * MIB + 512 * 1024;
+        assert_int_equal(kc_scavenger_run(s), 0);
+        p.m.mem_available = 49 * MIB;
+        assert_int_equal(kc_scavenger_run(s), 1);
+        p.m.rss_anon = 100 * MIB + 64 * 1024;
+        assert_int_equal(kc_fake_clock_advance(p.clock, 1000 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 0);
+
+        p.m.rss_anon = 200 * MIB;
+        p.fail = -ENOENT;
+        assert_int_equal(kc_scavenger_run(s), -ENOENT);
+        assert_int_equal(p.trims, 2);
+        p.fail = 0;
+        assert_int_equal(kc_scavenger_run(s), 1);
+
+        assert_int_equal(kc_scavenger_new(NULL, &s), -EINVAL);
+        assert_int_equal(kc_scavenger_run(NULL), -EINVAL);
+        kc_clock_free(p.clock);
+}
+
+/*
+ * RssAnon does not show pages freed in a heap that shrank: a trim comes at
+ * least once a minute, every 10 s under pressure.
+ */
+static void test_scavenger_age(void **state)
+{
+        struct fake_process p = { 0 };
+        _cleanup_(kc_scavenger_freep) struct kc_scavenger *s = fake_scavenger(&p);
+
+        (void)state;
+        assert_int_equal(kc_scavenger_run(s), 1); /* ends at 1.01 s */
+        assert_int_equal(kc_fake_clock_advance(p.clock, 59999 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 0);
+        assert_int_equal(kc_fake_clock_advance(p.clock, 1 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 1);
+        p.m.mem_available = 10 * MIB;
+        assert_int_equal(kc_fake_clock_advance(p.clock, 9999 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 0);
+        assert_int_equal(kc_fake_clock_advance(p.clock, 1 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 1);
+        assert_int_equal(p.trims, 3);
+        kc_clock_free(p.clock);
+}
+
+/* The real figures: 64 MB freed in the middle of the heap go back. */
+static void test_scavenger_on_the_process(void **state)
+{
+        _cleanup_(kc_scavenger_freep) struct kc_scavenger *s = NULL;
+        _cleanup_(kc_clock_freep) struct kc_clock *clock = NULL;
+        char **blocks = calloc(N_BLOCKS, sizeof(*blocks));
+        long before, after;
+        int r;
+
+        (void)state;
+        assert_non_null(blocks);
+        assert_int_equal(kc_fake_clock_new(&clock, 1000 * MS), 0);
+        assert_int_equal(kc_scavenger_new(clock, &s), 0);
+        assert_int_equal(kc_scavenger_run(s), 1); /* the first run measures */
+        for (size_t i = 0; i < N_BLOCKS; i++) {
+                blocks[i] = malloc(BLOCK);
+                assert_non_null(blocks[i]);
+                memset(blocks[i], 0xa5, BLOCK);
+        }
+        /*
+         * Grown by 64 MB, all in use: a trim, which hands little back. (A
+         * sanitizer's shadow memory makes RssAnon far larger: 64 MB may be
+         * under 10 % of it.)
+         */
+        assert_int_equal(kc_fake_clock_advance(clock, 1000 * MS), 0);
+        r = kc_scavenger_run(s);
+        if (!SANITIZER_MALLOC)
+                assert_int_equal(r, 1);
+        for (size_t i = 0; i < N_BLOCKS - 1; i++)
+                free(blocks[i]);
+        /* Freed but not grown: RssAnon cannot tell; the next minute's trim can. */
+        assert_int_equal(kc_fake_clock_advance(clock, 1000 * MS), 0);
+        r = kc_scavenger_run(s);
+        if (!SANITIZER_MALLOC)
+                assert_int_equal(r, 0);
+        before = rss_anon_kib();
+        assert_int_equal(kc_fake_clock_advance(clock, 60000 * MS), 0);
+        assert_int_equal(kc_scavenger_run(s), 1);
+        after = rss_anon_kib();
+        print_message("RssAnon %ld KiB -> %ld KiB after kc_scavenger_run()\n", before, after);
+        if (!SANITIZER_MALLOC) {
+                assert_true(after < before - 32 * 1024);
+                assert_int_equal(kc_scavenger_trims(s), 3);
+        }
+        free(blocks[N_BLOCKS - 1]);
+        free(blocks);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_tune_leaves_the_main_arena_alone),
                 cmocka_unit_test(test_tune_keeps_the_users_arena_max),
                 cmocka_unit_test(test_scavenge_returns_free_pages_in_the_middle_of_the_heap),
+                cmocka_unit_test(test_scavenger_goal),
+                cmocka_unit_test(test_scavenger_pace),
+                cmocka_unit_test(test_scavenger_pressure),
+                cmocka_unit_test(test_scavenger_age),
+                cmocka_unit_test(test_scavenger_on_the_process),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * workers, work queue and container deletor, with a fake syncer recording
  * what reaches the sync functions, and the simulated runtime for
  * housekeeping's orphans. F-LOOP-04, F-LOOP-06, F-LOOP-07, F-LOOP-08,
- * F-LOOP-11, F-LOOP-12, F-LOOP-14, F-PW-08, F-DEL-02, F-SYNC-03.
+ * F-LOOP-11, F-LOOP-12, F-LOOP-14, F-PW-08, F-DEL-02, F-SYNC-03; issue 14:
+ * housekeeping removes the directories of pods that are gone.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +21,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/cancel.h"
 #include "core/chan.h"
@@ -41,6 +45,7 @@
 #include "runtime/container.h"
 #include "runtime/error.h"
 #include "runtime/sim.h"
+#include "volume_manager.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define SEC KC_NSEC_PER_SEC
@@ -141,6 +146,9 @@ static int fake_delete(void *ud, const char *id, struct kc_runtime_error *err)
         return 0;
 }
 
+/* The volume manager env_start() hands the kubelet; NULL: none. */
+static struct kc_volume_manager *env_volume_manager;
+
 struct env {
         struct journal j;
         struct kc_clock *clock;
@@ -201,6 +209,7 @@ static struct env *env_start(void)
                 .cache = e->cache,
                 .runtime = kc_sim_pod_runtime(e->sim),
                 .reasons = e->reasons,
+                .volume_manager = env_volume_manager,
         };
         assert_int_equal(kc_kubelet_new(&deps, &e->k), 0);
         assert_int_equal(kc_chan_new(&e->config, 50, kc_pod_update_free_item), 0);
@@ -594,6 +603,70 @@ static void test_container_gc_one_pass_at_a_time(void **state)
         env_stop(e);
 }
 
+static bool path_exists(const char *root, const char *name)
+{
+        char path[512];
+
+        snprintf(path, sizeof(path), "%s/%s", root, name);
+        return access(path, F_OK) == 0;
+}
+
+static void make_log_dir(const char *root, const char *name)
+{
+        char path[512];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", root, name);
+        assert_int_equal(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/%s/app", root, name);
+        assert_int_equal(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/%s/app/0.log", root, name);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("log line\n", f);
+        fclose(f);
+}
+
+/*
+ * evictPodLogsDirectories: a pass removes "<ns>_<name>_<uid>" directories
+ * (with their contents) of pods that are not desired and whose content may
+ * go; a desired pod's directory and names without a UID stay.
+ */
+static void test_container_gc_removes_pod_log_dirs(void **state)
+{
+        struct env *e = env_start();
+        struct kc_container_gc *gc = NULL;
+        char root[] = "/tmp/kc-test-podlogs.XXXXXX";
+        struct kc_container_gc_config cfg = {
+                .runtime = kc_sim_pod_runtime(e->sim),
+                .pod_manager = e->pm,
+                .pod_workers = e->pw,
+        };
+
+        (void)state;
+        assert_non_null(mkdtemp(root));
+        cfg.pod_logs_root = root;
+        send(e, KC_POD_OP_ADD, "A");
+        EXPECT(e, "sync_pod(A,create)");
+        /* Housekeeping's SyncKnownPods: unknown pods' content may go from now on. */
+        kc_fake_clock_advance(e->clock, 2 * SEC);
+        assert_true(KC_TEST_WAIT_UNTIL(
+                kc_pod_workers_should_pod_content_be_removed(e->pw, "gone-uid"), 5000));
+        make_log_dir(root, "default_A_A");
+        make_log_dir(root, "default_gone_gone-uid");
+        make_log_dir(root, "junk");
+        assert_int_equal(kc__container_gc_new(&cfg, &gc), 0);
+        assert_int_equal(kc__container_gc_request(gc), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(!path_exists(root, "default_gone_gone-uid"), 5000));
+        assert_true(KC_TEST_WAIT_UNTIL(kc__container_gc_request(gc) == 0, 5000));
+        assert_true(KC_TEST_WAIT_UNTIL(kc__container_gc_request(gc) == 0, 5000));
+        assert_true(path_exists(root, "default_A_A/app/0.log"));
+        assert_true(path_exists(root, "junk/app/0.log"));
+        kc__container_gc_free(gc);
+        env_stop(e);
+        assert_int_equal(system("rm -rf /tmp/kc-test-podlogs.*") == -1, 0);
+}
+
 static bool has_reason(struct env *e, const char *uid)
 {
         return kc_reason_cache_get(e->reasons, uid, "c", NULL, NULL) == 0;
@@ -627,15 +700,84 @@ static void test_housekeeping_forgets_reasons_of_removed_pods(void **state)
         env_stop(e);
 }
 
+static bool dir_exists(const char *root, const char *uid)
+{
+        char p[256];
+        struct stat st;
+
+        snprintf(p, sizeof(p), "%s/pods/%s", root, uid);
+        return stat(p, &st) == 0;
+}
+
+static void make_dirs(const char *uid)
+{
+        const struct kc_api_pod p = { .uid = uid, .name = uid, .namespace = "default" };
+
+        assert_int_equal(kc__make_pod_data_dirs(env_volume_manager, &p), 0);
+}
+
+/*
+ * cleanupOrphanedPodDirs in housekeeping (issue 14): a pod directory goes
+ * once its pod is neither desired, nor worked on, nor running in the
+ * runtime; the others stay.
+ */
+static void test_housekeeping_removes_orphaned_pod_dirs(void **state)
+{
+        const struct kc_sim_container_spec ctr = { .id = "oc",
+                                                   .name = "c",
+                                                   .state = KC_CONTAINER_STATE_RUNNING };
+        const struct kc_sim_pod_spec running = { .id = "running",
+                                                 .name = "r",
+                                                 .namespace = "x",
+                                                 .containers = &ctr,
+                                                 .n_containers = 1 };
+        struct kc_volume_manager_config vc = { .node_memory_bytes = 1 << 20 };
+        char root[] = "/tmp/kc-hk-XXXXXX", cmd[64];
+        struct env *e;
+        int i;
+
+        (void)state;
+        assert_non_null(mkdtemp(root));
+        vc.root_dir = root;
+        assert_int_equal(kc__volume_manager_new(&vc, &env_volume_manager), 0);
+        e = env_start();
+        make_dirs("A");
+        make_dirs("gone");
+        make_dirs("running");
+        assert_int_equal(kc_sim_set_pods(e->sim, &running, 1), 0);
+        send(e, KC_POD_OP_ADD, "A"); /* the "file" source is now seen */
+        EXPECT(e, "sync_pod(A,create)");
+        kc_fake_clock_advance(e->clock, 2 * SEC);
+        assert_true(KC_TEST_WAIT_UNTIL(!dir_exists(root, "gone"), 5000));
+        assert_true(dir_exists(root, "A"));
+        assert_true(dir_exists(root, "running"));
+
+        /* Removed and terminated: the next passes take A's directory too. */
+        send(e, KC_POD_OP_REMOVE, "A");
+        EXPECT(e, "terminated(A)");
+        for (i = 0; i < 20 && dir_exists(root, "A"); i++) {
+                kc_fake_clock_advance(e->clock, 2 * SEC);
+                KC_TEST_WAIT_UNTIL(!dir_exists(root, "A"), 100);
+        }
+        assert_false(dir_exists(root, "A"));
+        assert_true(dir_exists(root, "running"));
+        env_stop(e);
+        env_volume_manager = kc__volume_manager_free(env_volume_manager);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_pod_lifecycle),
                 cmocka_unit_test(test_housekeeping_kills_orphans),
+                cmocka_unit_test(test_housekeeping_removes_orphaned_pod_dirs),
                 cmocka_unit_test(test_housekeeping_removes_sandboxes_of_removed_pods),
                 cmocka_unit_test(test_housekeeping_forgets_reasons_of_removed_pods),
                 cmocka_unit_test(test_housekeeping_stays_responsive_while_gc_is_slow),
                 cmocka_unit_test(test_container_gc_one_pass_at_a_time),
+                cmocka_unit_test(test_container_gc_removes_pod_log_dirs),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
 /*
  * v1.PodStatus generation (issue 4, item 4): the reason cache, getPhase,
  * generateAPIPodStatus's container statuses, conditions and IPs, and the
- * v1 Pod wrapper.
+ * v1 Pod wrapper. Issue 14: sidecars (restartable init containers) in
+ * getPhase, their statuses and the conditions.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -546,6 +547,83 @@ static void test_phase_init_containers(void **state)
         /* An init container re-running after the app started does not make the pod Pending. */
         cs[0] = cs_running("i2", "init", 1);
         assert_int_equal(kc_pod_get_phase(&pod, &st, false), KC_POD_PHASE_RUNNING);
+}
+
+/* getPhase with a sidecar (KEP-753): a running sidecar counts as running; a terminated one
+ * is neither running nor stopped, so a Never pod whose app succeeded completes. */
+static void test_phase_sidecar(void **state)
+{
+        static const struct kc_api_container side = { .name = "side",
+                                                      .image = "envoy",
+                                                      .restart_policy_always = true };
+        struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_NEVER, &app_ctr, 1, &side, 1);
+        struct kc_container_status cs[2];
+        struct kc_pod_status st;
+
+        (void)state;
+        assert_int_equal(kc_pod_get_phase(&pod, NULL, false), KC_POD_PHASE_PENDING);
+        /* The sidecar runs, the app is not there yet: Pending (the app waits). */
+        cs[0] = cs_running("s1", "side", 0);
+        st = status_of(cs, 1);
+        assert_int_equal(kc_pod_get_phase(&pod, &st, false), KC_POD_PHASE_PENDING);
+        /* Both run: Running. */
+        cs[1] = cs_running("c1", "app", 0);
+        st = status_of(cs, 2);
+        assert_int_equal(kc_pod_get_phase(&pod, &st, false), KC_POD_PHASE_RUNNING);
+        /* The app is done, the sidecar still runs: Running until it is stopped. */
+        cs[1] = cs_exited("c1", "app", 0, 0);
+        assert_int_equal(kc_pod_get_phase(&pod, &st, false), KC_POD_PHASE_RUNNING);
+        /* The sidecar killed (exit 137): the pod Succeeded, whatever the sidecar's code. */
+        cs[0] = cs_exited("s1", "side", 137, 0);
+        assert_int_equal(kc_pod_get_phase(&pod, &st, false), KC_POD_PHASE_SUCCEEDED);
+        /* The app failed instead: Failed. */
+        cs[1] = cs_exited("c1", "app", 1, 0);
+        assert_int_equal(kc_pod_get_phase(&pod, &st, false), KC_POD_PHASE_FAILED);
+}
+
+/* initContainerStatuses of a sidecar: running, started and ready; in the conditions. */
+static void test_status_sidecar(void **state)
+{
+        static const struct kc_api_container side = { .name = "side",
+                                                      .image = "envoy",
+                                                      .restart_policy_always = true };
+        struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_ALWAYS, &app_ctr, 1, &side, 1);
+        struct kc_container_status cs[2];
+        struct kc_pod_status st;
+        json_t *s, *c;
+
+        (void)state;
+        cs[0] = cs_running("c1", "app", 0);
+        cs[1] = cs_running("s1", "side", 0);
+        st = status_of(cs, 2);
+        s = generate(&pod, &st, NULL, NULL, NULL, T0);
+        assert_string_equal(jstr_at(s, "phase"), "Running");
+        assert_string_equal(jstr_at(s, "initContainerStatuses.0.name"), "side");
+        assert_non_null(jpath(s, "initContainerStatuses.0.state.running"));
+        assert_true(jbool_at(s, "initContainerStatuses.0.started"));
+        assert_true(jbool_at(s, "initContainerStatuses.0.ready"));
+        assert_string_equal(jstr_at(condition(s, "Initialized"), "status"), "True");
+        assert_string_equal(jstr_at(condition(s, "ContainersReady"), "status"), "True");
+        json_decref(s);
+
+        /* The sidecar crashed: not ready, and the pod's readiness says so (sidecar first). */
+        cs[1] = cs_exited("s1", "side", 1, 0);
+        s = generate(&pod, &st, NULL, NULL, NULL, T0);
+        assert_false(jbool_at(s, "initContainerStatuses.0.ready"));
+        assert_false(jbool_at(s, "initContainerStatuses.0.started"));
+        c = condition(s, "ContainersReady");
+        assert_string_equal(jstr_at(c, "status"), "False");
+        assert_string_equal(jstr_at(c, "message"), "containers with unready status: [side]");
+        json_decref(s);
+
+        /* Only the sidecar runs (the app not started yet): Initialized, as it is started. */
+        cs[0] = cs_running("s1", "side", 0);
+        st = status_of(cs, 1);
+        s = generate(&pod, &st, NULL, NULL, NULL, T0);
+        assert_string_equal(jstr_at(condition(s, "Initialized"), "status"), "True");
+        c = condition(s, "ContainersReady");
+        assert_string_equal(jstr_at(c, "message"), "containers with unready status: [app]");
+        json_decref(s);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1565,6 +1643,8 @@ int main(void)
                 cmocka_unit_test(test_phase_terminal),
                 cmocka_unit_test(test_phase_mixed),
                 cmocka_unit_test(test_phase_init_containers),
+                cmocka_unit_test(test_phase_sidecar),
+                cmocka_unit_test(test_status_sidecar),
                 cmocka_unit_test(test_status_running),
                 cmocka_unit_test(test_status_probed_readiness),
                 cmocka_unit_test(test_status_qos_class),

@@ -4,12 +4,14 @@
  * simulated runtime on a fake clock: F-SYNC-01 (the network-not-ready
  * rule), F-SYNC-02 (SyncPod drives the runtime manager), F-SYNC-03 (KillPod
  * on termination), the status it stores, the reason cache it feeds and the
- * back-off requeue (docs/deviations.md D10).
+ * back-off requeue (docs/deviations.md D10), and the pod directories and
+ * volumes set up before the runtime (issue 14, D42).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,12 +20,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "core/arena.h"
 #include "core/backoff.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "health/runtime_state.h"
 #include "kc_test.h"
 #include "kubelet/pod_syncer.h"
+#include "kubelet/runtime_helper.h"
 #include "kubelet/runtime_up.h"
 #include "kubelet/status/reason_cache.h"
 #include "kubelet/status/status_manager.h"
@@ -36,6 +40,7 @@
 #include "runtime/manager.h"
 #include "runtime/sim.h"
 #include "runtime/sync_pod.h"
+#include "volume_manager.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
 #define SEC KC_NSEC_PER_SEC
@@ -545,10 +550,134 @@ static void test_terminal_status_keeps_ips(void **state)
         kc_api_pod_unref(pod);
 }
 
+/*
+ * Issue 14 (D42): makePodDataDirs and WaitForAttachAndMount come before the
+ * runtime. A pod mounting a configMap volume never reaches the runtime: the
+ * sync fails with upstream's message and its container stays Waiting
+ * (ContainerCreating); its emptyDir is set up all the same.
+ */
+static void test_volumes_before_runtime(void **state)
+{
+        struct env *e = *state;
+        struct kc_api_volume vols[] = {
+                { .name = "cfg", .kind = KC_VOLUME_OTHER, .kind_name = "configMap" },
+                { .name = "data", .kind = KC_VOLUME_EMPTY_DIR, .kind_name = "emptyDir" },
+        };
+        struct kc_api_volume_mount mounts[] = {
+                { .name = "cfg", .mount_path = "/etc/cfg" },
+                { .name = "data", .mount_path = "/data" },
+        };
+        struct kc_api_container c = { .name = "app",
+                                      .image = "busybox:1.36",
+                                      .image_pull_policy = KC_PULL_IF_NOT_PRESENT,
+                                      .volume_mounts = mounts,
+                                      .n_volume_mounts = 2 };
+        struct kc_api_pod tmpl = { .uid = "vol",
+                                   .name = "vol",
+                                   .namespace = "default",
+                                   .deletion_grace_s = -1,
+                                   .termination_grace_s = 5,
+                                   .containers = &c,
+                                   .n_containers = 1,
+                                   .volumes = vols,
+                                   .n_volumes = 2 };
+        struct kc_pod_syncer_config cfg = { .clock = e->clock,
+                                            .manager = e->manager,
+                                            .runtime_state = e->state,
+                                            .status_manager = e->sm,
+                                            .reasons = e->rc,
+                                            .node_ip = "10.0.0.7",
+                                            .runtime_name = "sim" };
+        struct kc_volume_manager_config vc = { .node_memory_bytes = 1 << 20 };
+        static const char *const node_ips[] = { "10.0.0.7" };
+        struct kc_kubelet_runtime_helper_config hc = { .node_ips = node_ips,
+                                                       .n_node_ips = 1,
+                                                       .allocatable_memory = 1 << 30,
+                                                       .resolv_conf = "" };
+        struct kc_kubelet_runtime_helper *helper = NULL;
+        struct kc_runtime_helper rh;
+        struct kc_pod_syncer *syncer = NULL;
+        struct kc_pod_status *s = NULL;
+        struct kc_api_pod *pod = NULL;
+        char root[] = "/tmp/kc-syncer-XXXXXX", path[256], cmd[300];
+        bool terminal = false;
+        int64_t requeue = -1;
+        char *err = NULL;
+        struct stat st;
+
+        assert_non_null(mkdtemp(root));
+        vc.root_dir = root;
+        assert_int_equal(kc__volume_manager_new(&vc, &cfg.volume_manager), 0);
+        assert_int_equal(kc_pod_syncer_new(&cfg, &syncer), 0);
+        /* GenerateRunContainerOptions with the same root dir: makeMounts. */
+        hc.root_dir = root;
+        assert_int_equal(kc_kubelet_runtime_helper_new(&hc, &helper), 0);
+        rh = kc_kubelet_runtime_helper_get(helper);
+        assert_int_equal(kc_runtime_manager_set_runtime_helper(e->manager, &rh), 0);
+        assert_int_equal(kc_api_pod_new(&tmpl, &pod), 0);
+        s = runtime_status(e, pod);
+        assert_int_equal(kc_pod_syncer_kubelet_ops.sync_pod(syncer, NULL, KC_SYNC_POD_CREATE, pod,
+                                                            NULL, s, &terminal, &requeue, &err),
+                         -EAGAIN);
+        kc_pod_status_unref(s);
+        assert_string_equal(err, "unmounted volumes=[cfg], unattached volumes=[], failed to "
+                                 "process volumes=[]: MountVolume.SetUp failed for volume "
+                                 "\"cfg\" : configMap volumes need the API server or a volume "
+                                 "plugin, which cubelet does not have");
+        free(err);
+        err = NULL;
+        s = runtime_status(e, pod);
+        assert_int_equal(s->n_sandboxes, 0); /* the runtime was never asked */
+        kc_pod_status_unref(s);
+        assert_string_equal(stored(e, "vol", "phase", NULL), "Pending");
+        assert_string_equal(stored(e, "vol", "containerStatuses", "state"), "waiting");
+        snprintf(path, sizeof(path), "%s/pods/vol/volumes/kubernetes.io~empty-dir/data", root);
+        assert_int_equal(stat(path, &st), 0);
+
+        /* Without the configMap volume the pod runs. */
+        kc_api_pod_unref(pod);
+        c.volume_mounts = &mounts[1];
+        c.n_volume_mounts = 1;
+        assert_int_equal(kc_api_pod_new(&tmpl, &pod), 0);
+        s = runtime_status(e, pod);
+        assert_int_equal(kc_pod_syncer_kubelet_ops.sync_pod(syncer, NULL, KC_SYNC_POD_CREATE, pod,
+                                                            NULL, s, &terminal, &requeue, &err),
+                         0);
+        kc_pod_status_unref(s);
+        assert_null(err);
+        s = runtime_status(e, pod);
+        assert_int_equal(s->n_containers, 1);
+        /* What CreateContainer was sent: the emptyDir and the managed /etc/hosts. */
+        {
+                struct kc_sim_container_config sent = { 0 };
+                char hosts[256];
+
+                assert_int_equal(kc_sim_container_config(e->sim, s->containers[0].id, &sent), 0);
+                assert_int_equal(sent.config.n_mounts, 2);
+                assert_string_equal(sent.config.mounts[0].container_path, "/data");
+                assert_string_equal(sent.config.mounts[0].host_path, path);
+                assert_string_equal(sent.config.mounts[1].container_path, "/etc/hosts");
+                snprintf(hosts, sizeof(hosts), "%s/pods/vol/etc-hosts", root);
+                assert_string_equal(sent.config.mounts[1].host_path, hosts);
+                assert_int_equal(stat(hosts, &st), 0);
+                kc_arena_free(sent.arena);
+        }
+        kc_pod_status_unref(s);
+
+        kc_api_pod_unref(pod);
+        kc_runtime_manager_set_runtime_helper(e->manager, &(struct kc_runtime_helper){ 0 });
+        kc_kubelet_runtime_helper_free(helper);
+        kc_pod_syncer_free(syncer);
+        kc__volume_manager_free(cfg.volume_manager);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_create_then_running, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_volumes_before_runtime, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_network_not_ready, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_crash_loop_requeue, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_job_terminal_and_terminating, setup, teardown),

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -427,6 +428,73 @@ static void test_concurrent_calls(void **state)
         }
 }
 
+/*
+ * makeMounts through GenerateRunContainerOptions (issue 14, slice i14v):
+ * with a root dir, a subPathExpr is expanded from the container's
+ * environment and the managed /etc/hosts carries the pod's hostname;
+ * without one, a container mounting a volume cannot start.
+ */
+static void test_mounts(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_env_var env[] = { { .name = "DIR", .value = "logs" } };
+        const struct kc_api_volume vol = { .name = "data",
+                                           .kind = KC_VOLUME_HOST_PATH,
+                                           .kind_name = "hostPath" };
+        const struct kc_api_volume_mount vm = { .name = "data",
+                                                .mount_path = "/data",
+                                                .sub_path_expr = "$(DIR)" };
+        const struct kc_api_container c = {
+                .name = "app", .env = env, .n_env = 1, .volume_mounts = &vm, .n_volume_mounts = 1
+        };
+        const char *ips[] = { "10.1.0.5" };
+        struct kc_kubelet_runtime_helper_config cfg = { .node_ips = node_ips,
+                                                        .n_node_ips = 1,
+                                                        .allocatable_memory = 8192 * MI };
+        struct kc_api_pod pod = pod_of(&c, 1);
+        struct kc_run_container_options o;
+        char root[] = "/tmp/kc-rh-XXXXXX", hostdir[64], path[128], buf[512], cmd[64];
+        char *msg = NULL;
+        FILE *in;
+        size_t n;
+
+        assert_non_null(mkdtemp(root));
+        snprintf(hostdir, sizeof(hostdir), "%s/host", root);
+        assert_int_equal(mkdir(hostdir, 0755), 0);
+        ((struct kc_api_volume *)&vol)->host_path = hostdir;
+        pod.volumes = &vol;
+        pod.n_volumes = 1;
+
+        /* No root dir: the mount cannot be made. */
+        assert_int_equal(options(f, &pod, &c, ips, 1, &o, &msg), -ENOENT);
+        assert_string_equal(msg, "cannot find volume \"data\" to mount into container \"app\"");
+        free(msg);
+
+        cfg.root_dir = root;
+        f->h = kc_kubelet_runtime_helper_free(f->h);
+        assert_int_equal(kc_kubelet_runtime_helper_new(&cfg, &f->h), 0);
+        f->rh = kc_kubelet_runtime_helper_get(f->h);
+        snprintf(path, sizeof(path), "%s/pods", root);
+        assert_int_equal(mkdir(path, 0755), 0);
+        snprintf(path, sizeof(path), "%s/pods/uid-1", root);
+        assert_int_equal(mkdir(path, 0750), 0);
+        assert_int_equal(options(f, &pod, &c, ips, 1, &o, &msg), 0);
+        assert_null(msg);
+        assert_int_equal(o.n_mounts, 2);
+        snprintf(path, sizeof(path), "%s/logs", hostdir);
+        assert_string_equal(o.mounts[0].host_path, path);
+        assert_string_equal(o.mounts[0].container_path, "/data");
+        assert_string_equal(o.mounts[1].container_path, "/etc/hosts");
+        in = fopen(o.mounts[1].host_path, "re");
+        assert_non_null(in);
+        n = fread(buf, 1, sizeof(buf) - 1, in);
+        buf[n] = '\0';
+        fclose(in);
+        assert_non_null(strstr(buf, "\n10.1.0.5\tweb\n"));
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -436,6 +504,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hostname_and_domain, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pod_dns, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_concurrent_calls, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_mounts, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -691,6 +691,307 @@ static void test_request_at_memory_limit(void **state)
         close(fd);
 }
 
+/* ---- /pods streamed ----------------------------------------------------- */
+
+#define STREAM_BIG (40 * 1024) /* more than MHD's block: sent in several reads */
+
+/* A stream of a big first piece, then ",2", then "]": fails where told. */
+struct stream_state {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool gate_open; /* the piece after the first may come */
+        bool gated;     /* wait for the gate before the second piece */
+        int fail_open;  /* open() fails with this */
+        int fail_at;    /* next() call (1-based) that fails; 0: none */
+        atomic_int opens, closes, nexts;
+        char *big;
+};
+
+struct stream_cursor {
+        struct stream_state *st;
+        int calls;
+};
+
+static int stream_open(void *userdata, void **ret)
+{
+        struct stream_state *st = userdata;
+        struct stream_cursor *cur;
+
+        if (st->fail_open)
+                return st->fail_open;
+        cur = calloc(1, sizeof(*cur));
+        if (!cur)
+                return -ENOMEM;
+        cur->st = st;
+        atomic_fetch_add(&st->opens, 1);
+        *ret = cur;
+        return 0;
+}
+
+static int stream_next(void *stream, const char **ret_data, size_t *ret_len)
+{
+        struct stream_cursor *cur = stream;
+        struct stream_state *st = cur->st;
+        int call = ++cur->calls;
+
+        atomic_fetch_add(&st->nexts, 1);
+        if (call == st->fail_at)
+                return -EIO;
+        if (call == 2 && st->gated) {
+                struct timespec until;
+
+                clock_gettime(CLOCK_REALTIME, &until);
+                until.tv_sec += 10;
+                pthread_mutex_lock(&st->lock);
+                while (!st->gate_open)
+                        if (pthread_cond_timedwait(&st->cond, &st->lock, &until) != 0)
+                                break;
+                pthread_mutex_unlock(&st->lock);
+        }
+        switch (call) {
+        case 1:
+                *ret_data = st->big;
+                *ret_len = STREAM_BIG;
+                break;
+        case 2:
+                *ret_data = ",2";
+                *ret_len = 2;
+                break;
+        case 3:
+                *ret_data = "]";
+                *ret_len = 1;
+                break;
+        default:
+                *ret_data = "";
+                *ret_len = 0;
+        }
+        return 0;
+}
+
+static void stream_close(void *stream)
+{
+        struct stream_cursor *cur = stream;
+
+        atomic_fetch_add(&cur->st->closes, 1);
+        free(cur);
+}
+
+static const struct kc_http_stream_ops stream_ops = {
+        .open = stream_open,
+        .next = stream_next,
+        .close = stream_close,
+};
+
+static void stream_state_init(struct stream_state *st)
+{
+        *st = (struct stream_state){ .big = malloc(STREAM_BIG) };
+        assert_non_null(st->big);
+        memset(st->big, 'a', STREAM_BIG);
+        st->big[0] = '[';
+        pthread_mutex_init(&st->lock, NULL);
+        pthread_cond_init(&st->cond, NULL);
+}
+
+static void stream_state_done(struct stream_state *st)
+{
+        pthread_mutex_destroy(&st->lock);
+        pthread_cond_destroy(&st->cond);
+        free(st->big);
+}
+
+static struct kc_http_server *stream_server(struct stream_state *st)
+{
+        const struct kc_http_config cfg = { .stream_pods = &stream_ops, .pods_userdata = st };
+        struct kc_http_server *srv = NULL;
+
+        assert_int_equal(kc_http_server_start(&cfg, &srv), 0);
+        return srv;
+}
+
+/*
+ * Decodes a chunked body in place; true when it ends with the last (empty)
+ * chunk, i.e. the whole body came.
+ */
+static bool dechunk(char *body, size_t *ret_len)
+{
+        char *in = body, *out = body;
+
+        for (;;) {
+                char *end;
+                unsigned long n = strtoul(in, &end, 16);
+
+                if (end == in || strncmp(end, "\r\n", 2) != 0)
+                        break;
+                in = end + 2;
+                if (n == 0) {
+                        *ret_len = (size_t)(out - body);
+                        return strcmp(in, "\r\n") == 0;
+                }
+                if (strlen(in) < n + 2)
+                        break;
+                memmove(out, in, n);
+                out += n;
+                in += n + 2;
+        }
+        *ret_len = (size_t)(out - body);
+        return false;
+}
+
+/* Reads @p fd into @p buf until @p want bytes came (or EOF); returns the count. */
+static size_t read_at_least(int fd, char *buf, size_t cap, size_t want)
+{
+        size_t len = 0;
+
+        while (len < want && len < cap) {
+                ssize_t n = recv(fd, buf + len, cap - len, 0);
+                if (n <= 0)
+                        break;
+                len += (size_t)n;
+        }
+        return len;
+}
+
+/*
+ * The body goes out while the stream is still producing it: the client
+ * holds more than MHD's block of the first piece before the stream may
+ * give its second. Chunked (length unknown), the bytes exactly the pieces'.
+ */
+static void test_pods_streamed(void **state)
+{
+        struct stream_state st;
+        _cleanup_(kc_http_server_stopp) struct kc_http_server *srv = NULL;
+        static const char req[] = "GET /pods HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+        char *early = malloc(2 * STREAM_BIG);
+        struct resp r;
+        size_t got, len;
+        int fd;
+
+        (void)state;
+        assert_non_null(early);
+        stream_state_init(&st);
+        st.gated = true;
+        srv = stream_server(&st);
+
+        fd = client_connect(kc_http_server_port(srv));
+        client_send(fd, req, sizeof(req) - 1);
+        got = read_at_least(fd, early, 2 * STREAM_BIG, STREAM_BIG / 2 + 1024);
+        assert_true(got >= STREAM_BIG / 2 + 1024);
+        pthread_mutex_lock(&st.lock);
+        st.gate_open = true;
+        pthread_cond_broadcast(&st.cond);
+        pthread_mutex_unlock(&st.lock);
+        assert_int_equal(client_read(fd, &r), 0);
+        close(fd);
+
+        /* The whole response: what came before the gate opened, then the rest. */
+        {
+                size_t rest = strlen(r.raw);
+                char *all = malloc(got + rest + 1);
+
+                assert_non_null(all);
+                memcpy(all, early, got);
+                memcpy(all + got, r.raw, rest + 1);
+                resp_done(&r);
+                r.raw = all;
+                assert_int_equal(sscanf(all, "HTTP/1.1 %d", &r.status), 1);
+                r.body = strstr(all, "\r\n\r\n") + 4;
+        }
+        assert_int_equal(r.status, 200);
+        assert_true(has_header(&r, "Transfer-Encoding: chunked"));
+        assert_true(has_header(&r, "Content-Type: application/json"));
+        assert_false(has_header(&r, "Content-Length:"));
+        assert_true(dechunk((char *)r.body, &len));
+        assert_int_equal(len, STREAM_BIG + 3);
+        assert_memory_equal(r.body, st.big, STREAM_BIG);
+        assert_memory_equal(r.body + STREAM_BIG, ",2]", 3);
+        resp_done(&r);
+        free(early);
+
+        srv = kc_http_server_stop(srv);
+        assert_int_equal(atomic_load(&st.opens), 1);
+        assert_int_equal(atomic_load(&st.closes), 1);
+        assert_int_equal(atomic_load(&st.nexts), 4);
+        stream_state_done(&st);
+}
+
+/*
+ * A stream that fails before its first piece is a 500; one that fails later
+ * cuts the connection (no last chunk: the client sees the body is short).
+ * Every opened stream is closed once: HEAD, a client that leaves early.
+ */
+static void test_pods_stream_errors(void **state)
+{
+        struct stream_state st;
+        _cleanup_(kc_http_server_stopp) struct kc_http_server *srv = NULL;
+        struct resp r;
+        size_t len;
+        int fd;
+
+        (void)state;
+        stream_state_init(&st);
+        srv = stream_server(&st);
+        uint16_t port = kc_http_server_port(srv);
+
+        st.fail_open = -ENOMEM;
+        http_req(port, "GET", "/pods", &r);
+        assert_int_equal(r.status, 500);
+        assert_non_null(strstr(r.body, "rendering pods failed"));
+        resp_done(&r);
+        st.fail_open = 0;
+
+        st.fail_at = 1;
+        http_req(port, "GET", "/pods", &r);
+        assert_int_equal(r.status, 500);
+        assert_non_null(strstr(r.body, "rendering pods failed"));
+        resp_done(&r);
+
+        st.fail_at = 3;
+        http_req(port, "GET", "/pods", &r);
+        assert_int_equal(r.status, 200);
+        assert_false(dechunk((char *)r.body, &len));
+        assert_true(len >= STREAM_BIG);
+        resp_done(&r);
+        st.fail_at = 0;
+
+        /* HEAD: GET's headers with the length of GET's body, and no body. */
+        http_req(port, "HEAD", "/pods", &r);
+        assert_int_equal(r.status, 200);
+        assert_true(has_header(&r, "Content-Length: 40963\r\n"));
+        assert_false(has_header(&r, "Transfer-Encoding:"));
+        assert_string_equal(r.body, "");
+        resp_done(&r);
+
+        /* A client that reads a little and leaves. */
+        fd = client_connect(port);
+        client_send(fd, S("GET /pods HTTP/1.1\r\nHost: a\r\n\r\n"));
+        {
+                char buf[256];
+
+                assert_true(recv(fd, buf, sizeof(buf), 0) > 0);
+        }
+        close(fd);
+
+        assert_true(KC_TEST_WAIT_UNTIL(atomic_load(&st.closes) == 4, 2000));
+        srv = kc_http_server_stop(srv);
+        assert_int_equal(atomic_load(&st.opens), 4);
+        assert_int_equal(atomic_load(&st.closes), 4);
+        stream_state_done(&st);
+}
+
+static void test_pods_stream_config(void **state)
+{
+        const struct kc_http_stream_ops no_next = { .open = stream_open, .close = stream_close };
+        struct kc_http_config cfg = { .render_pods = render_pods, .stream_pods = &stream_ops };
+        struct kc_http_server *srv = (struct kc_http_server *)&cfg;
+
+        (void)state;
+        assert_int_equal(kc_http_server_start(&cfg, &srv), -EINVAL);
+        cfg.render_pods = NULL;
+        cfg.stream_pods = &no_next;
+        assert_int_equal(kc_http_server_start(&cfg, &srv), -EINVAL);
+        assert_ptr_equal(srv, (struct kc_http_server *)&cfg);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -709,6 +1010,9 @@ int main(void)
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_start_errors, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_concurrent_clients, setup, teardown),
+                cmocka_unit_test(test_pods_streamed),
+                cmocka_unit_test(test_pods_stream_errors),
+                cmocka_unit_test(test_pods_stream_config),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

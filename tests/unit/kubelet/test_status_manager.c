@@ -5,6 +5,7 @@
  * RemoveOrphanedStatuses, and the /pods PodList document, also under
  * concurrent readers and writers.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -366,6 +367,218 @@ static void test_render_pod_list(void **state)
         json_decref(s);
 }
 
+/*
+ * The tree the /pods document was built as before it was streamed: the
+ * whole PodList in jansson, dumped at once. The stream must print exactly
+ * its bytes.
+ */
+static char *pod_list_as_one_tree(struct kc_api_pod **sorted, size_t n,
+                                  struct kc_status_manager *sm, const char *node_name)
+{
+        json_t *items = json_array(), *list;
+        char *out;
+
+        assert_non_null(items);
+        for (size_t i = 0; i < n; i++) {
+                json_t *st = NULL, *item = NULL;
+
+                if (kc_status_manager_get_pod_status(sm, sorted[i]->uid, &st) == -ENOENT)
+                        st = phase_status("Pending");
+                assert_int_equal(kc_api_pod_to_json(sorted[i], node_name, st, &item), 0);
+                assert_int_equal(json_array_append_new(items, item), 0);
+                json_decref(st);
+        }
+        list = json_pack("{s:s, s:s, s:{}, s:o}", "kind", "PodList", "apiVersion", "v1", "metadata",
+                         "items", items);
+        assert_non_null(list);
+        out = json_dumps(list, JSON_COMPACT);
+        assert_non_null(out);
+        json_decref(list);
+        return out;
+}
+
+/*
+ * The stream gives the whole list's bytes piece by piece: the head with the
+ * first pod, one pod a piece, the tail, then nothing. Pods with strings that
+ * need escaping, statuses stored or not, and a list of 0, 1 and 3 pods.
+ */
+static void test_pod_list_stream_bytes(void **state)
+{
+        _cleanup_(kc_status_manager_freep) struct kc_status_manager *sm = NULL;
+        _cleanup_(kc_pod_manager_freep) struct kc_pod_manager *pm = NULL;
+        struct kc_api_pod *pods[] = {
+                mkpod("u-2", "ns\"q", "caf\xc3\xa9-\xe2\x9c\x93", KC_RESTART_POLICY_ALWAYS, false),
+                mkpod("u-1", "ns\"q", "a\\b/c\n\t\x01", KC_RESTART_POLICY_NEVER, false),
+                mkpod("u-3", "z", "<script>&", KC_RESTART_POLICY_ON_FAILURE, false),
+        };
+        /* pods[1] sorts first, then pods[0], then pods[2]. */
+        struct kc_api_pod *sorted[] = { pods[1], pods[0], pods[2] };
+        json_t *s = container_status("Running", "containerStatuses", "running", 0);
+
+        (void)state;
+        assert_int_equal(kc_pod_manager_new(&pm), 0);
+        assert_int_equal(kc_status_manager_new(&sm), 0);
+        assert_int_equal(kc_status_manager_set_pod_status(sm, pods[0], s), 0);
+
+        for (size_t n = 0; n <= KC_ELEMENTSOF(pods); n++) {
+                _cleanup_(kc_pod_list_stream_closep) struct kc_pod_list_stream *st = NULL;
+                _cleanup_free_ char *want = NULL, *rendered = NULL;
+                size_t off = 0, pieces = 0, len;
+                const char *data;
+
+                if (n > 0)
+                        assert_int_equal(kc_pod_manager_update_pod(pm, pods[n - 1]), 0);
+                {
+                        struct kc_api_pod *v[3];
+                        size_t k = 0;
+
+                        for (size_t i = 0; i < KC_ELEMENTSOF(sorted); i++)
+                                for (size_t j = 0; j < n; j++)
+                                        if (sorted[i] == pods[j])
+                                                v[k++] = sorted[i];
+                        want = pod_list_as_one_tree(v, k, sm, "node-1");
+                }
+                assert_int_equal(kc_pod_list_stream_open(pm, sm, "node-1", &st), 0);
+                for (;;) {
+                        assert_int_equal(kc_pod_list_stream_next(st, &data, &len), 0);
+                        if (len == 0)
+                                break;
+                        assert_true(off + len <= strlen(want));
+                        assert_memory_equal(data, want + off, len);
+                        off += len;
+                        pieces++;
+                }
+                assert_int_equal(off, strlen(want));
+                assert_int_equal(pieces, n ? n + 1 : 1);
+                /* Still nothing after the end. */
+                assert_int_equal(kc_pod_list_stream_next(st, &data, &len), 0);
+                assert_int_equal(len, 0);
+
+                assert_int_equal(kc_render_pod_list(pm, sm, "node-1", &rendered), 0);
+                assert_string_equal(rendered, want);
+        }
+        for (size_t i = 0; i < KC_ELEMENTSOF(pods); i++)
+                kc_api_pod_unref(pods[i]);
+        json_decref(s);
+}
+
+/*
+ * Changes while a stream is open: the pods are those of the moment it
+ * opened (a pod deleted since is still listed, one added is not); each
+ * pod's status is the one stored when its turn comes.
+ */
+static void test_pod_list_stream_snapshot(void **state)
+{
+        _cleanup_(kc_status_manager_freep) struct kc_status_manager *sm = NULL;
+        _cleanup_(kc_pod_manager_freep) struct kc_pod_manager *pm = NULL;
+        _cleanup_(kc_pod_list_stream_closep) struct kc_pod_list_stream *st = NULL;
+        struct kc_api_pod *a = mkpod("u-a", "d", "a", KC_RESTART_POLICY_ALWAYS, false);
+        struct kc_api_pod *b = mkpod("u-b", "d", "b", KC_RESTART_POLICY_ALWAYS, false);
+        struct kc_api_pod *c = mkpod("u-c", "d", "c", KC_RESTART_POLICY_ALWAYS, false);
+        json_t *running = phase_status("Running");
+        const char *data;
+        size_t len;
+        char *out = NULL, *b_item;
+
+        (void)state;
+        assert_int_equal(kc_pod_manager_new(&pm), 0);
+        assert_int_equal(kc_status_manager_new(&sm), 0);
+        assert_int_equal(kc_pod_manager_update_pod(pm, a), 0);
+        assert_int_equal(kc_pod_manager_update_pod(pm, b), 0);
+        assert_int_equal(kc_pod_list_stream_open(pm, sm, NULL, &st), 0);
+
+        kc_pod_manager_remove_pod(pm, b);
+        assert_int_equal(kc_pod_manager_update_pod(pm, c), 0);
+        kc_api_pod_unref(a);
+        kc_api_pod_unref(b);
+        kc_api_pod_unref(c);
+        assert_int_equal(kc_pod_list_stream_next(st, &data, &len), 0);
+        assert_non_null(memmem(data, len, "\"name\":\"a\"", 10));
+        assert_non_null(memmem(data, len, "\"phase\":\"Pending\"", 17));
+        {
+                _cleanup_(kc_api_pod_unrefp) struct kc_api_pod *b2 =
+                        mkpod("u-b", "d", "b", KC_RESTART_POLICY_ALWAYS, false);
+                assert_int_equal(kc_status_manager_set_pod_status(sm, b2, running), 0);
+        }
+        assert_int_equal(kc_pod_list_stream_next(st, &data, &len), 0);
+        out = strndup(data, len);
+        assert_non_null(out);
+        b_item = strstr(out, "\"name\":\"b\"");
+        assert_non_null(b_item);
+        assert_non_null(strstr(b_item, "\"phase\":\"Running\""));
+        free(out);
+        assert_int_equal(kc_pod_list_stream_next(st, &data, &len), 0);
+        assert_int_equal(len, 2);
+        assert_memory_equal(data, "]}", 2);
+        assert_int_equal(kc_pod_list_stream_next(st, &data, &len), 0);
+        assert_int_equal(len, 0);
+        json_decref(running);
+
+        assert_int_equal(kc_pod_list_stream_open(NULL, sm, NULL, &st), -EINVAL);
+        assert_int_equal(kc_pod_list_stream_next(NULL, &data, &len), -EINVAL);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER_MALLOC 1
+#else
+#define SANITIZER_MALLOC 0
+#endif
+
+#define N_STORED 1000
+
+/*
+ * A stored status costs about its text (issue 18: memory per pod), not a
+ * jansson tree (about 6 KiB for one container); it reads back as the same
+ * tree, keys in the same order.
+ */
+static void test_stored_status_is_compact(void **state)
+{
+        _cleanup_(kc_status_manager_freep) struct kc_status_manager *sm = NULL;
+        struct kc_container_status cs = {
+                .id = "c1", .name = "app", .state = KC_CONTAINER_STATE_RUNNING, .started_at = T0
+        };
+        struct kc_pod_status st = { .id = "u", .containers = &cs, .n_containers = 1 };
+        struct kc_api_pod *pods[N_STORED];
+        json_t *s = NULL, *back = NULL;
+        char *text, *text_back;
+        size_t before, after, per_status;
+
+        (void)state;
+        assert_int_equal(kc_status_manager_new(&sm), 0);
+        for (size_t i = 0; i < N_STORED; i++) {
+                char uid[32];
+
+                snprintf(uid, sizeof(uid), "uid-%05zu", i);
+                pods[i] = mkpod(uid, "default", uid, KC_RESTART_POLICY_ALWAYS, false);
+        }
+        assert_int_equal(kc_generate_api_pod_status(pods[0], &st, NULL, "192.168.1.10", "sim",
+                                                    false, NULL, T0, &s),
+                         0);
+        text = json_dumps(s, JSON_COMPACT);
+        assert_non_null(text);
+
+        before = mallinfo2().uordblks;
+        for (size_t i = 0; i < N_STORED; i++)
+                assert_int_equal(kc_status_manager_set_pod_status(sm, pods[i], s), 0);
+        after = mallinfo2().uordblks;
+        per_status = (after - before) / N_STORED;
+        print_message("a stored status: %zu bytes (its text %zu)\n", per_status, strlen(text));
+        if (!SANITIZER_MALLOC)
+                assert_true(per_status < 2 * strlen(text) + 256);
+
+        assert_int_equal(kc_status_manager_get_pod_status(sm, "uid-00007", &back), 0);
+        assert_true(json_equal(back, s));
+        text_back = json_dumps(back, JSON_COMPACT);
+        assert_non_null(text_back);
+        assert_string_equal(text_back, text);
+        free(text_back);
+        free(text);
+        json_decref(back);
+        json_decref(s);
+        for (size_t i = 0; i < N_STORED; i++)
+                kc_api_pod_unref(pods[i]);
+}
+
 /* What the kubelet will do: generate, store, serve. */
 static void test_generate_store_render(void **state)
 {
@@ -531,6 +744,9 @@ int main(void)
                 cmocka_unit_test(test_container_transition_guard),
                 cmocka_unit_test(test_remove_orphaned_statuses),
                 cmocka_unit_test(test_render_pod_list),
+                cmocka_unit_test(test_pod_list_stream_bytes),
+                cmocka_unit_test(test_pod_list_stream_snapshot),
+                cmocka_unit_test(test_stored_status_is_compact),
                 cmocka_unit_test(test_generate_store_render),
                 cmocka_unit_test(test_concurrent_render),
         };

@@ -606,6 +606,9 @@ static void test_pool_shrinks_under_trickle(void **state)
                 nanosleep(&tick, NULL);
         }
         assert_true(n <= 2);
+        /* The retired threads are joined as they go (issue 18: each kept its
+         * stack mapped until the next burst): one at most waits. */
+        assert_true(kc__pod_workers_unjoined_count(fx->pw) <= 1);
         /* and the trickle was served all along */
         drain(fx);
         assert_true(n_recs_for(fx, "p0") >= 3);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "container_linux.h"
@@ -208,6 +209,7 @@ struct fixture {
         int helper_fail;    /* GenerateRunContainerOptions fails with this */
         size_t n_helper_calls;
         char last_reason[64], last_msg[512];
+        char hugepages[64]; /* a /sys/kernel/mm/hugepages of the test's own */
 };
 
 static struct fixture *the_fixture;
@@ -258,6 +260,13 @@ static int rec_create_container(void *self, const char *sb, const struct kc_cont
                     ";oom=%" PRId64 ";",
                     c->resources.cpu_shares, c->resources.cpu_quota, c->resources.cpu_period,
                     c->resources.memory_limit_in_bytes, c->resources.oom_score_adj);
+        if (c->has_resources) {
+                add(b, "huge=");
+                for (size_t i = 0; i < c->resources.n_hugepage_limits; i++)
+                        add(b, "%s:%" PRIu64 ",", c->resources.hugepage_limits[i].page_size,
+                            c->resources.hugepage_limits[i].limit);
+                add(b, ";");
+        }
         if (c->has_security) {
                 add(b, "user=%s%" PRId64 ";group=%s%" PRId64 ";username=%s;",
                     s->run_as_user.set ? "" : "unset", s->run_as_user.v,
@@ -378,6 +387,16 @@ static int setup(void **state)
         struct kc_runtime_helper h = { &fake_helper_ops, f };
 
         assert_non_null(f);
+        snprintf(f->hugepages, sizeof(f->hugepages), "/tmp/kc-hugepages-XXXXXX");
+        assert_non_null(mkdtemp(f->hugepages));
+        for (size_t i = 0; i < 3; i++) {
+                static const char *const dirs[] = { "hugepages-2048kB", "hugepages-1048576kB",
+                                                    "not-hugepages" };
+                char path[128];
+
+                snprintf(path, sizeof(path), "%s/%s", f->hugepages, dirs[i]);
+                assert_int_equal(mkdir(path, 0755), 0);
+        }
         sim_env_new(&f->clock, &f->sim, "app:1");
         f->sim_svc = kc_sim_service(f->sim);
         f->ops = *f->sim_svc.ops;
@@ -388,7 +407,9 @@ static int setup(void **state)
                                        f->clock, &f->mgr),
                 0);
         assert_int_equal(kc_runtime_manager_set_runtime_helper(f->mgr, &h), 0);
-        assert_int_equal(kc_runtime_manager_set_machine(f->mgr, 10 * GI, "/var/lib/kubelet"), 0);
+        assert_int_equal(
+                kc_runtime_manager_set_machine(f->mgr, 10 * GI, "/var/lib/kubelet", f->hugepages),
+                0);
         the_fixture = f;
         *state = f;
         return 0;
@@ -401,6 +422,12 @@ static int teardown(void **state)
 
         kc_runtime_manager_free(f->mgr);
         sim_env_free(f->clock, f->sim);
+        {
+                char cmd[128];
+
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->hugepages);
+                assert_int_equal(system(cmd), 0);
+        }
         free(f);
         return 0;
 }
@@ -469,6 +496,29 @@ static void test_env_command_resources(void **state)
                                      "ropaths=5;groups=;seccomp=1:1:;ns=0/1/0;");
 }
 
+/* A limit for every huge page size of the host: the container's, else 0 (1GB sorts first). */
+static void test_hugepage_limits(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_resource lim[] = { res_("hugepages-2Mi", 4 * MI * 1000),
+                                               res_("memory", 64 * MI * 1000) };
+        struct kc_api_container c = { .name = "app",
+                                      .image = "app:1",
+                                      .image_pull_policy = KC_PULL_IF_NOT_PRESENT,
+                                      .resources = { .limits = lim, .n_limits = 2 } };
+        struct kc_api_pod pod = base_pod(&c, 1);
+        char unit[32];
+
+        assert_int_equal(sync_p(f, &pod), 0);
+        assert_has(f->containers[0], "huge=1GB:0,2MB:4194304,;");
+        kc__hugepage_unit_size(2048 * 1024, unit);
+        assert_string_equal(unit, "2MB");
+        kc__hugepage_unit_size(UINT64_C(1) << 30, unit);
+        assert_string_equal(unit, "1GB");
+        kc__hugepage_unit_size(512, unit);
+        assert_string_equal(unit, "512B");
+}
+
 /* No limits: the minimum shares, no quota, no memory limit, BestEffort's 1000. */
 static void test_best_effort_resources(void **state)
 {
@@ -479,7 +529,8 @@ static void test_best_effort_resources(void **state)
         struct kc_api_pod pod = base_pod(&c, 1);
 
         assert_int_equal(sync_p(f, &pod), 0);
-        assert_has(f->containers[0], "shares=2;quota=0;period=100000;mem=0;oom=1000;");
+        assert_has(f->containers[0],
+                   "shares=2;quota=0;period=100000;mem=0;oom=1000;huge=1GB:0,2MB:0,;");
         assert_has(f->containers[0], "wd=(null);");
 }
 
@@ -660,6 +711,7 @@ int main(void)
                 cmocka_unit_test(test_expansion),
                 cmocka_unit_test_setup_teardown(test_env_command_resources, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_best_effort_resources, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_hugepage_limits, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_security_contexts, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_run_as_non_root, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_helper_failure, setup, teardown),

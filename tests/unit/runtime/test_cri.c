@@ -495,6 +495,8 @@ static struct kc_container_config full_container_config(void)
                 { "/mnt/shared", "/mnt/shared", false, false, KC_CRI_PROPAGATION_BIDIRECTIONAL },
         };
         static const char *const add[] = { "NET_ADMIN", "SYS_TIME" };
+        static const struct kc_cri_hugepage_limit hugepages[] = { { "1GB", 0 },
+                                                                  { "2MB", 4 << 20 } };
         static const char *const drop[] = { "ALL" };
         static const int64_t groups[] = { 3000 };
         static const char *const masked[] = { "/proc/kcore", "/proc/keys" };
@@ -524,7 +526,9 @@ static struct kc_container_config full_container_config(void)
                                .memory_limit_in_bytes = 64 << 20,
                                .oom_score_adj = 999,
                                .cpuset_cpus = "0-1",
-                               .cpuset_mems = "0" },
+                               .cpuset_mems = "0",
+                               .hugepage_limits = hugepages,
+                               .n_hugepage_limits = 2 },
                 .has_security = true,
                 .security = { .has_capabilities = true,
                               .capabilities = { add, 2, drop, 1 },
@@ -599,6 +603,11 @@ static void test_pack_container_every_field(void **state)
         assert_int_equal(r->oom_score_adj, 999);
         assert_string_equal(r->cpuset_cpus, "0-1");
         assert_string_equal(r->cpuset_mems, "0");
+        assert_int_equal(r->n_hugepage_limits, 2);
+        assert_string_equal(r->hugepage_limits[0]->page_size, "1GB");
+        assert_int_equal(r->hugepage_limits[0]->limit, 0);
+        assert_string_equal(r->hugepage_limits[1]->page_size, "2MB");
+        assert_int_equal(r->hugepage_limits[1]->limit, 4 << 20);
         sc = c->linux->security_context;
         assert_non_null(sc->capabilities);
         assert_int_equal(sc->capabilities->n_add_capabilities, 2);

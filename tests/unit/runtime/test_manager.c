@@ -13,6 +13,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "core/arena.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "fixture.h"
@@ -580,6 +581,110 @@ static void test_get_pods_reuse_cri(void **state)
         free(c2);
 }
 
+/*
+ * A service whose list results are shared arenas, as a CRI list memo hands
+ * out (issue 18): one sandbox and one container of pod u-s, the same
+ * result on every call until the test swaps it.
+ */
+struct shared_listing {
+        struct kc_arena *arena;
+        struct kc_pod_sandbox *sb;
+        struct kc_cri_container *c;
+};
+
+static const struct kc_label shared_labels[] = { { KC_LABEL_POD_UID, "u-s" },
+                                                 { KC_LABEL_POD_NAME, "s" },
+                                                 { KC_LABEL_POD_NAMESPACE, "default" } };
+
+static void shared_listing_make(struct shared_listing *l, enum kc_container_state state)
+{
+        kc_arena_free(l->arena);
+        assert_int_equal(kc_arena_new(&l->arena), 0);
+        l->sb = kc_arena_alloc(l->arena, sizeof(*l->sb));
+        l->c = kc_arena_alloc(l->arena, sizeof(*l->c));
+        assert_non_null(l->sb);
+        assert_non_null(l->c);
+        *l->sb = (struct kc_pod_sandbox){ .id = "sb-s",
+                                          .metadata = { "s", "u-s", "default", 0 },
+                                          .state = KC_SANDBOX_STATE_READY,
+                                          .created_at = 10,
+                                          .labels = shared_labels,
+                                          .n_labels = 3 };
+        *l->c = (struct kc_cri_container){ .id = "c-s",
+                                           .pod_sandbox_id = "sb-s",
+                                           .metadata = { "app", 0 },
+                                           .image = "busybox",
+                                           .state = state,
+                                           .created_at = 11,
+                                           .labels = shared_labels,
+                                           .n_labels = 3 };
+}
+
+static int shared_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
+                                   struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
+{
+        struct shared_listing *l = self;
+
+        (void)filter;
+        (void)err;
+        *ret = (struct kc_pod_sandbox_list){ l->sb, 1, kc_arena_ref(l->arena) };
+        return 0;
+}
+
+static int shared_list_containers(void *self, const struct kc_container_filter *filter,
+                                  struct kc_container_list *ret, struct kc_runtime_error *err)
+{
+        struct shared_listing *l = self;
+
+        (void)filter;
+        (void)err;
+        *ret = (struct kc_container_list){ l->c, 1, kc_arena_ref(l->arena) };
+        return 0;
+}
+
+static const struct kc_runtime_service_ops shared_ops = {
+        .list_pod_sandbox = shared_list_pod_sandbox,
+        .list_containers = shared_list_containers,
+};
+
+/* The same shared listing again is the same pods, without reading the items again. */
+static void test_get_pods_same_shared_listing(void **state)
+{
+        struct fixture *f = *state;
+        struct shared_listing l = { 0 };
+        struct kc_runtime_manager *mgr = NULL;
+        struct kc_pod_list a = { 0 }, b = { 0 };
+
+        shared_listing_make(&l, KC_CONTAINER_STATE_RUNNING);
+        assert_int_equal(kc_runtime_manager_new((struct kc_runtime_service){ &shared_ops, &l },
+                                                f->clock, &mgr),
+                         0);
+        assert_int_equal(kc_runtime_manager_get_pods(mgr, true, &a, NULL), 0);
+        assert_int_equal(a.n, 1);
+        assert_int_equal(a.pods[0]->containers[0].state, KC_CONTAINER_STATE_RUNNING);
+        /* A probe, not something a memo does: the manager must not read the items again. */
+        l.c->state = KC_CONTAINER_STATE_EXITED;
+        assert_int_equal(kc_runtime_manager_get_pods(mgr, true, &b, NULL), 0);
+        assert_int_equal(b.n, 1);
+        assert_ptr_equal(b.pods[0], a.pods[0]);
+        assert_int_equal(b.pods[0]->containers[0].state, KC_CONTAINER_STATE_RUNNING);
+        kc_pod_list_done(&b);
+        /* GetPods(false) has a listing of its own. */
+        assert_int_equal(kc_runtime_manager_get_pods(mgr, false, &b, NULL), 0);
+        assert_int_equal(b.pods[0]->containers[0].state, KC_CONTAINER_STATE_EXITED);
+        kc_pod_list_done(&b);
+
+        /* Another listing is read. */
+        shared_listing_make(&l, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(kc_runtime_manager_get_pods(mgr, true, &b, NULL), 0);
+        assert_ptr_not_equal(b.pods[0], a.pods[0]);
+        assert_int_equal(b.pods[0]->containers[0].state, KC_CONTAINER_STATE_EXITED);
+        kc_pod_list_done(&a);
+        kc_pod_list_done(&b);
+        kc_runtime_manager_free(mgr);
+        kc_arena_free(l.arena);
+}
+
 static uint64_t rng_next(uint64_t *s)
 {
         /* splitmix64: deterministic, good enough to shuffle a world. */
@@ -846,6 +951,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_get_pods_reuse, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_reuse_cri, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_reuse_churn, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_same_shared_listing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_concurrent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_10k, setup, teardown),
         };

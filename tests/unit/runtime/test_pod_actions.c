@@ -5,7 +5,8 @@
  * F-SYNC-02: the table of upstream TestComputePodActions and
  * TestComputePodActionsWithInitContainers (kuberuntime_manager_test.go),
  * for the cases our fields can express (no probes, no IP/netns sandbox
- * checks, no ephemeral/sidecar/resize cases).
+ * checks, no ephemeral/resize cases), and of
+ * TestComputePodActionsWithRestartableInitContainers for sidecars (KEP-753).
  * F-BO-01 / F-BO-03: doBackOff key and first-crash / CrashLoopBackOff logic.
  */
 #include <errno.h>
@@ -835,6 +836,233 @@ static void test_backoff_einval(void **state)
         assert_string_equal(KC_CRASH_LOOP_BACK_OFF_REASON, "CrashLoopBackOff");
 }
 
+/* ------------------------------------------------------------------------ */
+/* Sidecars: TestComputePodActionsWithRestartableInitContainers (KEP-753)    */
+
+/*
+ * makeBasePodAndStatusWithRestartableInitContainers: three sidecars, all
+ * running; no app container status yet.
+ */
+static void base_sidecar(struct tc *t)
+{
+        static const char *const ids[] = { "initid1", "initid2", "initid3" };
+        size_t i;
+
+        base(t);
+        t->pod.init_containers = t->init;
+        t->pod.n_init_containers = 3;
+        for (i = 0; i < 3; i++) {
+                t->init[i].restart_policy_always = true;
+                t->cs[i] = (struct kc_container_status){
+                        .id = ids[i],
+                        .name = t->init[i].name,
+                        .state = KC_CONTAINER_STATE_RUNNING,
+                        .hash = kc_container_spec_hash(&t->init[i]),
+                };
+        }
+}
+
+/* check() plus the sidecar path's init containers to start (next init stays -1). */
+static void check_sc(const struct tc *t, bool kill_pod, bool create_sandbox, const size_t *init,
+                     size_t n_init, const size_t *start, size_t n_start, const char *const *kill,
+                     size_t n_kill)
+{
+        struct kc_pod_actions a;
+        size_t i;
+
+        assert_int_equal(kc_compute_pod_actions(&t->pod, &t->st, &a), 0);
+        assert_int_equal(a.kill_pod, kill_pod);
+        assert_int_equal(a.create_sandbox, create_sandbox);
+        assert_int_equal(a.next_init_container_to_start, -1);
+        assert_int_equal(a.n_init_containers_to_start, n_init);
+        for (i = 0; i < n_init; i++)
+                assert_int_equal(a.init_containers_to_start[i], init[i]);
+        assert_int_equal(a.n_containers_to_start, n_start);
+        for (i = 0; i < n_start; i++)
+                assert_int_equal(a.containers_to_start[i], start[i]);
+        assert_int_equal(a.n_containers_to_kill, n_kill);
+        for (i = 0; i < n_kill; i++)
+                assert_string_equal(a.containers_to_kill[i].id, kill[i]);
+        assert_non_null(a.message);
+        kc_pod_actions_done(&a);
+}
+
+static void test_sidecar_initialized_start_all(void **state)
+{
+        struct tc t;
+
+        (void)state;
+        base_sidecar(&t);
+        assert_true(kc_pod_has_restartable_init_container(&t.pod));
+        check_sc(&t, false, false, NONE, START(0, 1, 2), NONE);
+}
+
+static void test_sidecar_none_started(void **state)
+{
+        struct tc t;
+
+        (void)state;
+        base_sidecar(&t);
+        t.st.n_containers = 0;
+        check_sc(&t, false, false, START(0), NONE, NONE);
+}
+
+/* A running sidecar counts as started: the next init container starts beside it. */
+static void test_sidecar_running_starts_next(void **state)
+{
+        struct tc t;
+
+        (void)state;
+        base_sidecar(&t);
+        t.st.n_containers = 1;
+        check_sc(&t, false, false, START(1), NONE, NONE);
+}
+
+static void test_sidecar_created_restart(void **state)
+{
+        struct tc t;
+
+        (void)state;
+        base_sidecar(&t);
+        t.cs[2].state = KC_CONTAINER_STATE_CREATED;
+        check_sc(&t, false, false, START(2), NONE, NONE);
+}
+
+/* A sidecar that exited restarts whatever the pod's restartPolicy. */
+static void test_sidecar_exited_restart_never(void **state)
+{
+        struct tc t;
+
+        (void)state;
+        base_sidecar(&t);
+        t.pod.restart_policy = KC_RESTART_POLICY_NEVER;
+        t.cs[2].state = KC_CONTAINER_STATE_EXITED;
+        t.cs[2].exit_code = 137;
+        check_sc(&t, false, false, START(2), NONE, NONE);
+}
+
+/* Initialized pod (apps running): an exited or vanished sidecar is started again, apps kept. */
+static void test_sidecar_restart_after_init(void **state)
+{
+        static const char *const names[] = { "foo1", "foo2", "foo3" };
+        struct tc t;
+        size_t i;
+
+        (void)state;
+        base_sidecar(&t);
+        for (i = 0; i < 3; i++)
+                t.cs[3 + i] = (struct kc_container_status){
+                        .id = names[i],
+                        .name = names[i],
+                        .state = KC_CONTAINER_STATE_RUNNING,
+                        .hash = kc_container_spec_hash(&t.containers[i]),
+                };
+        t.st.n_containers = 6;
+        t.cs[0].state = KC_CONTAINER_STATE_EXITED; /* init1 exited */
+        t.cs[1].name = "gone";                     /* init2 has no status any more */
+        check_sc(&t, false, false, START(0, 1), NONE, NONE);
+}
+
+/* A running sidecar whose spec changed is killed and started again. */
+static void test_sidecar_definition_changed(void **state)
+{
+        struct tc t;
+        struct kc_pod_actions a;
+
+        (void)state;
+        base_sidecar(&t);
+        t.cs[1].hash ^= 1;
+        check_sc(&t, false, false, START(1), START(0, 1, 2), KILL("initid2"));
+        assert_int_equal(kc_compute_pod_actions(&t.pod, &t.st, &a), 0);
+        assert_true(a.containers_to_kill[0].init_container);
+        assert_string_equal(a.containers_to_kill[0].message,
+                            "Init container init2 definition changed");
+        kc_pod_actions_done(&a);
+}
+
+/* A sidecar in the unknown state is killed before its restart. */
+static void test_sidecar_unknown_kill_restart(void **state)
+{
+        struct tc t;
+
+        (void)state;
+        base_sidecar(&t);
+        t.cs[0].state = KC_CONTAINER_STATE_UNKNOWN;
+        t.st.n_containers = 1;
+        check_sc(&t, false, false, START(0), NONE, KILL("initid1"));
+}
+
+/* A regular init container after a sidecar: it runs; the sidecar before it is kept. */
+static void test_sidecar_then_regular_init(void **state)
+{
+        struct tc t;
+
+        (void)state;
+        base_sidecar(&t);
+        t.init[1].restart_policy_always = false;
+        t.cs[1].hash = kc_container_spec_hash(&t.init[1]);
+        t.st.n_containers = 2; /* init1 running, init2 running: wait */
+        check_sc(&t, false, false, NONE, NONE, NONE);
+        t.cs[1].state = KC_CONTAINER_STATE_EXITED; /* init2 done: init3 next */
+        check_sc(&t, false, false, START(2), NONE, NONE);
+        t.cs[1].exit_code = 1; /* init2 failed: again (Always) */
+        check_sc(&t, false, false, START(1), NONE, NONE);
+        t.pod.restart_policy = KC_RESTART_POLICY_NEVER; /* ... or the pod is done */
+        check_sc(&t, true, false, NONE, NONE, NONE);
+}
+
+/* App containers all exited (Never): kill the pod, no sidecar restarted. */
+static void test_sidecar_apps_done_never_kill(void **state)
+{
+        static const char *const names[] = { "foo1", "foo2", "foo3" };
+        struct tc t;
+        size_t i;
+
+        (void)state;
+        base_sidecar(&t);
+        t.pod.restart_policy = KC_RESTART_POLICY_NEVER;
+        for (i = 0; i < 3; i++)
+                t.cs[3 + i] = (struct kc_container_status){
+                        .id = names[i],
+                        .name = names[i],
+                        .state = KC_CONTAINER_STATE_EXITED,
+                        .hash = kc_container_spec_hash(&t.containers[i]),
+                };
+        t.st.n_containers = 6;
+        check_sc(&t, true, false, NONE, NONE, NONE);
+        /*
+         * As upstream: exited app containers do not prove initialization, so
+         * a crashed last sidecar is started once more before the kill.
+         */
+        t.cs[2].state = KC_CONTAINER_STATE_EXITED;
+        check_sc(&t, false, false, START(2), NONE, NONE);
+}
+
+/* Sandbox gone: re-create it and start from the first init container; apps already ran
+ * (OnFailure, all succeeded): kill only. */
+static void test_sidecar_sandbox_dead(void **state)
+{
+        struct tc t;
+
+        (void)state;
+        base_sidecar(&t);
+        t.sb[0].state = KC_SANDBOX_STATE_NOTREADY;
+        check_sc(&t, true, true, START(0), NONE, NONE);
+        t.pod.restart_policy = KC_RESTART_POLICY_ON_FAILURE;
+        t.cs[3] = (struct kc_container_status){ .id = "a",
+                                                .name = "foo1",
+                                                .state = KC_CONTAINER_STATE_EXITED };
+        t.cs[4] = (struct kc_container_status){ .id = "b",
+                                                .name = "foo2",
+                                                .state = KC_CONTAINER_STATE_EXITED };
+        t.cs[5] = (struct kc_container_status){ .id = "c",
+                                                .name = "foo3",
+                                                .state = KC_CONTAINER_STATE_EXITED };
+        t.st.n_containers = 6;
+        t.sb[0].attempt = 0;
+        check_sc(&t, true, false, NONE, NONE, NONE);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -875,6 +1103,17 @@ int main(void)
                 cmocka_unit_test(test_init_sandbox_dead_failed_on_failure),
                 cmocka_unit_test(test_init_last_running_missing_preceding),
                 cmocka_unit_test(test_init_created_restart),
+                cmocka_unit_test(test_sidecar_initialized_start_all),
+                cmocka_unit_test(test_sidecar_none_started),
+                cmocka_unit_test(test_sidecar_running_starts_next),
+                cmocka_unit_test(test_sidecar_created_restart),
+                cmocka_unit_test(test_sidecar_exited_restart_never),
+                cmocka_unit_test(test_sidecar_restart_after_init),
+                cmocka_unit_test(test_sidecar_definition_changed),
+                cmocka_unit_test(test_sidecar_unknown_kill_restart),
+                cmocka_unit_test(test_sidecar_then_regular_init),
+                cmocka_unit_test(test_sidecar_apps_done_never_kill),
+                cmocka_unit_test(test_sidecar_sandbox_dead),
                 cmocka_unit_test(test_compute_einval),
                 cmocka_unit_test(test_spec_hash),
                 cmocka_unit_test_setup_teardown(test_backoff_key, bo_setup, bo_teardown),

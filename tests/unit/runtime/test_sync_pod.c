@@ -3,7 +3,9 @@
  * SyncPod and KillPod (runtime/sync_pod.c) over the simulated runtime's
  * service face, through a thin recording wrapper that notes the
  * StopContainer timeouts (the sim ignores them). F-SYNC-02, F-SYNC-03,
- * F-BO-03, and the image pull path of startContainer.
+ * F-BO-03, and the image pull path of startContainer. Issue 14: sidecars
+ * (KEP-753) started, restarted and stopped last, postStart and preStop
+ * hooks (exec, httpGet, sleep) and the preStop grace arithmetic.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +22,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <cmocka.h>
 
 #include "core/backoff.h"
@@ -50,7 +56,18 @@ struct fixture {
         struct kc_sync_pod_options opts;
         pthread_mutex_t stop_lock; /* KillPod stops containers from several threads */
         int64_t stop_timeouts[16];
+        char stop_ids[16][64]; /* in the order the stops came */
         size_t n_stops;
+        /* ExecSync (the sim has none here): the calls, and what the next ones answer */
+        struct exec_call {
+                char id[64];
+                char argv0[32];
+                int64_t timeout_s;
+                size_t n_stops_before; /* StopContainer calls made before this exec */
+        } execs[8];
+        size_t n_execs;
+        int32_t exec_exit_code;
+        const char *exec_out, *exec_err;
         struct rec_result {
                 char name[32];
                 bool init;
@@ -127,8 +144,10 @@ static int rec_stop_container(void *self, const char *id, int64_t timeout_s,
         struct fixture *f = self;
 
         pthread_mutex_lock(&f->stop_lock);
-        if (f->n_stops < 16)
+        if (f->n_stops < 16) {
                 f->stop_timeouts[f->n_stops] = timeout_s;
+                snprintf(f->stop_ids[f->n_stops], sizeof(f->stop_ids[0]), "%s", id);
+        }
         f->n_stops++;
         pthread_mutex_unlock(&f->stop_lock);
         return f->sim_svc.ops->stop_container(f->sim_svc.self, id, timeout_s, err);
@@ -199,6 +218,30 @@ static int rec_pull_image(void *self, const char *image, const struct kc_pod_san
         return r;
 }
 
+static int rec_exec_sync(void *self, const char *id, const char *const *argv, size_t argc,
+                         int64_t timeout_s, struct kc_exec_sync_result *ret,
+                         struct kc_runtime_error *e)
+{
+        struct fixture *f = self;
+        struct exec_call *c;
+
+        (void)e;
+        pthread_mutex_lock(&f->stop_lock);
+        assert_true(f->n_execs < KC_ELEMENTSOF(f->execs));
+        c = &f->execs[f->n_execs++];
+        snprintf(c->id, sizeof(c->id), "%s", id);
+        snprintf(c->argv0, sizeof(c->argv0), "%s", argc > 0 ? argv[0] : "");
+        c->timeout_s = timeout_s;
+        c->n_stops_before = f->n_stops;
+        pthread_mutex_unlock(&f->stop_lock);
+        *ret = (struct kc_exec_sync_result){
+                .out = strdup(f->exec_out ? f->exec_out : ""),
+                .err = strdup(f->exec_err ? f->exec_err : ""),
+                .exit_code = f->exec_exit_code,
+        };
+        return 0;
+}
+
 static int setup(void **state)
 {
         struct fixture *f = calloc(1, sizeof(*f));
@@ -219,6 +262,7 @@ static int setup(void **state)
                 .container_status = rec_container_status,
                 .image_status = rec_image_status,
                 .pull_image = rec_pull_image,
+                .exec_sync = rec_exec_sync,
         };
         f->svc = (struct kc_runtime_service){ .ops = &f->rec_ops, .self = f };
         assert_int_equal(kc_runtime_manager_new(f->svc, f->clock, &f->mgr), 0);
@@ -1411,6 +1455,460 @@ static void test_invalid(void **state)
         assert_int_equal(kc_runtime_manager_kill_pod(f->mgr, NULL, NULL, 0, NULL, NULL), -EINVAL);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Sidecars (KEP-753), lifecycle hooks, termination ordering                  */
+
+/* The name of the container with runtime ID @p id in @p cl, or "". */
+static const char *name_of(const struct kc_container_list *cl, const char *id)
+{
+        size_t i;
+
+        for (i = 0; i < cl->n; i++)
+                if (strcmp(cl->items[i].id, id) == 0)
+                        return cl->items[i].metadata.name;
+        return "";
+}
+
+/* A sidecar: an init container with restartPolicy Always, running @p cmd. */
+static struct kc_api_container sidecar_spec(const char *name, const char *const *cmd, size_t n)
+{
+        return (struct kc_api_container){ .name = name,
+                                          .image = "busybox:1",
+                                          .command = cmd,
+                                          .n_command = n,
+                                          .restart_policy_always = true };
+}
+
+/* A sidecar starts first, stays running, and the app starts once it runs. */
+static void test_sidecar_runs_beside_app(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container init[] = {
+                sidecar_spec("side", forever_cmd, 2),
+        };
+        const struct kc_api_container cs[] = {
+                { .name = "app", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-sc1", "sc1", cs, 1, KC_RESTART_POLICY_NEVER);
+        struct kc_container_list cl = { 0 };
+        char *err = NULL;
+
+        pod.init_containers = init;
+        pod.n_init_containers = 1;
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        list_pod_containers(f, "uid-sc1", &cl);
+        assert_int_equal(cl.n, 1);
+        assert_int_equal(find_c(&cl, "side", 0)->state, KC_CONTAINER_STATE_RUNNING);
+        kc_runtime_result_done(&cl);
+        assert_result(f, "side", 0, NULL);
+        assert_true(result_for(f, "side")->init);
+
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        list_pod_containers(f, "uid-sc1", &cl);
+        assert_int_equal(cl.n, 2);
+        assert_int_equal(find_c(&cl, "side", 0)->state, KC_CONTAINER_STATE_RUNNING);
+        assert_int_equal(find_c(&cl, "app", 0)->state, KC_CONTAINER_STATE_RUNNING);
+        kc_runtime_result_done(&cl);
+
+        /* Steady: nothing more to start. */
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        list_pod_containers(f, "uid-sc1", &cl);
+        assert_int_equal(cl.n, 2);
+        kc_runtime_result_done(&cl);
+}
+
+/* A sidecar that exits is restarted even in a Never pod, through its back-off. */
+static void test_sidecar_restarted_never_pod(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container init[] = {
+                sidecar_spec("side", exit1_cmd, 2),
+        };
+        const struct kc_api_container cs[] = {
+                { .name = "app", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-sc2", "sc2", cs, 1, KC_RESTART_POLICY_NEVER);
+        struct kc_container_list cl = { 0 };
+        char *err = NULL;
+
+        pod.init_containers = init;
+        pod.n_init_containers = 1;
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), 0); /* first crash: at once */
+        list_pod_containers(f, "uid-sc2", &cl);
+        assert_non_null(find_c(&cl, "side", 1));
+        assert_null(find_c(&cl, "app", 0)); /* never initialized: the sidecar never ran */
+        kc_runtime_result_done(&cl);
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), -EAGAIN);
+        free(err);
+        assert_result(f, "side", -EAGAIN, KC_CRASH_LOOP_BACK_OFF_REASON);
+}
+
+/* KillPod: the app containers first, then the sidecars from the last to the first. */
+static void test_sidecar_kill_order(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container init[] = {
+                sidecar_spec("s1", forever_cmd, 2),
+                sidecar_spec("s2", forever_cmd, 2),
+        };
+        const struct kc_api_container cs[] = {
+                { .name = "app", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-sc3", "sc3", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        struct kc_container_list cl = { 0 };
+        char *err = NULL;
+        int i;
+
+        pod.init_containers = init;
+        pod.n_init_containers = 2;
+        for (i = 0; i < 3; i++) {
+                assert_int_equal(sync_once(f, &pod, &err), 0);
+                kc_fake_clock_advance(f->clock, SEC);
+        }
+        list_pod_containers(f, "uid-sc3", &cl);
+        assert_int_equal(cl.n, 3);
+        assert_int_equal(kc_runtime_manager_kill_pod(f->mgr, &pod, NULL, 30, NULL, &err), 0);
+        assert_int_equal(f->n_stops, 3);
+        assert_string_equal(name_of(&cl, f->stop_ids[0]), "app");
+        assert_string_equal(name_of(&cl, f->stop_ids[1]), "s2");
+        assert_string_equal(name_of(&cl, f->stop_ids[2]), "s1");
+        for (i = 0; i < 3; i++)
+                assert_int_equal(f->stop_timeouts[i], 30);
+        kc_runtime_result_done(&cl);
+}
+
+/* A Never pod whose app is done: the pod is killed, its sidecar stopped and not restarted. */
+static void test_sidecar_never_pod_completes(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_container init[] = {
+                sidecar_spec("side", forever_cmd, 2),
+        };
+        const struct kc_api_container cs[] = {
+                { .name = "app", .image = "busybox:1", .command = true_cmd, .n_command = 1 },
+        };
+        struct kc_api_pod pod = make_pod("uid-sc4", "sc4", cs, 1, KC_RESTART_POLICY_NEVER);
+        struct kc_container_list cl = { 0 };
+        struct kc_pod_sandbox_list sbl = { 0 };
+        char *err = NULL;
+        int i;
+
+        pod.init_containers = init;
+        pod.n_init_containers = 1;
+        for (i = 0; i < 3; i++) {
+                assert_int_equal(sync_once(f, &pod, &err), 0);
+                kc_fake_clock_advance(f->clock, SEC);
+        }
+        list_pod_containers(f, "uid-sc4", &cl);
+        assert_int_equal(cl.n, 2);
+        assert_int_equal(f->n_stops, 1);
+        assert_string_equal(name_of(&cl, f->stop_ids[0]), "side");
+        assert_int_equal(find_c(&cl, "side", 0)->state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(find_c(&cl, "app", 0)->exit_code, 0);
+        kc_runtime_result_done(&cl);
+        list_pod_sandboxes(f, "uid-sc4", &sbl);
+        assert_int_equal(sbl.items[0].state, KC_SANDBOX_STATE_NOTREADY);
+        kc_runtime_result_done(&sbl);
+        /* And it stays done. */
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        list_pod_containers(f, "uid-sc4", &cl);
+        assert_int_equal(cl.n, 2);
+        kc_runtime_result_done(&cl);
+}
+
+static const char *const cleanup_cmd[] = { "/bin/cleanup", "--now" };
+
+/* preStop exec runs before StopContainer, bounded by the grace, on KillPod and on a restart. */
+static void test_pre_stop_exec(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_api_container cs[] = {
+                { .name = "app", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-ps1", "ps1", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        char *err = NULL;
+
+        cs[0].lifecycle.pre_stop = (struct kc_api_handler){ .kind = KC_HANDLER_EXEC,
+                                                            .command = cleanup_cmd,
+                                                            .n_command = 2 };
+        pod.termination_grace_s = 45;
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_int_equal(f->n_execs, 0); /* no postStart */
+
+        /* A spec change: containers_to_kill, with the pod's grace. */
+        kc_fake_clock_advance(f->clock, SEC);
+        cs[0].image = "busybox:2";
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_int_equal(f->n_execs, 1);
+        assert_string_equal(f->execs[0].argv0, "/bin/cleanup");
+        assert_int_equal(f->execs[0].timeout_s, 45);
+        assert_int_equal(f->execs[0].n_stops_before, 0);
+        assert_int_equal(f->n_stops, 1);
+        assert_string_equal(f->stop_ids[0], f->execs[0].id);
+        assert_int_equal(f->stop_timeouts[0], 45);
+
+        /* KillPod with its grace override. */
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(kc_runtime_manager_kill_pod(f->mgr, &pod, NULL, 7, NULL, &err), 0);
+        assert_int_equal(f->n_execs, 2);
+        assert_int_equal(f->execs[1].timeout_s, 7);
+        assert_int_equal(f->execs[1].n_stops_before, 1);
+        assert_int_equal(f->stop_timeouts[1], 7);
+
+        /* A failing hook does not stop the kill. */
+        f->exec_exit_code = 2;
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), 0); /* new sandbox, new container */
+        assert_int_equal(kc_runtime_manager_kill_pod(f->mgr, &pod, NULL, 7, NULL, &err), 0);
+        assert_null(err);
+        assert_int_equal(f->n_execs, 3);
+        assert_int_equal(f->n_stops, 3);
+}
+
+struct kill_thread {
+        struct fixture *f;
+        const struct kc_api_pod *pod;
+        int64_t grace;
+        int r;
+};
+
+static void *kill_thread_main(void *arg)
+{
+        struct kill_thread *k = arg;
+
+        k->r = kc_runtime_manager_kill_pod(k->f->mgr, k->pod, NULL, k->grace, NULL, NULL);
+        return NULL;
+}
+
+/* Waits (real time, bounded) until someone sleeps on the fake clock beyond @p base. */
+static void wait_sleepers(struct fixture *f, size_t base)
+{
+        int i;
+
+        for (i = 0; i < 30000 && kc_fake_clock_sleepers(f->clock) <= base; i++)
+                nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+        assert_true(kc_fake_clock_sleepers(f->clock) > base);
+}
+
+/* preStop sleep: its whole seconds come off the grace; never below the 2 s minimum. */
+static void test_pre_stop_sleep_grace(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_api_container cs[] = {
+                { .name = "app", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-ps2", "ps2", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        struct kill_thread k = { .f = f, .pod = &pod, .grace = 30 };
+        char *err = NULL;
+        size_t base;
+        pthread_t th;
+
+        cs[0].lifecycle.pre_stop =
+                (struct kc_api_handler){ .kind = KC_HANDLER_SLEEP, .sleep_seconds = 5 };
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        base = kc_fake_clock_sleepers(f->clock);
+        assert_int_equal(pthread_create(&th, NULL, kill_thread_main, &k), 0);
+        wait_sleepers(f, base);
+        assert_int_equal(f->n_stops, 0); /* the hook first */
+        kc_fake_clock_advance(f->clock, 5 * SEC + SEC / 2);
+        pthread_join(th, NULL);
+        assert_int_equal(k.r, 0);
+        assert_int_equal(f->n_stops, 1);
+        assert_int_equal(f->stop_timeouts[0], 25); /* 30 - 5 (5.5 s truncated) */
+
+        /* A hook longer than the grace is cut at the grace: 2 s are still given. */
+        cs[0].lifecycle.pre_stop.sleep_seconds = 40;
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        k.grace = 3;
+        assert_int_equal(pthread_create(&th, NULL, kill_thread_main, &k), 0);
+        wait_sleepers(f, base);
+        kc_fake_clock_advance(f->clock, 3 * SEC);
+        pthread_join(th, NULL);
+        assert_int_equal(f->n_stops, 2);
+        assert_int_equal(f->stop_timeouts[1], KC_MINIMUM_GRACE_PERIOD_S);
+}
+
+static const char *const touch_cmd[] = { "touch", "/x" };
+
+/* postStart exec: success keeps the container; a failure kills it with upstream's message. */
+static void test_post_start_exec(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_api_container cs[] = {
+                { .name = "app", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-po1", "po1", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        struct kc_container_list cl = { 0 };
+        char *err = NULL;
+
+        cs[0].lifecycle.post_start = (struct kc_api_handler){ .kind = KC_HANDLER_EXEC,
+                                                              .command = touch_cmd,
+                                                              .n_command = 2 };
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_int_equal(f->n_execs, 1);
+        assert_string_equal(f->execs[0].argv0, "touch");
+        assert_int_equal(f->execs[0].timeout_s, 0); /* postStart: no bound, as upstream */
+        assert_result(f, "app", 0, NULL);
+        assert_int_equal(f->n_stops, 0);
+
+        /* The hook fails: the container is killed (pod grace 30) and the start fails. */
+        f->exec_exit_code = 1;
+        f->exec_out = "out";
+        f->exec_err = "boom";
+        cs[0].image = "busybox:2";
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), -EIO);
+        assert_result(f, "app", -EIO, KC_POST_START_HOOK_ERROR_REASON);
+        assert_string_equal(result_for(f, "app")->message,
+                            "Exec lifecycle hook ([touch /x]) for Container \"app\" in Pod "
+                            "\"po1_default(uid-po1)\" failed - error: command 'touch /x' exited "
+                            "with 1: boom, message: \"outboom\"");
+        assert_non_null(strstr(err, "failed to \"StartContainer\" for \"app\" with "
+                                    "PostStartHookError: "));
+        free(err);
+        assert_int_equal(f->n_stops, 2); /* the old one (spec change), then the new one */
+        assert_int_equal(f->stop_timeouts[1], 30);
+        list_pod_containers(f, "uid-po1", &cl);
+        assert_string_equal(name_of(&cl, f->stop_ids[1]), "app");
+        assert_int_equal(find_c(&cl, "app", 1)->state, KC_CONTAINER_STATE_EXITED);
+        kc_runtime_result_done(&cl);
+}
+
+/* A one-shot HTTP server on 127.0.0.1: answers 500 and keeps the request. */
+struct http_server {
+        int fd;
+        int port;
+        char req[2048];
+        pthread_t th;
+};
+
+static void *http_server_main(void *arg)
+{
+        static const char answer[] = "HTTP/1.1 500 Internal Server Error\r\n"
+                                     "Content-Length: 0\r\n\r\n";
+        struct http_server *s = arg;
+        struct pollfd p = { .fd = s->fd, .events = POLLIN };
+        size_t got = 0;
+        ssize_t n;
+        int c;
+
+        /* Nobody came within 10 s: the hook was not run; the test's asserts say so. */
+        if (poll(&p, 1, 10000) != 1)
+                return NULL;
+        c = accept(s->fd, NULL, NULL);
+        if (c < 0)
+                return NULL;
+        while (got < sizeof(s->req) - 1 && !strstr(s->req, "\r\n\r\n")) {
+                n = read(c, s->req + got, sizeof(s->req) - 1 - got);
+                if (n <= 0)
+                        break;
+                got += (size_t)n;
+        }
+        (void)!write(c, answer, sizeof(answer) - 1);
+        close(c);
+        return NULL;
+}
+
+static void http_server_start(struct http_server *s)
+{
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof(a);
+
+        memset(s->req, 0, sizeof(s->req));
+        s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        assert_true(s->fd >= 0);
+        assert_int_equal(bind(s->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        assert_int_equal(listen(s->fd, 1), 0);
+        assert_int_equal(getsockname(s->fd, (struct sockaddr *)&a, &len), 0);
+        s->port = ntohs(a.sin_port);
+        assert_int_equal(pthread_create(&s->th, NULL, http_server_main, s), 0);
+}
+
+static void http_server_stop(struct http_server *s)
+{
+        pthread_join(s->th, NULL);
+        close(s->fd);
+}
+
+/*
+ * postStart httpGet: one GET with the handler's path and headers; any HTTP
+ * answer will do (upstream looks at no status code); a port by name; a
+ * refused connection fails; HTTPS is refused.
+ */
+static void test_post_start_http(void **state)
+{
+        struct fixture *f = *state;
+        const struct kc_api_http_header hdr[] = { { "X-Test", "yes" } };
+        struct kc_api_container_port ports[] = { { .name = "web" } };
+        struct kc_api_container cs[] = {
+                { .name = "app",
+                  .image = "busybox:1",
+                  .command = forever_cmd,
+                  .n_command = 2,
+                  .ports = ports,
+                  .n_ports = 1 },
+        };
+        struct kc_api_pod pod = make_pod("uid-po2", "po2", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        struct http_server srv;
+        char *err = NULL, want[512];
+
+        http_server_start(&srv);
+        cs[0].lifecycle.post_start = (struct kc_api_handler){
+                .kind = KC_HANDLER_HTTP_GET,
+                .host = "127.0.0.1",
+                .port = { .number = srv.port },
+                .path = "hook",
+                .headers = hdr,
+                .n_headers = 1,
+        };
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        http_server_stop(&srv);
+        assert_result(f, "app", 0, NULL);
+        assert_memory_equal(srv.req, "GET /hook HTTP/1.1\r\n", 20);
+        assert_non_null(strstr(srv.req, "\r\nX-Test: yes\r\n"));
+        assert_non_null(strstr(srv.req, "\r\nUser-Agent: kube-lifecycle/"));
+        assert_non_null(strstr(srv.req, "\r\nHost: 127.0.0.1:"));
+
+        /* By name, through the container's ports. */
+        http_server_start(&srv);
+        ports[0].container_port = srv.port;
+        cs[0].lifecycle.post_start.port = (struct kc_api_port_ref){ .name = "web" };
+        cs[0].image = "busybox:2";
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        http_server_stop(&srv);
+        assert_result(f, "app", 0, NULL);
+        assert_non_null(strstr(srv.req, "GET /hook HTTP/1.1\r\n"));
+
+        /* Nobody listens any more: the hook fails, the container is killed. */
+        cs[0].image = "busybox:3";
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), -ECONNREFUSED);
+        free(err);
+        snprintf(want, sizeof(want),
+                 "HTTP lifecycle hook (hook) for Container \"app\" in Pod \"po2_default(uid-po2)\" "
+                 "failed - error: Get \"http://127.0.0.1:%d/hook\": dial tcp 127.0.0.1:%d: "
+                 "connect: %s",
+                 srv.port, srv.port, strerror(ECONNREFUSED));
+        assert_result(f, "app", -ECONNREFUSED, KC_POST_START_HOOK_ERROR_REASON);
+        assert_string_equal(result_for(f, "app")->message, want);
+
+        /* HTTPS: no TLS client in the tree, said so. */
+        cs[0].lifecycle.post_start.https = true;
+        cs[0].image = "busybox:4";
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), -EPROTONOSUPPORT);
+        free(err);
+        assert_non_null(strstr(result_for(f, "app")->message,
+                               "scheme HTTPS is not supported: cubelet has no TLS client"));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1440,6 +1938,14 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_no_options, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cancelled, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_invalid, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sidecar_runs_beside_app, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sidecar_restarted_never_pod, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sidecar_kill_order, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sidecar_never_pod_completes, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pre_stop_exec, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pre_stop_sleep_grace, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_post_start_exec, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_post_start_http, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

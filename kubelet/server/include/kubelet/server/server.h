@@ -34,6 +34,25 @@ struct kc_http_check {
 typedef int (*kc_http_render_fn)(void *userdata, char **ret_json);
 
 /**
+ * A JSON document produced piece by piece and sent as it comes (chunked
+ * transfer encoding), so that a large one never exists whole in memory.
+ * The server calls open() once per request, then next() from the thread
+ * serving the connection until it gives a piece of length 0 (or fails),
+ * then close() once, also when the client goes away early.
+ */
+struct kc_http_stream_ops {
+        /** 0 and a new *ret_stream, or a negative errno (the server answers 500). */
+        int (*open)(void *userdata, void **ret_stream);
+        /**
+         * 0 and the next *ret_len bytes at *ret_data (the stream's, valid until
+         * the next call), *ret_len 0 at the end; or a negative errno: the
+         * server then cuts the connection, the body incomplete.
+         */
+        int (*next)(void *stream, const char **ret_data, size_t *ret_len);
+        void (*close)(void *stream);
+};
+
+/**
  * What the server serves. Every callback (checks, render functions) runs on
  * the server's threads, possibly several at once and concurrently with the
  * rest of the daemon: callbacks and their userdata must be thread-safe and
@@ -51,6 +70,8 @@ struct kc_http_config {
         const struct kc_metrics_registry *metrics;
         /** /pods and /node; NULL makes the path 404. */
         kc_http_render_fn render_pods;
+        /** /pods streamed instead; at most one of render_pods and stream_pods. */
+        const struct kc_http_stream_ops *stream_pods;
         void *pods_userdata;
         kc_http_render_fn render_node;
         void *node_userdata;
@@ -65,13 +86,16 @@ struct kc_http_server;
  *    reason withheld" lines then "healthz check passed" (200) or "healthz
  *    check failed" (500), as k8s.io/apiserver's healthz handler does;
  *  - GET /metrics: kc_metrics_render() as text/plain; version=0.0.4;
- *  - GET /pods, GET /node: the render callbacks' JSON, 500 if they fail;
+ *  - GET /pods, GET /node: the render callbacks' JSON, 500 if they fail
+ *    (a /pods stream: 500 if it fails before its first piece, the
+ *    connection cut if it fails later);
  *  - any other path: 404 (the raw request path must match exactly:
  *    percent-escapes, "..", "//" and trailing slashes are not
  *    normalised); any method but GET or HEAD: 405.
  * Connections are bounded (count, idle timeout, per-connection memory), so
  * oversized requests are refused and slow clients cannot starve others.
- * @return 0 and *ret; -EINVAL (bad address or config), -EADDRINUSE and
+ * @return 0 and *ret; -EINVAL (bad address or config, both render_pods and
+ * stream_pods, or a stream without all three callbacks), -EADDRINUSE and
  * other bind errors, -ENOMEM, or -EIO if libmicrohttpd fails to start.
  * *ret is unchanged on failure.
  */

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * List memos (runtime/cri/list_memo.c, issue 18): a list response decoded
+ * through a memo equals the full decode, item for item; only the items
+ * whose bytes the last response lacked are decoded; an unchanged response
+ * is answered with the last result itself; malformed bytes are refused as
+ * the full decode refuses them.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/arena.h"
+#include "core/cleanup.h"
+#include "cri/internal.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
+
+#define N_CTRS 6
+
+/* A node's containers as a runtime lists them; tests edit them between packs. */
+struct listing {
+        Runtime__V1__Container c[N_CTRS];
+        Runtime__V1__Container *cp[N_CTRS];
+        Runtime__V1__ContainerMetadata md[N_CTRS];
+        Runtime__V1__ImageSpec img[N_CTRS];
+        Runtime__V1__Container__LabelsEntry lab[N_CTRS][2];
+        Runtime__V1__Container__LabelsEntry *labp[N_CTRS][2];
+        Runtime__V1__Container__AnnotationsEntry ann[N_CTRS];
+        Runtime__V1__Container__AnnotationsEntry *annp[N_CTRS];
+        char ids[N_CTRS][16], uids[N_CTRS][16];
+        Runtime__V1__ListContainersResponse resp;
+};
+
+static void listing_init(struct listing *l)
+{
+        size_t i, j;
+
+        memset(l, 0, sizeof(*l));
+        l->resp = (Runtime__V1__ListContainersResponse)RUNTIME__V1__LIST_CONTAINERS_RESPONSE__INIT;
+        for (i = 0; i < N_CTRS; i++) {
+                snprintf(l->ids[i], sizeof(l->ids[i]), "ctr-%zu", i);
+                snprintf(l->uids[i], sizeof(l->uids[i]), "uid-%zu", i / 2);
+                l->md[i] = (Runtime__V1__ContainerMetadata)RUNTIME__V1__CONTAINER_METADATA__INIT;
+                l->md[i].name = i % 2 ? "sidecar" : "app";
+                l->md[i].attempt = (uint32_t)i;
+                l->img[i] = (Runtime__V1__ImageSpec)RUNTIME__V1__IMAGE_SPEC__INIT;
+                l->img[i].image = "busybox:1.36";
+                for (j = 0; j < 2; j++) {
+                        l->lab[i][j] = (Runtime__V1__Container__LabelsEntry)
+                                RUNTIME__V1__CONTAINER__LABELS_ENTRY__INIT;
+                        l->labp[i][j] = &l->lab[i][j];
+                }
+                l->lab[i][0].key = KC_LABEL_POD_UID;
+                l->lab[i][0].value = l->uids[i];
+                l->lab[i][1].key = KC_LABEL_CONTAINER_NAME;
+                l->lab[i][1].value = l->md[i].name;
+                l->ann[i] = (Runtime__V1__Container__AnnotationsEntry)
+                        RUNTIME__V1__CONTAINER__ANNOTATIONS_ENTRY__INIT;
+                l->ann[i].key = KC_ANNOTATION_CONTAINER_HASH;
+                l->ann[i].value = "1a2b3c";
+                l->annp[i] = &l->ann[i];
+                l->c[i] = (Runtime__V1__Container)RUNTIME__V1__CONTAINER__INIT;
+                l->c[i].id = l->ids[i];
+                l->c[i].pod_sandbox_id = l->uids[i];
+                l->c[i].metadata = &l->md[i];
+                l->c[i].image = &l->img[i];
+                l->c[i].image_ref = "sha256:0123";
+                l->c[i].state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_RUNNING;
+                l->c[i].created_at = 1000 + (int64_t)i;
+                l->c[i].n_labels = 2;
+                l->c[i].labels = l->labp[i];
+                l->c[i].n_annotations = i == 3 ? 0 : 1; /* one without annotations */
+                l->c[i].annotations = l->annp + i;
+                l->cp[i] = &l->c[i];
+        }
+        l->resp.n_containers = N_CTRS;
+        l->resp.containers = l->cp;
+}
+
+/* The packed response (malloc'd). */
+static uint8_t *listing_pack(struct listing *l, size_t *ret_len)
+{
+        size_t n = protobuf_c_message_get_packed_size(&l->resp.base);
+        uint8_t *b = malloc(n + 1);
+
+        assert_non_null(b);
+        assert_int_equal(protobuf_c_message_pack(&l->resp.base, b), n);
+        *ret_len = n;
+        return b;
+}
+
+static void assert_labels_equal(const struct kc_label *a, size_t na, const struct kc_label *b,
+                                size_t nb)
+{
+        size_t i;
+
+        assert_int_equal(na, nb);
+        for (i = 0; i < na; i++) {
+                assert_string_equal(a[i].key, b[i].key);
+                assert_string_equal(a[i].value, b[i].value);
+        }
+}
+
+static void assert_opt_str_equal(const char *a, const char *b)
+{
+        if (!a || !b)
+                assert_ptr_equal(a, b);
+        else
+                assert_string_equal(a, b);
+}
+
+/* Decodes @buf both ways and checks that the memo's result is the full decode's. */
+static void check_same_as_full(const struct kc_container_list *got, const uint8_t *buf, size_t len)
+{
+        struct kc_container_list want = { 0 };
+        size_t i;
+
+        assert_int_equal(kc__cri_unpack_list_containers(buf, len, &want, NULL), 0);
+        assert_int_equal(got->n, want.n);
+        for (i = 0; i < want.n; i++) {
+                const struct kc_cri_container *g = &got->items[i], *w = &want.items[i];
+
+                assert_string_equal(g->id, w->id);
+                assert_string_equal(g->pod_sandbox_id, w->pod_sandbox_id);
+                assert_string_equal(g->metadata.name, w->metadata.name);
+                assert_int_equal(g->metadata.attempt, w->metadata.attempt);
+                assert_string_equal(g->image, w->image);
+                assert_string_equal(g->image_ref, w->image_ref);
+                assert_int_equal(g->state, w->state);
+                assert_int_equal(g->created_at, w->created_at);
+                assert_opt_str_equal(g->reason, w->reason);
+                assert_opt_str_equal(g->message, w->message);
+                assert_labels_equal(g->labels, g->n_labels, w->labels, w->n_labels);
+                assert_labels_equal(g->annotations, g->n_annotations, w->annotations,
+                                    w->n_annotations);
+        }
+        kc_runtime_result_done(&want);
+}
+
+/* One decode through @m of @l as it is now; checks it against the full decode. */
+static void decode(struct kc_cri_list_memo *m, struct listing *l, struct kc_container_list *ret)
+{
+        size_t len;
+        _cleanup_free_ uint8_t *buf = listing_pack(l, &len);
+
+        assert_int_equal(kc__cri_unpack_list_containers_memo(m, buf, len, ret, NULL), 0);
+        check_same_as_full(ret, buf, len);
+}
+
+static void test_memo_decodes_only_new_bytes(void **state)
+{
+        _cleanup_(kc__cri_list_memo_freep) struct kc_cri_list_memo *m = NULL;
+        struct listing l;
+        struct kc_container_list a = { 0 }, b = { 0 };
+
+        (void)state;
+        listing_init(&l);
+        assert_int_equal(kc__cri_list_memo_new(KC_CRI_LIST_CONTAINERS, &m), 0);
+        decode(m, &l, &a);
+        assert_int_equal(kc__cri_list_memo_decoded(m), N_CTRS);
+        assert_int_equal(kc__cri_list_memo_size(m), N_CTRS);
+
+        /* One container exits: only it is decoded; the others are copies. */
+        l.c[2].state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_EXITED;
+        decode(m, &l, &b);
+        assert_int_equal(kc__cri_list_memo_decoded(m), 1);
+        assert_int_equal(b.items[2].state, KC_CONTAINER_STATE_EXITED);
+        assert_ptr_not_equal(b.items, a.items);
+        /* The first result does not depend on the memo's later state. */
+        kc_runtime_result_done(&b);
+        assert_string_equal(a.items[4].labels[0].value, "uid-2");
+        kc_runtime_result_done(&a);
+
+        /* The same items in another order (containerd lists from maps): the last result. */
+        decode(m, &l, &a);
+        l.cp[0] = &l.c[5];
+        l.cp[5] = &l.c[0];
+        {
+                size_t len;
+                _cleanup_free_ uint8_t *buf = listing_pack(&l, &len);
+
+                assert_int_equal(kc__cri_unpack_list_containers_memo(m, buf, len, &b, NULL), 0);
+        }
+        assert_ptr_equal(b.items, a.items);
+        assert_string_equal(b.items[0].id, "ctr-0");
+        kc_runtime_result_done(&a);
+        kc_runtime_result_done(&b);
+        /* Another order and one change: items found by id, the changed one decoded. */
+        l.c[1].state = RUNTIME__V1__CONTAINER_STATE__CONTAINER_EXITED;
+        decode(m, &l, &a);
+        assert_int_equal(kc__cri_list_memo_decoded(m), 1);
+        assert_string_equal(a.items[0].id, "ctr-5");
+        kc_runtime_result_done(&a);
+
+        /* One removed, one new. */
+        l.resp.n_containers = N_CTRS - 1;
+        decode(m, &l, &a);
+        assert_int_equal(kc__cri_list_memo_size(m), N_CTRS - 1);
+        kc_runtime_result_done(&a);
+        l.c[0].id = "ctr-new";
+        l.resp.n_containers = N_CTRS;
+        decode(m, &l, &a);
+        assert_int_equal(kc__cri_list_memo_decoded(m), 1);
+        assert_string_equal(a.items[5].id, "ctr-new");
+        kc_runtime_result_done(&a);
+}
+
+static void test_memo_shares_an_unchanged_result(void **state)
+{
+        _cleanup_(kc__cri_list_memo_freep) struct kc_cri_list_memo *m = NULL;
+        struct listing l;
+        struct kc_container_list a = { 0 }, b = { 0 };
+
+        (void)state;
+        listing_init(&l);
+        assert_int_equal(kc__cri_list_memo_new(KC_CRI_LIST_CONTAINERS, &m), 0);
+        decode(m, &l, &a);
+        decode(m, &l, &b);
+        assert_int_equal(kc__cri_list_memo_decoded(m), 0);
+        assert_ptr_equal(b.items, a.items);
+        assert_ptr_equal(b.arena, a.arena);
+        assert_true(kc_arena_shared(a.arena));
+        kc_runtime_result_done(&a);
+        /* Still held by b and the memo: ASan sees any early free. */
+        assert_string_equal(b.items[1].metadata.name, "sidecar");
+        kc_runtime_result_done(&b);
+        m = kc__cri_list_memo_free(m);
+}
+
+static void test_memo_refuses_malformed_bytes(void **state)
+{
+        _cleanup_(kc__cri_list_memo_freep) struct kc_cri_list_memo *m = NULL;
+        struct kc_runtime_error err = { 0 };
+        struct listing l;
+        struct kc_container_list a = { 0 }, bad = { 0 };
+        size_t len;
+        _cleanup_free_ uint8_t *buf = NULL;
+        static const uint8_t wrong_type[] = { 0x08, 0x01 }; /* field 1 as a varint */
+
+        (void)state;
+        listing_init(&l);
+        assert_int_equal(kc__cri_list_memo_new(KC_CRI_LIST_CONTAINERS, &m), 0);
+        decode(m, &l, &a);
+        kc_runtime_result_done(&a);
+        buf = listing_pack(&l, &len);
+        assert_int_equal(kc__cri_unpack_list_containers_memo(m, buf, len - 3, &bad, &err), -EPROTO);
+        assert_string_equal(err.message, "failed to decode ListContainers response");
+        assert_null(bad.arena);
+        assert_int_equal(
+                kc__cri_unpack_list_containers_memo(m, wrong_type, sizeof(wrong_type), &bad, NULL),
+                -EPROTO);
+        /* The last good response is still the one remembered. */
+        assert_int_equal(kc__cri_unpack_list_containers_memo(m, buf, len, &a, NULL), 0);
+        assert_int_equal(kc__cri_list_memo_decoded(m), 0);
+        kc_runtime_result_done(&a);
+        /* An empty response is an empty list. */
+        assert_int_equal(kc__cri_unpack_list_containers_memo(m, NULL, 0, &a, NULL), 0);
+        assert_int_equal(a.n, 0);
+        assert_null(a.items);
+        kc_runtime_result_done(&a);
+}
+
+static void test_memo_sandboxes(void **state)
+{
+        _cleanup_(kc__cri_list_memo_freep) struct kc_cri_list_memo *m = NULL;
+        Runtime__V1__PodSandboxMetadata md = RUNTIME__V1__POD_SANDBOX_METADATA__INIT;
+        Runtime__V1__PodSandbox sb = RUNTIME__V1__POD_SANDBOX__INIT, *sbp[40];
+        Runtime__V1__PodSandbox__LabelsEntry lab = RUNTIME__V1__POD_SANDBOX__LABELS_ENTRY__INIT;
+        Runtime__V1__PodSandbox__LabelsEntry *labp[] = { &lab };
+        Runtime__V1__ListPodSandboxResponse resp = RUNTIME__V1__LIST_POD_SANDBOX_RESPONSE__INIT;
+        struct kc_pod_sandbox_list got = { 0 }, want = { 0 };
+        struct kc_container_list wrong = { 0 };
+        uint8_t buf[4096];
+        size_t len, i;
+
+        (void)state;
+        md.name = "web";
+        md.uid = "uid-1";
+        md.namespace_ = "default";
+        md.attempt = 2;
+        lab.key = KC_LABEL_POD_UID;
+        lab.value = "uid-1";
+        sb.id = "sb-1";
+        sb.metadata = &md;
+        sb.state = RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY;
+        sb.created_at = 42;
+        sb.n_labels = 1;
+        sb.labels = labp;
+        /* Listed 40 times: every copy decodes, past the first array's room. */
+        for (i = 0; i < KC_ELEMENTSOF(sbp); i++)
+                sbp[i] = &sb;
+        resp.n_items = KC_ELEMENTSOF(sbp);
+        resp.items = sbp;
+        len = protobuf_c_message_pack(&resp.base, buf);
+        assert_int_equal(kc__cri_list_memo_new(KC_CRI_LIST_POD_SANDBOX, &m), 0);
+        assert_int_equal(kc__cri_unpack_list_containers_memo(m, buf, len, &wrong, NULL), -EINVAL);
+        assert_int_equal(kc__cri_unpack_list_pod_sandbox_memo(m, buf, len, &got, NULL), 0);
+        assert_int_equal(kc__cri_unpack_list_pod_sandbox(buf, len, &want, NULL), 0);
+        assert_int_equal(got.n, KC_ELEMENTSOF(sbp));
+        for (i = 0; i < KC_ELEMENTSOF(sbp); i++) {
+                assert_string_equal(got.items[i].id, want.items[i].id);
+                assert_string_equal(got.items[i].metadata.name, "web");
+                assert_string_equal(got.items[i].metadata.uid, "uid-1");
+                assert_string_equal(got.items[i].metadata.namespace, "default");
+                assert_int_equal(got.items[i].metadata.attempt, 2);
+                assert_int_equal(got.items[i].state, want.items[i].state);
+                assert_int_equal(got.items[i].created_at, 42);
+                assert_null(got.items[i].ip);
+                assert_labels_equal(got.items[i].labels, got.items[i].n_labels,
+                                    want.items[i].labels, want.items[i].n_labels);
+        }
+        kc_runtime_result_done(&got);
+        kc_runtime_result_done(&want);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_memo_decodes_only_new_bytes),
+                cmocka_unit_test(test_memo_shares_an_unchanged_result),
+                cmocka_unit_test(test_memo_refuses_malformed_bytes),
+                cmocka_unit_test(test_memo_sandboxes),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
