@@ -50,14 +50,22 @@ struct kc_pod_syncer {
         struct kc_container_probe_view probe_view;
 };
 
-/* computePodActions' livenessManager/startupManager.Get(id) == Failure. */
-static bool probe_failed(void *self, const char *container_id, bool startup)
+/* computePodActions' livenessManager/startupManager.Get(id). */
+static enum kc_probe_verdict probe_get(void *self, const char *container_id, bool startup)
 {
+        static const enum kc_probe_verdict verdicts[_KC_PROBE_RESULT_MAX] = {
+                [KC_PROBE_SUCCESS] = KC_PROBE_VERDICT_SUCCESS,
+                [KC_PROBE_WARNING] = KC_PROBE_VERDICT_SUCCESS,
+                [KC_PROBE_FAILURE] = KC_PROBE_VERDICT_FAILURE,
+                [KC_PROBE_UNKNOWN] = KC_PROBE_VERDICT_UNKNOWN,
+        };
         struct kc_results_manager *rm =
                 kc_prober_manager_results(self, startup ? KC_PROBE_STARTUP : KC_PROBE_LIVENESS);
         enum kc_probe_result r;
 
-        return kc_results_manager_get(rm, container_id, &r) && r == KC_PROBE_FAILURE;
+        if (!kc_results_manager_get(rm, container_id, &r) || r < 0 || r >= _KC_PROBE_RESULT_MAX)
+                return KC_PROBE_VERDICT_NONE;
+        return verdicts[r];
 }
 
 /* UpdatePodStatus for one app container. */
@@ -76,8 +84,7 @@ int kc_pod_syncer_new(const struct kc_pod_syncer_config *cfg, struct kc_pod_sync
                 return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (s && cfg->prober_manager) {
-                s->probe_results =
-                        (struct kc_probe_results_view){ probe_failed, cfg->prober_manager };
+                s->probe_results = (struct kc_probe_results_view){ probe_get, cfg->prober_manager };
                 s->probe_view =
                         (struct kc_container_probe_view){ probe_state, cfg->prober_manager };
         }

@@ -113,13 +113,18 @@ int kc_compute_pod_actions(const struct kc_api_pod *pod, const struct kc_pod_sta
  * The probe results computePodActions reads (upstream's livenessManager
  * and startupManager); the kubelet implements it over the prober manager.
  */
+enum kc_probe_verdict {
+        KC_PROBE_VERDICT_NONE = 0, /* no result cached (not probed yet) */
+        KC_PROBE_VERDICT_SUCCESS,
+        KC_PROBE_VERDICT_FAILURE,
+        KC_PROBE_VERDICT_UNKNOWN,
+};
 struct kc_probe_results_view {
         /**
-         * Any thread: true when the cached liveness result (@p startup
-         * false) or startup result of container @p container_id (the
-         * runtime's ID) is Failure.
+         * Any thread: the cached liveness result (@p startup false) or
+         * startup result of container @p container_id (the runtime's ID).
          */
-        bool (*failed)(void *self, const char *container_id, bool startup);
+        enum kc_probe_verdict (*get)(void *self, const char *container_id, bool startup);
         void *self;
 };
 
@@ -130,6 +135,11 @@ struct kc_probe_results_view {
  * reason KC_KILL_REASON_LIVENESS_PROBE (STARTUP_PROBE), plus ", will be
  * restarted" and a start when the restart policy is not Never (otherwise
  * it is not kept, so a pod with nothing left to keep is killed).
+ * A running sidecar (restartable init container) with a startup probe
+ * counts as started only once its startup result is Success (no result
+ * yet: wait; Failure: "Init container <name> failed startup probe", killed
+ * and started again); one whose liveness result is Failure is killed and
+ * started again ("Init container <name> failed liveness probe").
  * @p probes may be NULL (no probe results: kc_compute_pod_actions()).
  */
 int kc_compute_pod_actions_probed(const struct kc_api_pod *pod, const struct kc_pod_status *status,

@@ -737,9 +737,9 @@ static void test_spec_change(void **state)
 }
 
 /* Issue 15: the liveness result computePodActions reads. */
-static bool liveness_failed(void *self, const char *id, bool startup)
+static enum kc_probe_verdict liveness_failed(void *self, const char *id, bool startup)
 {
-        return !startup && strcmp(self, id) == 0;
+        return !startup && strcmp(self, id) == 0 ? KC_PROBE_VERDICT_FAILURE : KC_PROBE_VERDICT_NONE;
 }
 
 /*
@@ -755,7 +755,7 @@ static void test_liveness_kill_probe_grace(void **state)
         struct kc_api_pod pod = make_pod("uid-4p", "live", cs, 1, KC_RESTART_POLICY_ALWAYS);
         struct kc_container_list cl = { 0 };
         char id[128];
-        struct kc_probe_results_view probes = { .failed = liveness_failed, .self = id };
+        struct kc_probe_results_view probes = { .get = liveness_failed, .self = id };
         char *err = NULL;
 
         cs[0].liveness_probe = (struct kc_api_probe){
