@@ -307,6 +307,7 @@ static int build(struct daemon *d)
                 .svc = d->svc,
                 .manager = d->manager,
                 .metrics = &d->metrics,
+                .registry = d->registry,
                 .node_ip = d->node_ip,
                 .runtime_name = d->runtime_name,
                 .crash_loop_initial_ns = d->f->crash_loop_initial_ns,

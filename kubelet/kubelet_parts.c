@@ -18,12 +18,15 @@
 #include "kubelet/pod_container_deletor.h"
 #include "kubelet/pod_manager.h"
 #include "kubelet/pod_syncer.h"
+#include "kubelet/prober/prober.h"
+#include "kubelet/prober/prober_manager.h"
 #include "kubelet/status/reason_cache.h"
 #include "kubelet/status/status_manager.h"
 #include "kubelet/sync_loop.h"
 #include "pleg/event.h"
 #include "pleg/generic.h"
 #include "podworkers/pod_workers.h"
+#include "probe_target.h"
 #include "runtime/cache.h"
 #include "runtime/images.h"
 #include "runtime/manager.h"
@@ -31,10 +34,34 @@
 /* Upstream constants (UPSTREAM.md §1). */
 #define CONFIG_CHANNEL_CAPACITY 50 /* the config mux's updates channel */
 #define PLEG_CHANNEL_CAPACITY 1000 /* plegChannelCapacity */
+/* Upstream's three results managers' updates channels hold 20 each; ours is one. */
+#define PROBE_CHANNEL_CAPACITY 60
 
 static bool pleg_healthy(void *ud, char **ret_err)
 {
         return kc_generic_pleg_healthy(ud, ret_err);
+}
+
+/* probeManager: the prober over the runtime service, the manager reading the status manager. */
+static int build_probers(const struct kc_kubelet_parts_config *cfg, struct kc_kubelet_parts *p)
+{
+        struct kc_prober_manager_config pmc;
+        int r;
+
+        if ((r = kc_chan_new(&p->probe_updates, PROBE_CHANNEL_CAPACITY, kc_probe_update_free)) <
+                    0 ||
+            (r = kc_prober_new(cfg->svc, cfg->clock, &p->prober)) < 0)
+                return r;
+        pmc = (struct kc_prober_manager_config){
+                .clock = cfg->clock,
+                .runner = &kc__probe_runner_ops,
+                .runner_self = p->prober,
+                .status = &kc__probe_status_ops,
+                .status_self = p->status_manager,
+                .updates = p->probe_updates,
+                .metrics = cfg->registry,
+        };
+        return kc_prober_manager_new(&pmc, &p->prober_manager);
 }
 
 int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_kubelet_parts *p)
@@ -60,7 +87,8 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
             (r = kc_runtime_state_new(cfg->clock, cfg->max_wait_for_container_runtime_ns,
                                       &p->runtime_state)) < 0 ||
             (r = kc_chan_new(&p->config, CONFIG_CHANNEL_CAPACITY, kc_pod_update_free_item)) < 0 ||
-            (r = kc_chan_new(&p->events, PLEG_CHANNEL_CAPACITY, kc_pleg_event_free_item)) < 0)
+            (r = kc_chan_new(&p->events, PLEG_CHANNEL_CAPACITY, kc_pleg_event_free_item)) < 0 ||
+            (r = build_probers(cfg, p)) < 0)
                 return r;
 
         pc = (struct kc_generic_pleg_config){
@@ -91,6 +119,7 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .metrics = cfg->metrics,
                 .node_ip = cfg->node_ip,
                 .runtime_name = cfg->runtime_name,
+                .prober_manager = p->prober_manager,
         };
         if ((r = kc_pod_syncer_new(&sc, &p->syncer)) < 0)
                 return r;
@@ -124,6 +153,7 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .status_manager = p->status_manager,
                 .reasons = p->reasons,
                 .metrics = cfg->metrics,
+                .prober_manager = p->prober_manager,
         };
         if ((r = kc_kubelet_new(&kd, &p->kubelet)) < 0)
                 return r;
@@ -131,6 +161,8 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .clock = cfg->clock,
                 .config = p->config,
                 .pleg = p->events,
+                .probes = p->probe_updates,
+                .status_manager = p->status_manager,
                 .runtime_state = p->runtime_state,
                 .handler = &kc_kubelet_sync_handler,
                 .handler_userdata = p->kubelet,
@@ -151,6 +183,8 @@ void kc_kubelet_parts_stop(struct kc_kubelet_parts *p)
                 return;
         kc_kubelet_stop(p->kubelet); /* its container GC reads the pod workers */
         p->pod_workers = kc_pod_workers_free(p->pod_workers);
+        /* After the pod workers (they add pods), before what the probe workers read. */
+        p->prober_manager = kc_prober_manager_free(p->prober_manager);
         p->deletor = kc_pod_container_deletor_free(p->deletor);
 }
 
@@ -164,6 +198,8 @@ void kc_kubelet_parts_done(struct kc_kubelet_parts *p)
         p->syncer = kc_pod_syncer_free(p->syncer);
         p->work_queue = kc_work_queue_free(p->work_queue);
         p->pleg = kc_generic_pleg_free(p->pleg);
+        p->prober = kc_prober_free(p->prober);
+        p->probe_updates = kc_chan_free(p->probe_updates);
         p->events = kc_chan_free(p->events);
         p->config = kc_chan_free(p->config);
         p->runtime_state = kc_runtime_state_free(p->runtime_state);

@@ -25,6 +25,7 @@ struct kc_reason_cache;
 struct kc_status_manager;
 
 struct kc_pod_workers;
+struct kc_prober_manager;
 struct kc_work_queue;
 struct kc_backoff;
 struct kc_kubelet_metrics;
@@ -48,6 +49,8 @@ struct kc_kubelet_deps {
         /** Housekeeping's pod counts (desired, active, mirror, working, restarted,
          * orphaned runtime pods); may be NULL. */
         struct kc_kubelet_metrics *metrics;
+        /** Probes: CleanupPods in housekeeping (RemovePod is SyncTerminatedPod's); may be NULL. */
+        struct kc_prober_manager *prober_manager;
 };
 
 struct kc_kubelet;

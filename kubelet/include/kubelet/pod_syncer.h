@@ -18,6 +18,7 @@
 
 struct kc_backoff;
 struct kc_clock;
+struct kc_prober_manager;
 struct kc_kubelet_metrics;
 struct kc_runtime_state;
 
@@ -38,6 +39,14 @@ struct kc_pod_syncer_config {
         struct kc_kubelet_metrics *metrics; /* may be NULL */
         const char *node_ip;                /* hostIP */
         const char *runtime_name;           /* containerID scheme: "sim", "containerd" */
+        /**
+         * May be NULL (no probes run). Else SyncPod adds the pod's probes
+         * (AddPod) before the runtime's SyncPod, which kills on their
+         * liveness/startup failures; the generated status takes started
+         * and ready from it (UpdatePodStatus); SyncTerminatingPod stops the
+         * liveness and startup probes, SyncTerminatedPod removes the pod.
+         */
+        struct kc_prober_manager *prober_manager;
 };
 
 /**
