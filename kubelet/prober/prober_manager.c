@@ -35,16 +35,20 @@ int kc_prober_manager_new(const struct kc_prober_manager_config *cfg,
         m->cfg = *cfg;
         pthread_mutex_init(&m->lock, NULL);
         pthread_cond_init(&m->exited, NULL);
+        pthread_cond_init(&m->work, NULL);
+        kc_list_init(&m->queue);
+        m->start_ns = kc_clock_now(cfg->clock);
         r = kc_map_new(&m->workers);
         for (int t = 0; r == 0 && t < _KC_PROBE_TYPE_MAX; t++)
                 r = kc_results_manager_new(t, cfg->updates, cfg->clock, &m->results[t]);
         if (r == 0 && cfg->metrics)
                 r = kc__probe_metrics_new(cfg->metrics, &m->metrics);
+        if (r == 0)
+                r = kc__scheduler_start(m);
         if (r < 0) {
                 kc_prober_manager_free(m);
                 return r;
         }
-        m->start_ns = kc_clock_now(cfg->clock);
         *ret = m;
         return 0;
 }
@@ -53,21 +57,12 @@ struct kc_prober_manager *kc_prober_manager_free(struct kc_prober_manager *m)
 {
         if (!m)
                 return NULL;
-        if (m->workers) {
-                KC_LOCK_GUARD(&m->lock);
-                size_t it = 0;
-                const char *key;
-                void *v;
-
-                m->closing = true;
-                while (kc_map_next(m->workers, &it, &key, &v))
-                        kc__worker_stop(v);
-                while (m->n_workers > 0)
-                        pthread_cond_wait(&m->exited, &m->lock);
-        }
+        if (m->workers)
+                kc__scheduler_stop(m); /* every worker and thread gone */
         kc_map_free(m->workers);
         for (int t = 0; t < _KC_PROBE_TYPE_MAX; t++)
                 kc_results_manager_free(m->results[t]);
+        pthread_cond_destroy(&m->work);
         pthread_cond_destroy(&m->exited);
         pthread_mutex_destroy(&m->lock);
         free(m);
@@ -248,6 +243,14 @@ void kc_prober_manager_container_state(struct kc_prober_manager *m, const char *
         }
         *ret_started = started;
         *ret_ready = ready;
+}
+
+bool kc_prober_manager_quiescent(struct kc_prober_manager *m)
+{
+        if (!m)
+                return true;
+        KC_LOCK_GUARD(&m->lock);
+        return kc__scheduler_quiescent(m);
 }
 
 size_t kc_prober_manager_n_workers(struct kc_prober_manager *m)

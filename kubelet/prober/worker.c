@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The probe workers (upstream pkg/kubelet/prober/worker.go): one thread per
- * probe per container, probing every periodSeconds of the injected clock.
+ * The probe workers (upstream pkg/kubelet/prober/worker.go): one per probe
+ * per container; doProbe and its rules. scheduler.c runs them every
+ * periodSeconds of the injected clock.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,9 +23,6 @@
 #include "core/map.h"
 #include "internal.h"
 #include "runtime/api_pod.h"
-
-/* Worker threads only probe and sleep: a small stack is plenty. */
-#define WORKER_STACK_SIZE (256 * 1024)
 
 static const char *const type_names[_KC_PROBE_TYPE_MAX] = {
         [KC_PROBE_LIVENESS] = "Liveness",
@@ -51,34 +49,15 @@ void kc_probe_target_done(struct kc_probe_target *t)
         *t = (struct kc_probe_target){ 0 };
 }
 
-static struct kc__worker *worker_free(struct kc__worker *w)
+struct kc__worker *kc__worker_free(struct kc__worker *w)
 {
         if (!w)
                 return NULL;
         kc_api_pod_unref(w->pod);
         free(w->container_id);
-        kc_cancel_free(w->wake);
         kc_cancel_free(w->stopped);
         free(w);
         return NULL;
-}
-
-void kc__worker_stop(struct kc__worker *w)
-{
-        w->stop = true;
-        kc_cancel_trigger_mp(w->wake);
-        kc_cancel_trigger_mp(w->stopped);
-}
-
-void kc__worker_trigger(struct kc__worker *w)
-{
-        if (w->triggered) {
-                kc_log_info_s("Failed to trigger a manual run",
-                              KC_KV_STR("probe", kc__probe_type_name(w->type)));
-                return;
-        }
-        w->triggered = true;
-        kc_cancel_trigger_mp(w->wake);
 }
 
 /* Results.Set with the worker's stop token: a stopping worker never waits for syncLoop. */
@@ -186,7 +165,7 @@ static void record(struct kc__worker *w, enum kc_probe_result result)
 }
 
 /* doProbe: false when the worker should stop. */
-static bool do_probe(struct kc__worker *w)
+bool kc__worker_do_probe(struct kc__worker *w)
 {
         struct kc_prober_manager *m = w->m;
         _cleanup_(kc_probe_target_done) struct kc_probe_target t = { 0 };
@@ -216,84 +195,9 @@ static bool do_probe(struct kc__worker *w)
         return true;
 }
 
-/*
- * Waits for the next tick of the ticker whose next tick is *next (missed
- * ticks are dropped, as a Go ticker does), a manual trigger or a stop.
- * Returns false on a stop.
- */
-static bool wait_tick(struct kc__worker *w, int64_t period, int64_t *next)
-{
-        struct kc_prober_manager *m = w->m;
-
-        for (;;) {
-                struct kc_cancel *tok;
-                int64_t now;
-
-                {
-                        KC_LOCK_GUARD(&m->lock);
-                        if (w->stop)
-                                return false;
-                        if (w->triggered) {
-                                struct kc_cancel *fresh = NULL;
-
-                                w->triggered = false;
-                                if (kc_cancel_new(&fresh) == 0) {
-                                        kc_cancel_free(w->wake);
-                                        w->wake = fresh;
-                                }
-                                return true;
-                        }
-                        /* Without a fresh token (ENOMEM) a used one would not let us sleep. */
-                        tok = kc_cancel_is_set(w->wake) ? w->stopped : w->wake;
-                }
-                now = kc_clock_now(m->cfg.clock);
-                if (now >= *next) {
-                        while (*next <= now)
-                                *next += period;
-                        return true;
-                }
-                (void)kc_clock_sleep(m->cfg.clock, *next - now, tok);
-        }
-}
-
-/* The worker's exit: its result, its metrics, its map entry. */
-static void worker_exit(struct kc__worker *w)
-{
-        struct kc_prober_manager *m = w->m;
-
-        if (w->container_id)
-                kc_results_manager_remove(w->results, w->container_id);
-        kc__probe_metrics_forget(m->metrics, w);
-        {
-                KC_LOCK_GUARD(&m->lock);
-                if (kc_map_get(m->workers, w->key) == w)
-                        kc_map_remove(m->workers, w->key);
-                m->n_workers--;
-                pthread_cond_broadcast(&m->exited);
-        }
-        worker_free(w);
-}
-
-static void *worker_run(void *p)
-{
-        struct kc__worker *w = p;
-        struct kc_prober_manager *m = w->m;
-        int64_t period = (int64_t)w->spec->period_seconds * KC_NSEC_PER_SEC;
-        int64_t now = kc_clock_now(m->cfg.clock), next;
-
-        /* A kubelet that just started would probe everything at once: spread the first probes. */
-        if (period > now - m->start_ns)
-                (void)kc_clock_sleep(m->cfg.clock, kc_jitter(period, 1.0) - period, w->stopped);
-        next = kc_clock_now(m->cfg.clock) + period;
-        while (do_probe(w) && wait_tick(w, period, &next))
-                ;
-        worker_exit(w);
-        return NULL;
-}
-
-static struct kc__worker *worker_new(struct kc_prober_manager *m, enum kc_probe_type t,
-                                     struct kc_api_pod *pod, const struct kc_api_container *c,
-                                     const char *key)
+struct kc__worker *kc__worker_new(struct kc_prober_manager *m, enum kc_probe_type t,
+                                  struct kc_api_pod *pod, const struct kc_api_container *c,
+                                  const char *key)
 {
         struct kc__worker *w;
         size_t len = strlen(key);
@@ -322,40 +226,9 @@ static struct kc__worker *worker_new(struct kc_prober_manager *m, enum kc_probe_
                 w->initial = KC_PROBE_UNKNOWN;
                 break;
         }
-        if (kc_cancel_new(&w->wake) < 0 || kc_cancel_new(&w->stopped) < 0)
-                return worker_free(w);
+        w->heap_idx = SIZE_MAX;
+        kc_list_init(&w->link);
+        if (kc_cancel_new(&w->stopped) < 0)
+                return kc__worker_free(w);
         return w;
-}
-
-int kc__worker_start(struct kc_prober_manager *m, enum kc_probe_type t, struct kc_api_pod *pod,
-                     const struct kc_api_container *c)
-{
-        _cleanup_free_ char *key = kc__worker_key(pod->uid, c->name, t);
-        struct kc__worker *w;
-        pthread_attr_t attr;
-        pthread_t th;
-        int r;
-
-        if (!key)
-                return -ENOMEM;
-        w = worker_new(m, t, pod, c, key);
-        if (!w)
-                return -ENOMEM;
-        r = kc_map_put(m->workers, w->key, w);
-        if (r < 0) {
-                worker_free(w);
-                return r;
-        }
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, WORKER_STACK_SIZE);
-        r = -pthread_create(&th, &attr, worker_run, w);
-        pthread_attr_destroy(&attr);
-        if (r < 0) {
-                kc_map_remove(m->workers, w->key);
-                worker_free(w);
-                return r;
-        }
-        m->n_workers++;
-        return 0;
 }

@@ -198,15 +198,20 @@ static int64_t deadline_ms(void)
         return kc_test_mono_ms() + (int64_t)(10000 * kc_test_timeout_multiplier());
 }
 
-/* Waits until @n threads sleep on the clock: every worker waits for its next tick. */
+/*
+ * Waits until every worker waits for its next tick: nothing queued or
+ * running, and the scheduler (the clock's only sleeper) asleep. @n (the
+ * workers expected alive) is checked too.
+ */
 static void settle(struct fx *f, size_t n)
 {
         int64_t end = deadline_ms();
 
-        while (kc_fake_clock_sleepers(f->clock) != n) {
+        while (!kc_prober_manager_quiescent(f->m) || kc_fake_clock_sleepers(f->clock) != 1) {
                 assert_true(kc_test_mono_ms() < end);
                 kc_test_sleep_ms(1);
         }
+        assert_int_equal(kc_prober_manager_n_workers(f->m), n);
 }
 
 static void wait_workers(struct fx *f, size_t n)

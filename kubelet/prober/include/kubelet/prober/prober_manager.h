@@ -76,8 +76,9 @@ struct kc_prober_manager_config {
 };
 
 /**
- * The prober manager: one worker thread per probe per container, and the
- * three results managers. Every call is safe from any thread.
+ * The prober manager: one worker per probe per container, run by a
+ * scheduler thread and a pool of runner threads, and the three results
+ * managers. Every call is safe from any thread.
  */
 struct kc_prober_manager;
 
@@ -126,6 +127,12 @@ void kc_prober_manager_cleanup_pods(struct kc_prober_manager *m, const char *con
 void kc_prober_manager_container_state(struct kc_prober_manager *m, const char *pod_uid,
                                        const char *container_name, const char *container_id,
                                        bool running, bool *ret_started, bool *ret_ready);
+
+/**
+ * Tests: true when no probe is queued or running and the scheduler sleeps
+ * until the next due probe (with a fake clock, advance only then).
+ */
+bool kc_prober_manager_quiescent(struct kc_prober_manager *m);
 
 /** The number of live workers (tests, bench). */
 size_t kc_prober_manager_n_workers(struct kc_prober_manager *m);
