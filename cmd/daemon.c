@@ -315,6 +315,7 @@ static int build(struct daemon *d)
                 .svc = d->svc,
                 .manager = d->manager,
                 .metrics = &d->metrics,
+                .registry = d->registry,
                 .node_ip = d->node_ip,
                 .runtime_name = d->runtime_name,
                 .root_dir = d->f->root_dir,

@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/format.h"
 
@@ -28,4 +30,31 @@ char *kc_strdup_printf(const char *fmt, ...)
         s = kc_strdup_vprintf(fmt, ap);
         va_end(ap);
         return s;
+}
+
+char *kc_go_quote(const char *s)
+{
+        static const char from[] = "\"\\\a\b\f\n\r\t\v", to[] = "\"\\abfnrtv";
+        char *q = malloc(strlen(s) * 4 + 3), *o;
+        const char *p;
+
+        if (!q)
+                return NULL;
+        o = q;
+        *o++ = '"';
+        for (; *s; s++) {
+                unsigned char ch = (unsigned char)*s;
+
+                if ((p = strchr(from, ch))) {
+                        *o++ = '\\';
+                        *o++ = to[p - from];
+                } else if (ch < 0x20 || ch == 0x7f) {
+                        o += sprintf(o, "\\x%02x", ch);
+                } else {
+                        *o++ = (char)ch;
+                }
+        }
+        *o++ = '"';
+        *o = '\0';
+        return q;
 }

@@ -9,7 +9,7 @@
  * lookups, so a housekeeping pass is linear in pods.
  *
  * Not here yet (later issues): admission (every pod is admitted), the
- * status manager (readiness reconcile, evicted-status checks), probes and
+ * status manager's readiness reconcile and evicted-status checks, and
  * mirror-pod cleanup in housekeeping. Pod directories and volumes of pods
  * that are gone are removed (volume_manager.h).
  */
@@ -30,6 +30,7 @@
 #include "kubelet/kubelet.h"
 #include "kubelet/pod_container_deletor.h"
 #include "kubelet/pod_manager.h"
+#include "kubelet/prober/prober_manager.h"
 #include "kubelet/status/reason_cache.h"
 #include "kubelet/status/status_manager.h"
 #include "kubelet/sync_loop.h"
@@ -430,6 +431,24 @@ static void remove_orphaned_pod_state(struct kc_kubelet *k,
                 kc_log_error_s(NULL, "Failed to remove the container reasons of orphaned pods");
 }
 
+/* CleanupPods: only the pods that may still run (syncing or terminating) keep their probes. */
+static void cleanup_probes(struct kc_kubelet *k, const struct kc_pod_worker_sync_list *working)
+{
+        _cleanup_free_ const char **keep = malloc((working->n + 1) * sizeof(*keep));
+        size_t i, m = 0;
+
+        if (!keep) {
+                kc_log_error_s(strerror(ENOMEM), "Failed to clean up probes");
+                return;
+        }
+        for (i = 0; i < working->n; i++)
+                if (working->items[i].state == KC_POD_WORK_SYNC ||
+                    working->items[i].state == KC_POD_WORK_TERMINATING)
+                        keep[m++] = working->items[i].uid;
+        kc_log_v_s(3, "Clean up probes for terminated pods");
+        kc_prober_manager_cleanup_pods(k->d.prober_manager, keep, m);
+}
+
 /*
  * The container GC's pass for removed pods (container_gc.c), every
  * CONTAINER_GC_PERIOD_NS: only requested here, it runs on the GC's thread,
@@ -531,6 +550,8 @@ static void handle_pod_cleanups(void *ud)
                 record_pod_counts(k, pods, n, &working, &counts);
         if (k->d.status_manager || k->d.reasons)
                 remove_orphaned_pod_state(k, &working, pods, n);
+        if (k->d.prober_manager)
+                cleanup_probes(k, &working);
         if (k->d.backoff)
                 kc_backoff_gc(k->d.backoff);
 out:

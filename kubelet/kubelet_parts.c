@@ -18,12 +18,15 @@
 #include "kubelet/pod_container_deletor.h"
 #include "kubelet/pod_manager.h"
 #include "kubelet/pod_syncer.h"
+#include "kubelet/prober/prober.h"
+#include "kubelet/prober/prober_manager.h"
 #include "kubelet/status/reason_cache.h"
 #include "kubelet/status/status_manager.h"
 #include "kubelet/sync_loop.h"
 #include "pleg/event.h"
 #include "pleg/generic.h"
 #include "podworkers/pod_workers.h"
+#include "probe_target.h"
 #include "runtime/cache.h"
 #include "runtime/images.h"
 #include "runtime/manager.h"
@@ -33,10 +36,56 @@
 /* Upstream constants (UPSTREAM.md §1). */
 #define CONFIG_CHANNEL_CAPACITY 50 /* the config mux's updates channel */
 #define PLEG_CHANNEL_CAPACITY 1000 /* plegChannelCapacity */
+/* Upstream's three results managers' updates channels hold 20 each; ours is one. */
+#define PROBE_CHANNEL_CAPACITY 60
 
 static bool pleg_healthy(void *ud, char **ret_err)
 {
         return kc_generic_pleg_healthy(ud, ret_err);
+}
+
+/* probeManager: the prober over the runtime service, the manager reading the status manager. */
+static int build_probers(const struct kc_kubelet_parts_config *cfg, struct kc_kubelet_parts *p)
+{
+        struct kc_prober_manager_config pmc;
+        int r;
+
+        if ((r = kc_chan_new(&p->probe_updates, PROBE_CHANNEL_CAPACITY, kc_probe_update_free)) <
+                    0 ||
+            (r = kc_prober_new(cfg->svc, cfg->clock, &p->prober)) < 0)
+                return r;
+        pmc = (struct kc_prober_manager_config){
+                .clock = cfg->clock,
+                .runner = &kc__probe_runner_ops,
+                .runner_self = p->prober,
+                .status = &kc__probe_status_ops,
+                .status_self = p->status_manager,
+                .updates = p->probe_updates,
+                .metrics = cfg->registry,
+        };
+        return kc_prober_manager_new(&pmc, &p->prober_manager);
+}
+
+/* syncLoop over the config, PLEG and probe channels, with the kubelet as its SyncHandler. */
+static int build_loop(const struct kc_kubelet_parts_config *cfg, struct kc_kubelet_parts *p)
+{
+        struct kc_sync_loop_config lc;
+
+        lc = (struct kc_sync_loop_config){
+                .clock = cfg->clock,
+                .config = p->config,
+                .pleg = p->events,
+                .probes = p->probe_updates,
+                .status_manager = p->status_manager,
+                .runtime_state = p->runtime_state,
+                .handler = &kc_kubelet_sync_handler,
+                .handler_userdata = p->kubelet,
+                .sources = cfg->sources,
+                .n_sources = cfg->n_sources,
+                .resync_interval_ns = cfg->sync_frequency_ns,
+                .stop_signals = cfg->stop_signals,
+        };
+        return kc_sync_loop_new(&lc, &p->loop);
 }
 
 int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_kubelet_parts *p)
@@ -45,7 +94,6 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
         struct kc_pod_syncer_config sc;
         struct kc_pod_workers_config wc;
         struct kc_kubelet_deps kd;
-        struct kc_sync_loop_config lc;
         int keep, r;
 
         if (!cfg || !p || !cfg->clock || !cfg->manager || !cfg->svc.ops)
@@ -62,7 +110,8 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
             (r = kc_runtime_state_new(cfg->clock, cfg->max_wait_for_container_runtime_ns,
                                       &p->runtime_state)) < 0 ||
             (r = kc_chan_new(&p->config, CONFIG_CHANNEL_CAPACITY, kc_pod_update_free_item)) < 0 ||
-            (r = kc_chan_new(&p->events, PLEG_CHANNEL_CAPACITY, kc_pleg_event_free_item)) < 0)
+            (r = kc_chan_new(&p->events, PLEG_CHANNEL_CAPACITY, kc_pleg_event_free_item)) < 0 ||
+            (r = build_probers(cfg, p)) < 0)
                 return r;
 
         pc = (struct kc_generic_pleg_config){
@@ -93,6 +142,7 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .metrics = cfg->metrics,
                 .node_ip = cfg->node_ip,
                 .runtime_name = cfg->runtime_name,
+                .prober_manager = p->prober_manager,
         };
         if (cfg->root_dir) {
                 const struct kc_volume_manager_config vc = { .root_dir = cfg->root_dir };
@@ -133,24 +183,13 @@ int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_
                 .status_manager = p->status_manager,
                 .reasons = p->reasons,
                 .metrics = cfg->metrics,
+                .prober_manager = p->prober_manager,
                 .volume_manager = p->volume_manager,
                 .pod_logs_root = kc_runtime_manager_pod_logs_root(cfg->manager),
         };
         if ((r = kc_kubelet_new(&kd, &p->kubelet)) < 0)
                 return r;
-        lc = (struct kc_sync_loop_config){
-                .clock = cfg->clock,
-                .config = p->config,
-                .pleg = p->events,
-                .runtime_state = p->runtime_state,
-                .handler = &kc_kubelet_sync_handler,
-                .handler_userdata = p->kubelet,
-                .sources = cfg->sources,
-                .n_sources = cfg->n_sources,
-                .resync_interval_ns = cfg->sync_frequency_ns,
-                .stop_signals = cfg->stop_signals,
-        };
-        if ((r = kc_sync_loop_new(&lc, &p->loop)) < 0)
+        if ((r = build_loop(cfg, p)) < 0)
                 return r;
         kc_kubelet_set_sync_loop(p->kubelet, p->loop);
         return 0;
@@ -162,6 +201,8 @@ void kc_kubelet_parts_stop(struct kc_kubelet_parts *p)
                 return;
         kc_kubelet_stop(p->kubelet); /* its container GC reads the pod workers */
         p->pod_workers = kc_pod_workers_free(p->pod_workers);
+        /* After the pod workers (they add pods), before what the probe workers read. */
+        p->prober_manager = kc_prober_manager_free(p->prober_manager);
         p->deletor = kc_pod_container_deletor_free(p->deletor);
 }
 
@@ -176,6 +217,8 @@ void kc_kubelet_parts_done(struct kc_kubelet_parts *p)
         p->volume_manager = kc__volume_manager_free(p->volume_manager);
         p->work_queue = kc_work_queue_free(p->work_queue);
         p->pleg = kc_generic_pleg_free(p->pleg);
+        p->prober = kc_prober_free(p->prober);
+        p->probe_updates = kc_chan_free(p->probe_updates);
         p->events = kc_chan_free(p->events);
         p->config = kc_chan_free(p->config);
         p->runtime_state = kc_runtime_state_free(p->runtime_state);

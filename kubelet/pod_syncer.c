@@ -23,6 +23,7 @@
 #include "core/log.h"
 #include "health/runtime_state.h"
 #include "kubelet/pod_syncer.h"
+#include "kubelet/prober/prober_manager.h"
 #include "kubelet/status/pod_status.h"
 #include "kubelet/status/reason_cache.h"
 #include "kubelet/status/status_manager.h"
@@ -33,6 +34,7 @@
 #include "runtime/container.h"
 #include "runtime/error.h"
 #include "runtime/manager.h"
+#include "runtime/pod_actions.h"
 #include "runtime/sync_pod.h"
 #include "volume_manager.h"
 
@@ -43,7 +45,35 @@
 
 struct kc_pod_syncer {
         struct kc_pod_syncer_config cfg;
+        /* The prober manager's results as SyncPod and the status generation read them. */
+        struct kc_probe_results_view probe_results;
+        struct kc_container_probe_view probe_view;
 };
+
+/* computePodActions' livenessManager/startupManager.Get(id). */
+static enum kc_probe_verdict probe_get(void *self, const char *container_id, bool startup)
+{
+        static const enum kc_probe_verdict verdicts[_KC_PROBE_RESULT_MAX] = {
+                [KC_PROBE_SUCCESS] = KC_PROBE_VERDICT_SUCCESS,
+                [KC_PROBE_WARNING] = KC_PROBE_VERDICT_SUCCESS,
+                [KC_PROBE_FAILURE] = KC_PROBE_VERDICT_FAILURE,
+                [KC_PROBE_UNKNOWN] = KC_PROBE_VERDICT_UNKNOWN,
+        };
+        struct kc_results_manager *rm =
+                kc_prober_manager_results(self, startup ? KC_PROBE_STARTUP : KC_PROBE_LIVENESS);
+        enum kc_probe_result r;
+
+        if (!kc_results_manager_get(rm, container_id, &r) || r < 0 || r >= _KC_PROBE_RESULT_MAX)
+                return KC_PROBE_VERDICT_NONE;
+        return verdicts[r];
+}
+
+/* UpdatePodStatus for one app container. */
+static void probe_state(void *self, const char *pod_uid, const char *name, const char *id,
+                        bool running, bool *ret_started, bool *ret_ready)
+{
+        kc_prober_manager_container_state(self, pod_uid, name, id, running, ret_started, ret_ready);
+}
 
 int kc_pod_syncer_new(const struct kc_pod_syncer_config *cfg, struct kc_pod_syncer **ret)
 {
@@ -53,6 +83,11 @@ int kc_pod_syncer_new(const struct kc_pod_syncer_config *cfg, struct kc_pod_sync
             !cfg->status_manager || !cfg->reasons || !cfg->node_ip || !cfg->runtime_name)
                 return -EINVAL;
         s = calloc(1, sizeof(*s));
+        if (s && cfg->prober_manager) {
+                s->probe_results = (struct kc_probe_results_view){ probe_get, cfg->prober_manager };
+                s->probe_view =
+                        (struct kc_container_probe_view){ probe_state, cfg->prober_manager };
+        }
         if (!s)
                 return -ENOMEM;
         s->cfg = *cfg;
@@ -95,9 +130,9 @@ static int update_status(struct kc_pod_syncer *s, const struct kc_api_pod *pod,
 
         if (kc_status_manager_get_pod_status(s->cfg.status_manager, pod->uid, &old) < 0)
                 old = NULL;
-        r = kc_generate_api_pod_status(pod, status, s->cfg.reasons, s->cfg.node_ip,
-                                       s->cfg.runtime_name, terminal, old,
-                                       kc_clock_now(s->cfg.clock), &st);
+        r = kc_generate_api_pod_status_probed(
+                pod, status, s->cfg.reasons, s->cfg.node_ip, s->cfg.runtime_name, terminal, old,
+                s->cfg.prober_manager ? &s->probe_view : NULL, kc_clock_now(s->cfg.clock), &st);
         json_decref(old);
         if (r < 0) {
                 kc_log_error_s(strerror(-r), "Failed to generate the pod status",
@@ -200,6 +235,7 @@ static int sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type type,
                 .on_start_result = on_start_result,
                 .userdata = &sr,
                 .metrics = m,
+                .probes = s->cfg.prober_manager ? &s->probe_results : NULL,
         };
         _cleanup_free_ char *net = NULL;
         bool was_pending;
@@ -241,6 +277,8 @@ static int sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_pod_type type,
         r = prepare_volumes(s, pod, ret_err);
         if (r < 0)
                 goto out;
+        /* Ensure the pod is being probed. */
+        kc_prober_manager_add_pod(s->cfg.prober_manager, pod);
         r = kc_runtime_manager_sync_pod(s->cfg.manager, pod, status, &opts, ret_err);
         if (r < 0 && !sr.other_failure && sr.requeue_after >= 0)
                 *ret_requeue_after_ns = sr.requeue_after;
@@ -285,6 +323,8 @@ static int sync_terminating_pod(void *ud, struct kc_cancel *ctx, struct kc_api_p
 
         kc_log_v_s(2, "SyncTerminatingPod enter", KC_KV_POD(pod->namespace, pod->name),
                    KC_KV_STR("podUID", pod->uid), KC_KV_INT("gracePeriod", grace));
+        /* Readiness keeps probing while the pod terminates (it shows in the status). */
+        kc_prober_manager_stop_liveness_and_startup(s->cfg.prober_manager, pod);
         update_status(s, pod, status, false);
         r = kc_runtime_manager_kill_pod(s->cfg.manager, pod, NULL, grace, ctx, ret_err);
         if (r < 0)
@@ -334,6 +374,7 @@ static int sync_terminated_pod(void *ud, struct kc_cancel *ctx, struct kc_api_po
         kc_log_v_s(2, "SyncTerminatedPod enter", KC_KV_POD(pod->namespace, pod->name),
                    KC_KV_STR("podUID", pod->uid));
         update_status(s, pod, status, true);
+        kc_prober_manager_remove_pod(s->cfg.prober_manager, pod);
         return 0;
 }
 

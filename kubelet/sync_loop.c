@@ -44,6 +44,8 @@
 #include "health/runtime_state.h"
 #include "kubelet/config/pod_update.h"
 #include "kubelet/kubelet.h"
+#include "kubelet/prober/results_manager.h"
+#include "kubelet/status/status_manager.h"
 #include "kubelet/sync_loop.h"
 #include "pleg/event.h"
 #include "pleg/evented.h"
@@ -390,14 +392,67 @@ static void serve_pleg(struct kc_sync_loop *l)
         kc_pleg_event_free(e);
 }
 
+/*
+ * A probe result (syncLoopIteration's three prober cases): a liveness
+ * failure syncs the pod; a readiness or startup change first goes into the
+ * status manager (SetContainerReadiness/SetContainerStartup), then syncs
+ * the pod (handleProbeSync).
+ */
+static void handle_probe_update(struct kc_sync_loop *l, const struct kc_probe_update *u)
+{
+        static const char *const probe_names[] = {
+                [KC_PROBE_LIVENESS] = "liveness",
+                [KC_PROBE_READINESS] = "readiness",
+                [KC_PROBE_STARTUP] = "startup",
+        };
+        const struct kc_sync_handler_ops *h = l->cfg.handler;
+        bool success = u->result == KC_PROBE_SUCCESS;
+        _cleanup_(kc_api_pod_unrefp) struct kc_api_pod *pod = NULL;
+        const char *status;
+
+        if (u->type < 0 || u->type >= _KC_PROBE_TYPE_MAX)
+                return;
+        if (u->type == KC_PROBE_LIVENESS && u->result != KC_PROBE_FAILURE)
+                return;
+        pod = h->get_pod_by_uid(l->cfg.handler_userdata, u->pod_uid);
+        switch (u->type) {
+        case KC_PROBE_READINESS:
+                status = success ? "ready" : "not ready";
+                if (pod && l->cfg.status_manager)
+                        (void)kc_status_manager_set_container_readiness(l->cfg.status_manager, pod,
+                                                                        u->container_id, success,
+                                                                        kc_clock_now(l->cfg.clock));
+                break;
+        case KC_PROBE_STARTUP:
+                status = success ? "started" : "unhealthy";
+                if (pod && l->cfg.status_manager)
+                        (void)kc_status_manager_set_container_startup(l->cfg.status_manager, pod,
+                                                                      u->container_id, success);
+                break;
+        default:
+                status = "unhealthy";
+                break;
+        }
+        if (!pod) {
+                kc_log_v_s(4, "SyncLoop (probe): ignore irrelevant update",
+                           KC_KV_STR("probe", probe_names[u->type]), KC_KV_STR("status", status),
+                           KC_KV_STR("podUID", u->pod_uid),
+                           KC_KV_STR("containerID", u->container_id));
+                return;
+        }
+        kc_log_v_s(1, "SyncLoop (probe)", KC_KV_STR("probe", probe_names[u->type]),
+                   KC_KV_STR("status", status), KC_KV_POD(pod->namespace, pod->name));
+        h->handle_pod_syncs(l->cfg.handler_userdata, &pod, 1);
+}
+
 static void serve_probe(struct kc_sync_loop *l)
 {
         void *item;
 
         if (kc_chan_pop_sc(l->cfg.probes, &item, 0) < 0)
                 return;
-        sync_one(l, item, "probe");
-        free(item);
+        handle_probe_update(l, item);
+        kc_probe_update_free(item);
 }
 
 /* Go's ticker: the next tick a period after the last one, skipping missed ones. */

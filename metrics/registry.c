@@ -90,6 +90,8 @@ enum metric_type {
         METRIC_HISTOGRAM,
         METRIC_HISTOGRAM_VEC,
         METRIC_COUNTER_VEC,
+        METRIC_CUSTOM_COUNTER,
+        METRIC_CUSTOM_HISTOGRAM,
         _METRIC_TYPE_MAX,
 };
 
@@ -100,6 +102,8 @@ static const char *const metric_type_names[] = {
         [METRIC_HISTOGRAM] = "histogram",
         [METRIC_HISTOGRAM_VEC] = "histogram", /* one histogram per label value */
         [METRIC_COUNTER_VEC] = "counter",     /* one counter per label value */
+        [METRIC_CUSTOM_COUNTER] = "counter",  /* samples written by the owner */
+        [METRIC_CUSTOM_HISTOGRAM] = "histogram",
 };
 static_assert(KC_ELEMENTSOF(metric_type_names) == _METRIC_TYPE_MAX,
               "every metric type needs its # TYPE name");
@@ -202,6 +206,14 @@ struct kc_histogram {
 struct kc_histogram_vec {
         struct vec v; /* its set holds struct hist_series */
         struct hist_bounds bounds;
+};
+
+/* A family whose owner writes its samples at render time (kc_metrics_custom_new()). */
+struct custom {
+        struct metric m;
+        kc_metrics_write_fn write;
+        void (*free_fn)(void *userdata);
+        void *userdata;
 };
 
 struct kc_metrics_registry {
@@ -554,6 +566,14 @@ static void metric_free(struct metric *m)
                 vec_done((struct vec *)m);
                 free(((struct kc_histogram_vec *)m)->bounds.v);
                 break;
+        case METRIC_CUSTOM_COUNTER:
+        case METRIC_CUSTOM_HISTOGRAM: {
+                struct custom *c = (struct custom *)m;
+
+                if (c->free_fn)
+                        c->free_fn(c->userdata);
+                break;
+        }
         case _METRIC_TYPE_MAX:
                 assert(false);
                 break;
@@ -771,6 +791,32 @@ int kc_metrics_registry_add_collector(struct kc_metrics_registry *r, void (*fn)(
         if (KC_ARRAY_GROW(r->collectors, r->cap_collectors, r->n_collectors + 1, 4) < 0)
                 return -ENOMEM;
         r->collectors[r->n_collectors++] = (struct collector){ fn, free_fn, userdata };
+        return 0;
+}
+
+int kc_metrics_custom_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                          bool histogram, kc_metrics_write_fn write,
+                          void (*free_fn)(void *userdata), void *userdata)
+{
+        struct metric *m;
+        struct custom *c;
+        int k;
+
+        if (!r || !write)
+                return -EINVAL;
+        k = metric_alloc(histogram ? METRIC_CUSTOM_HISTOGRAM : METRIC_CUSTOM_COUNTER, name, help,
+                         sizeof(struct custom), &m);
+        if (k < 0)
+                return k;
+        c = (struct custom *)m;
+        c->write = write;
+        k = registry_add(r, m);
+        if (k < 0) {
+                metric_free(m); /* free_fn not set yet: userdata stays the caller's */
+                return k;
+        }
+        c->free_fn = free_fn;
+        c->userdata = userdata;
         return 0;
 }
 
@@ -1323,6 +1369,47 @@ static void render_value_vec(struct strbuf *b, const struct vec *v)
         }
 }
 
+/* What a custom family's write callback writes into: the render buffer and the family. */
+struct kc_metrics_writer {
+        struct strbuf *b;
+        const struct metric *m;
+};
+
+void kc_metrics_write_sample(struct kc_metrics_writer *w, const char *suffix,
+                             const struct kc_metrics_label *labels, size_t n_labels, double v)
+{
+        struct label l[KC_METRICS_CUSTOM_LABELS_MAX + 1];
+
+        if (!w || n_labels > KC_METRICS_CUSTOM_LABELS_MAX + 1)
+                return;
+        for (size_t i = 0; i < n_labels; i++)
+                l[i] = (struct label){ labels[i].name, labels[i].value ? labels[i].value : "" };
+        render_sample(w->b, w->m->name, suffix, l, n_labels, v);
+}
+
+void kc_metrics_write_histogram(struct kc_metrics_writer *w, const struct kc_metrics_label *labels,
+                                size_t n_labels, const double *bounds, const uint64_t *buckets,
+                                size_t n_bounds, uint64_t count, double sum)
+{
+        struct kc_metrics_label l[KC_METRICS_CUSTOM_LABELS_MAX + 1];
+        char le[NUMBER_MAX];
+        uint64_t cumulative = 0;
+
+        if (!w || n_labels > KC_METRICS_CUSTOM_LABELS_MAX)
+                return;
+        memcpy(l, labels, n_labels * sizeof(*l));
+        l[n_labels].name = "le";
+        for (size_t i = 0; i < n_bounds; i++) {
+                cumulative += buckets[i];
+                l[n_labels].value = format_number(bounds[i], le);
+                kc_metrics_write_sample(w, "_bucket", l, n_labels + 1, (double)cumulative);
+        }
+        l[n_labels].value = "+Inf";
+        kc_metrics_write_sample(w, "_bucket", l, n_labels + 1, (double)count);
+        kc_metrics_write_sample(w, "_sum", l, n_labels, sum);
+        kc_metrics_write_sample(w, "_count", l, n_labels, (double)count);
+}
+
 static void render_metric(struct strbuf *b, const struct metric *m)
 {
         strbuf_puts(b, "# HELP ");
@@ -1364,6 +1451,14 @@ static void render_metric(struct strbuf *b, const struct metric *m)
 
                         render_histogram(b, m->name, &l, &hv->bounds, &s->cells);
                 }
+                break;
+        }
+        case METRIC_CUSTOM_COUNTER:
+        case METRIC_CUSTOM_HISTOGRAM: {
+                const struct custom *c = (const struct custom *)m;
+                struct kc_metrics_writer w = { b, m };
+
+                c->write(c->userdata, &w);
                 break;
         }
         case _METRIC_TYPE_MAX:

@@ -247,6 +247,7 @@ void kc_pod_actions_done(struct kc_pod_actions *a)
 struct plan {
         struct kc_pod_actions a;
         size_t cap_start, cap_kill, cap_init_start;
+        const struct kc_probe_results_view *probes; /* may be NULL */
 };
 
 static int add_start(struct plan *p, size_t idx)
@@ -429,6 +430,101 @@ static int plan_init_containers(struct plan *p, const struct kc_api_pod *pod,
         return set_message(p, kc_strdup_printf("start init container %s", ic->name));
 }
 
+/* livenessManager/startupManager.Get(cs->id): NONE without a view or an ID. */
+static enum kc_probe_verdict verdict(const struct plan *p, const struct kc_container_status *cs,
+                                     bool startup)
+{
+        if (!p->probes || !cs->id)
+                return KC_PROBE_VERDICT_NONE;
+        return p->probes->get(p->probes->self, cs->id, startup);
+}
+
+/* Kills init container @i (a sidecar) for a probe failure and starts it again. */
+static int sidecar_probe_kill(struct plan *p, const struct kc_api_container *c,
+                              const struct kc_container_status *cs, size_t i,
+                              enum kc_kill_reason why)
+{
+        int r = add_kill(
+                p, cs, true, i,
+                kc_strdup_printf("Init container %s failed %s probe", c->name,
+                                 why == KC_KILL_REASON_LIVENESS_PROBE ? "liveness" : "startup"));
+
+        if (r < 0)
+                return r;
+        p->a.containers_to_kill[p->a.n_containers_to_kill - 1].reason = why;
+        return add_init_start(p, i);
+}
+
+/*
+ * A running app container with an unchanged spec: kill it when its
+ * liveness (else startup) result is Failure, restarting it unless the
+ * restart policy is Never; keep it otherwise.
+ */
+static int plan_probe_kill(struct plan *p, const struct kc_api_pod *pod,
+                           const struct kc_container_status *cs, size_t i, size_t *keep)
+{
+        const struct kc_api_container *c = &pod->containers[i];
+        bool restart = pod->restart_policy != KC_RESTART_POLICY_NEVER;
+        enum kc_kill_reason why = KC_KILL_REASON_NONE;
+        int r;
+
+        if (verdict(p, cs, false) == KC_PROBE_VERDICT_FAILURE)
+                why = KC_KILL_REASON_LIVENESS_PROBE;
+        else if (verdict(p, cs, true) == KC_PROBE_VERDICT_FAILURE)
+                why = KC_KILL_REASON_STARTUP_PROBE;
+        if (why == KC_KILL_REASON_NONE) {
+                (*keep)++;
+                return 0;
+        }
+        if (restart) {
+                r = add_start(p, i);
+                if (r < 0)
+                        return r;
+        }
+        r = add_kill(p, cs, false, i,
+                     kc_strdup_printf("Container %s failed %s probe%s", c->name,
+                                      why == KC_KILL_REASON_LIVENESS_PROBE ? "liveness" : "startup",
+                                      restart ? ", will be restarted" : ""));
+        if (r == 0)
+                p->a.containers_to_kill[p->a.n_containers_to_kill - 1].reason = why;
+        return r;
+}
+
+/*
+ * A running sidecar (computeInitContainerActions' running case): started
+ * once its startup probe succeeded (none: at once), then the next init
+ * container may start; restarted when its spec changed or its liveness
+ * probe failed.
+ */
+static int plan_running_sidecar(struct plan *p, const struct kc_api_container *c, size_t i,
+                                const struct kc_container_status *cs, bool prev, bool last,
+                                bool *initialized)
+{
+        enum kc_probe_verdict v;
+        int r;
+
+        if (c->startup_probe.present) {
+                v = verdict(p, cs, true);
+                if (v == KC_PROBE_VERDICT_FAILURE)
+                        return sidecar_probe_kill(p, c, cs, i, KC_KILL_REASON_STARTUP_PROBE);
+                if (v != KC_PROBE_VERDICT_SUCCESS)
+                        return 0; /* not started yet: wait for the probe */
+        }
+        if (last)
+                *initialized = true;
+        else if (!prev && (r = add_init_start(p, i + 1)) < 0)
+                return r;
+        if (cs->hash != kc_container_spec_hash(c)) {
+                r = add_kill(p, cs, true, i,
+                             kc_strdup_printf("Init container %s definition changed", c->name));
+                return r < 0 ? r : add_init_start(p, i);
+        }
+        /* Its liveness does not hold the next init container back. */
+        if (c->liveness_probe.present && verdict(p, cs, false) == KC_PROBE_VERDICT_FAILURE)
+                return sidecar_probe_kill(p, c, cs, i, KC_KILL_REASON_LIVENESS_PROBE);
+        return 0;
+}
+
 /*
  * One init container with status @cs on the sidecar path (the state switch
  * of computeInitContainerActions); @prev: an init container after it has
@@ -449,16 +545,7 @@ static int plan_init_one(struct plan *p, const struct kc_api_pod *pod, size_t i,
         case KC_CONTAINER_STATE_RUNNING:
                 if (!restartable)
                         return 0; /* wait for it to finish */
-                /* A running sidecar is started (no startup probe): the next one may start. */
-                if (last)
-                        *initialized = true;
-                else if (!prev && (r = add_init_start(p, i + 1)) < 0)
-                        return r;
-                if (cs->hash == kc_container_spec_hash(c))
-                        return 0;
-                r = add_kill(p, cs, true, i,
-                             kc_strdup_printf("Init container %s definition changed", c->name));
-                return r < 0 ? r : add_init_start(p, i);
+                return plan_running_sidecar(p, c, i, cs, prev, last, initialized);
         case KC_CONTAINER_STATE_EXITED:
                 if (restartable)
                         return add_init_start(p, i); /* whatever the pod's restartPolicy */
@@ -558,17 +645,17 @@ static int plan_container(struct plan *p, const struct kc_api_pod *pod,
                         return add_kill_unknown(p, cs, false, i);
                 return 0;
         }
-        if (cs->hash == kc_container_spec_hash(c)) {
-                (*keep)++;
-                return 0;
+        if (cs->hash != kc_container_spec_hash(c)) {
+                /* Spec changed: restart regardless of the restart policy. */
+                r = add_start(p, i);
+                if (r < 0)
+                        return r;
+                return add_kill(
+                        p, cs, false, i,
+                        kc_strdup_printf("Container %s definition changed, will be restarted",
+                                         c->name));
         }
-        /* Spec changed: restart regardless of the restart policy. */
-        r = add_start(p, i);
-        if (r < 0)
-                return r;
-        return add_kill(
-                p, cs, false, i,
-                kc_strdup_printf("Container %s definition changed, will be restarted", c->name));
+        return plan_probe_kill(p, pod, cs, i, keep);
 }
 
 /* computePodActions: the sandbox, then initialization, then each app container. */
@@ -618,7 +705,14 @@ static int compute(struct plan *p, const struct kc_api_pod *pod, const struct kc
 int kc_compute_pod_actions(const struct kc_api_pod *pod, const struct kc_pod_status *status,
                            struct kc_pod_actions *ret)
 {
-        struct plan p = { .a = { .next_init_container_to_start = -1 } };
+        return kc_compute_pod_actions_probed(pod, status, NULL, ret);
+}
+
+int kc_compute_pod_actions_probed(const struct kc_api_pod *pod, const struct kc_pod_status *status,
+                                  const struct kc_probe_results_view *probes,
+                                  struct kc_pod_actions *ret)
+{
+        struct plan p = { .a = { .next_init_container_to_start = -1 }, .probes = probes };
         int r;
 
         if (!ret)

@@ -1027,6 +1027,28 @@ static int kill_pod_step(const struct kill_ctx *kc, const struct kc_pod_status *
         return res->r; /* upstream: killPod failed → return */
 }
 
+/*
+ * setTerminationGracePeriod: a probe kill of a pod not being deleted uses
+ * the probe's terminationGracePeriodSeconds when set; otherwise pod_grace.
+ */
+static int64_t kill_grace(const struct kc_api_pod *pod, const struct kc_container_to_kill *k)
+{
+        const struct kc_api_container *c;
+        const struct kc_api_probe *probe = NULL;
+
+        if (pod->deletion_grace_s >= 0 && pod->deletion_ts != 0)
+                return pod_grace(pod);
+        c = k->init_container ? &pod->init_containers[k->container_index]
+                              : &pod->containers[k->container_index];
+        if (k->reason == KC_KILL_REASON_LIVENESS_PROBE)
+                probe = &c->liveness_probe;
+        else if (k->reason == KC_KILL_REASON_STARTUP_PROBE)
+                probe = &c->startup_probe;
+        if (probe && probe->present && probe->termination_grace_period_seconds.set)
+                return probe->termination_grace_period_seconds.v;
+        return pod_grace(pod);
+}
+
 /* Step 3: the containers not to keep, one by one; the first failure ends the sync. */
 static int kill_containers_step(const struct kill_ctx *kc, const struct kc_pod_actions *a,
                                 struct sp_result *res)
@@ -1034,11 +1056,20 @@ static int kill_containers_step(const struct kill_ctx *kc, const struct kc_pod_a
         size_t i;
 
         for (i = 0; i < a->n_containers_to_kill && res->r == 0; i++) {
-                struct kill_target t = make_target(kc->pod, a->containers_to_kill[i].id,
-                                                   a->containers_to_kill[i].name);
+                const struct kc_container_to_kill *k = &a->containers_to_kill[i];
+                struct kill_target t = make_target(kc->pod, k->id, k->name);
+                int64_t grace = kill_grace(kc->pod, k);
 
                 t.sidecar = -1; /* alone: no ordering */
-                kill_ids(kc, kc->pod->uid, &t, 1, NULL, 0, pod_grace(kc->pod), res);
+                /* Upstream's "Killing" event carries the message (no events here: a log line). */
+                if (k->reason != KC_KILL_REASON_NONE)
+                        kc_log_info_s(k->message, KC_KV_POD(kc->pod->namespace, kc->pod->name),
+                                      KC_KV_STR("containerName", k->name));
+                kc_log_v_s(2, "Killing container with a grace period",
+                           KC_KV_POD(kc->pod->namespace, kc->pod->name),
+                           KC_KV_STR("podUID", kc->pod->uid), KC_KV_STR("containerName", k->name),
+                           KC_KV_STR("containerID", k->id), KC_KV_INT("gracePeriod", grace));
+                kill_ids(kc, kc->pod->uid, &t, 1, NULL, 0, grace, res);
         }
         return res->r;
 }
@@ -1266,7 +1297,7 @@ static int sync_pod(struct kc_runtime_service *svc, struct kc_clock *clock, cons
         int r;
 
         /* Step 1: compute the actions. */
-        r = kc_compute_pod_actions(pod, status, &a);
+        r = kc_compute_pod_actions_probed(pod, status, opts->probes, &a);
         if (r < 0) {
                 result_fail(res, r, "failed to SyncPod: failed to compute pod actions: %s",
                             strerror(-r));

@@ -20,6 +20,7 @@ packages=(
         libmicrohttpd-dev # read-only HTTP: /healthz, /metrics, /pods, /node
         libnghttp2-dev   # the CRI client's HTTP/2 (gRPC over h2c on a unix socket)
         libprotobuf-c-dev protobuf-c-compiler # CRI messages: runtime/cri/api.proto -> C at build time
+        libssl-dev       # HTTPS for httpGet probes (no certificate verification, as upstream)
         # bench/go-relist: the Go port of upstream's relist that bench_relist_pb
         # is compared with (issue 18), built offline in GOPATH mode
         golang-go golang-google-protobuf-dev protobuf-compiler

@@ -245,6 +245,8 @@ struct cview {
         const char *reason;    /* waiting; NULL: none */
         const char *message;   /* waiting; NULL: none */
         char *owned_reason, *owned_message;
+        bool probed;         /* started and ready come from the prober (UpdatePodStatus) */
+        bool started, ready; /* when probed */
 };
 
 static void cview_done(struct cview *v)
@@ -467,14 +469,36 @@ static bool cview_sidecar(const struct cview *v)
 }
 
 /*
- * Ready: an init container once it exited 0; a sidecar or an app container
- * while it runs (no readiness probes yet: started is ready).
+ * Ready: the prober's verdict for a probed sidecar or app container
+ * (UpdatePodStatus); else an init container once it exited 0, a sidecar or
+ * an app container while it runs.
  */
 static bool cview_ready(const struct cview *v)
 {
+        if (v->probed)
+                return v->ready;
         if (v->is_init && !cview_sidecar(v))
                 return v->kind == VIEW_TERMINATED && term_exit_code(&v->state) == 0;
-        return v->kind == VIEW_RUNNING; /* no readiness probes yet */
+        return v->kind == VIEW_RUNNING; /* without a prober a running container is ready */
+}
+
+static bool cview_started(const struct cview *v)
+{
+        return v->probed ? v->started : v->kind == VIEW_RUNNING;
+}
+
+/* UpdatePodStatus for an app container or a sidecar: the prober's started and ready. */
+static void cview_probe(struct cview *v, const struct kc_api_pod *pod,
+                        const struct kc_container_probe_view *probes)
+{
+        bool running = v->kind == VIEW_RUNNING;
+
+        if (!probes || (v->is_init && !cview_sidecar(v)) || !pod->uid)
+                return;
+        v->started = v->ready = false;
+        probes->get(probes->self, pod->uid, v->spec->name ? v->spec->name : "",
+                    v->newest ? v->newest->id : NULL, running, &v->started, &v->ready);
+        v->probed = true;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -679,7 +703,7 @@ static json_t *container_status_json(const struct cview *v, const char *runtime_
             set_str(o, "image", v->spec->image) < 0 || set_str(o, "imageID", image_id) < 0 ||
             set_str_nonempty(o, "containerID", v->newest ? cid : reused_str(v, "containerID")) <
                     0 ||
-            set_new(o, "started", json_boolean(v->kind == VIEW_RUNNING)) < 0)
+            set_new(o, "started", json_boolean(cview_started(v))) < 0)
                 return NULL;
         return TAKE_PTR(o);
 }
@@ -767,6 +791,40 @@ static bool sandbox_ready(const struct kc_pod_status *s)
 }
 
 /*
+ * GenerateContainersReadyCondition and GeneratePodReadyCondition over the
+ * views @p v (the sidecars and app containers among them count; Ready =
+ * ContainersReady: there are no readiness gates).
+ */
+static int ready_conditions(const struct cview *v, size_t n, enum kc_pod_phase phase,
+                            struct condition *ready, struct condition *containers_ready)
+{
+        struct condition *c = containers_ready;
+        int r;
+
+        *c = (struct condition){ .type = "ContainersReady", .status = true };
+        if (phase == KC_POD_PHASE_SUCCEEDED) {
+                c->status = false;
+                c->reason = "PodCompleted";
+        } else if (phase == KC_POD_PHASE_FAILED) {
+                c->status = false;
+                c->reason = "PodFailed";
+        } else {
+                r = names_message("containers with unready status: ", v, n, view_not_ready_running,
+                                  &c->message);
+                if (r < 0)
+                        return r;
+                if (c->message) {
+                        c->status = false;
+                        c->reason = "ContainersNotReady";
+                }
+        }
+        *ready = (struct condition){ .type = "Ready", .status = c->status, .reason = c->reason };
+        if (c->message && !(ready->message = strdup(c->message)))
+                return -ENOMEM;
+        return 0;
+}
+
+/*
  * Fills @p c[0..4]: PodReadyToStartContainers, Initialized, Ready,
  * ContainersReady, PodScheduled. @p init holds the views: the @p n_init
  * init containers', then the @p n_app app containers'.
@@ -794,29 +852,10 @@ static int make_conditions(const struct kc_pod_status *s, const struct cview *in
                 }
         }
 
-        c[3] = (struct condition){ .type = "ContainersReady", .status = true };
-        if (phase == KC_POD_PHASE_SUCCEEDED) {
-                c[3].status = false;
-                c[3].reason = "PodCompleted";
-        } else if (phase == KC_POD_PHASE_FAILED) {
-                c[3].status = false;
-                c[3].reason = "PodFailed";
-        } else {
-                /* The sidecars first, then the app containers, as upstream. */
-                r = names_message("containers with unready status: ", init, n_init + n_app,
-                                  view_not_ready_running, &c[3].message);
-                if (r < 0)
-                        return r;
-                if (c[3].message) {
-                        c[3].status = false;
-                        c[3].reason = "ContainersNotReady";
-                }
-        }
-
-        /* Ready = ContainersReady: there are no readiness gates. */
-        c[2] = (struct condition){ .type = "Ready", .status = c[3].status, .reason = c[3].reason };
-        if (c[3].message && !(c[2].message = strdup(c[3].message)))
-                return -ENOMEM;
+        /* The sidecars first, then the app containers, as upstream. */
+        r = ready_conditions(init, n_init + n_app, phase, &c[2], &c[3]);
+        if (r < 0)
+                return r;
 
         c[4] = (struct condition){ .type = "PodScheduled", .status = true };
         return 0;
@@ -1000,6 +1039,18 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
                                const char *runtime_name, bool pod_is_terminal,
                                const json_t *old_status, int64_t now_ns, json_t **ret)
 {
+        return kc_generate_api_pod_status_probed(pod, status, rc, host_ip, runtime_name,
+                                                 pod_is_terminal, old_status, NULL, now_ns, ret);
+}
+
+int kc_generate_api_pod_status_probed(const struct kc_api_pod *pod,
+                                      const struct kc_pod_status *status,
+                                      struct kc_reason_cache *rc, const char *host_ip,
+                                      const char *runtime_name, bool pod_is_terminal,
+                                      const json_t *old_status,
+                                      const struct kc_container_probe_view *probes, int64_t now_ns,
+                                      json_t **ret)
+{
         _cleanup_(views_done) struct views vs = { 0 };
         _cleanup_json_ json_t *o = NULL, *conds = NULL, *init_st = NULL, *app_st = NULL;
         struct condition c[5] = { { 0 } };
@@ -1029,6 +1080,7 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
                                json_object_get(old_status, "initContainerStatuses"), rc);
                 if (r < 0)
                         return r;
+                cview_probe(&init[i], pod, probes);
                 count_view(&pc, &init[i]);
         }
         for (i = 0; i < pod->n_containers; i++) {
@@ -1036,6 +1088,7 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
                                json_object_get(old_status, "containerStatuses"), rc);
                 if (r < 0)
                         return r;
+                cview_probe(&app[i], pod, probes);
                 count_view(&pc, &app[i]);
         }
 
@@ -1098,5 +1151,148 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
             set_str(o, "qosClass", kc_pod_qos_to_string(kc_pod_qos_get(pod))) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* SetContainerReadiness, SetContainerStartup                                 */
+
+/* The ID part of "<runtime>://<id>" (a bare ID as it is). */
+static const char *bare_id(const char *id)
+{
+        const char *sep = strstr(id, "://");
+
+        return sep ? sep + 3 : id;
+}
+
+/* Whether the API containerID @p api_id and @p id name the same container. */
+static bool container_id_matches(const char *api_id, const char *id)
+{
+        return api_id && strcmp(bare_id(api_id), bare_id(id)) == 0;
+}
+
+/* findContainerStatus: the status of container @p id among the app, then init statuses. */
+static json_t *find_container_status(json_t *status, const char *id)
+{
+        static const char *const lists[] = { "containerStatuses", "initContainerStatuses" };
+        json_t *cs;
+        size_t i;
+
+        for (size_t k = 0; k < KC_ELEMENTSOF(lists); k++)
+                json_array_foreach (json_object_get(status, lists[k]), i, cs)
+                        if (container_id_matches(
+                                    json_string_value(json_object_get(cs, "containerID")), id))
+                                return cs;
+        return NULL;
+}
+
+/* Sets boolean @p key of container @p id in a copy of @p old: see the header. */
+static int set_container_flag(const json_t *old, const char *id, const char *key, bool v,
+                              json_t **ret_copy, json_t **ret_cs)
+{
+        _cleanup_json_ json_t *copy = NULL;
+        json_t *cs;
+
+        *ret_copy = NULL;
+        if (!json_is_object(old) || !id)
+                return -EINVAL;
+        cs = find_container_status((json_t *)old, id);
+        if (!cs)
+                return -ENOENT;
+        if (json_is_true(json_object_get(cs, key)) == v)
+                return 0;
+        copy = json_deep_copy(old);
+        if (!copy)
+                return -ENOMEM;
+        cs = find_container_status(copy, id);
+        if (json_object_set_new(cs, key, json_boolean(v)) < 0)
+                return -ENOMEM;
+        *ret_cs = cs;
+        *ret_copy = TAKE_PTR(copy);
+        return 0;
+}
+
+int kc_pod_status_set_container_started(const json_t *old, const char *container_id, bool started,
+                                        json_t **ret)
+{
+        json_t *cs;
+
+        if (!ret)
+                return -EINVAL;
+        return set_container_flag(old, container_id, "started", started, ret, &cs);
+}
+
+/* Replaces (or appends) the condition of @p c's type in @p status' conditions. */
+static int put_condition(json_t *status, const struct condition *c, const json_t *old,
+                         int64_t now_ns)
+{
+        json_t *conds = json_object_get(status, "conditions"), *e;
+        json_t *n = condition_json(c, old, now_ns);
+        size_t i;
+
+        if (!n)
+                return -ENOMEM;
+        if (!json_is_array(conds)) {
+                conds = json_array();
+                if (json_object_set_new(status, "conditions", conds) < 0) {
+                        json_decref(n);
+                        return -ENOMEM;
+                }
+        }
+        json_array_foreach (conds, i, e) {
+                const char *t = json_string_value(json_object_get(e, "type"));
+
+                if (t && strcmp(t, c->type) == 0)
+                        return json_array_set_new(conds, i, n) < 0 ? -ENOMEM : 0;
+        }
+        return json_array_append_new(conds, n) < 0 ? -ENOMEM : 0;
+}
+
+int kc_pod_status_set_container_readiness(const struct kc_api_pod *pod, const json_t *old,
+                                          const char *container_id, bool ready, int64_t now_ns,
+                                          json_t **ret)
+{
+        _cleanup_json_ json_t *copy = NULL;
+        _cleanup_free_ struct cview *views = NULL;
+        struct condition c[2] = { { 0 } };
+        json_t *cs;
+        size_t n;
+        int r;
+
+        if (!pod || !ret)
+                return -EINVAL;
+        r = set_container_flag(old, container_id, "ready", ready, &copy, &cs);
+        if (r < 0 || !copy) {
+                *ret = NULL;
+                return r;
+        }
+        /* The sidecars and app containers as the updated status shows them. */
+        n = pod->n_init_containers + pod->n_containers;
+        views = calloc(n + 1, sizeof(*views));
+        if (!views)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                bool is_init = i < pod->n_init_containers;
+                const struct kc_api_container *spec =
+                        is_init ? &pod->init_containers[i]
+                                : &pod->containers[i - pod->n_init_containers];
+                const json_t *st =
+                        old_container_status(json_object_get(copy, is_init ? "initContainerStatuses"
+                                                                           : "containerStatuses"),
+                                             spec->name ? spec->name : "");
+
+                views[i] = (struct cview){ .spec = spec, .is_init = is_init };
+                views[i].probed = !is_init || cview_sidecar(&views[i]);
+                views[i].ready = json_is_true(json_object_get(st, "ready"));
+        }
+        r = ready_conditions(views, n, old_phase(copy), &c[0], &c[1]);
+        if (r >= 0)
+                r = put_condition(copy, &c[0], old, now_ns);
+        if (r >= 0)
+                r = put_condition(copy, &c[1], old, now_ns);
+        conditions_done(c, KC_ELEMENTSOF(c));
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(copy);
         return 0;
 }

@@ -15,8 +15,10 @@
 #include <string.h>
 
 #include "core/cleanup.h"
+#include "core/lock.h"
 #include "core/log.h"
 #include "core/map.h"
+#include "kubelet/status/pod_status.h"
 #include "kubelet/status/status_manager.h"
 #include "runtime/api_pod.h"
 
@@ -240,6 +242,64 @@ int kc_status_manager_set_pod_status(struct kc_status_manager *sm, const struct 
         (void)kc_map_put(sm->statuses, e->uid, e); /* reserved above */
         pthread_mutex_unlock(&sm->lock);
         return 0;
+}
+
+/*
+ * The container flag updates: @p change makes the new status from the
+ * stored one under the lock (so no SetPodStatus lands in between), as
+ * upstream holds podStatusesLock across SetContainerReadiness.
+ */
+struct flag_change {
+        const struct kc_api_pod *pod;
+        const char *container_id;
+        bool v;
+        int64_t now_ns;
+        bool readiness; /* else startup */
+};
+
+static int update_flag(struct kc_status_manager *sm, const struct flag_change *fc)
+{
+        _cleanup_json_ json_t *old = NULL, *updated = NULL;
+        _cleanup_free_ char *text = NULL, *replaced = NULL;
+        struct sm_entry *e;
+        int r;
+
+        if (!sm || !fc->pod || !fc->pod->uid || !fc->container_id)
+                return -EINVAL;
+        KC_LOCK_GUARD(&sm->lock);
+        e = kc_map_get(sm->statuses, fc->pod->uid);
+        if (!e)
+                return -ENOENT;
+        old = entry_status_locked(e);
+        if (!old)
+                return -ENOMEM;
+        r = fc->readiness
+                    ? kc_pod_status_set_container_readiness(fc->pod, old, fc->container_id, fc->v,
+                                                            fc->now_ns, &updated)
+                    : kc_pod_status_set_container_started(old, fc->container_id, fc->v, &updated);
+        if (r < 0 || !updated)
+                return r;
+        text = json_dumps(updated, SM_DUMP_FLAGS);
+        if (!text)
+                return -ENOMEM;
+        replaced = e->status; /* the phase is unchanged */
+        e->status = TAKE_PTR(text);
+        e->version++;
+        return 0;
+}
+
+int kc_status_manager_set_container_readiness(struct kc_status_manager *sm,
+                                              const struct kc_api_pod *pod,
+                                              const char *container_id, bool ready, int64_t now_ns)
+{
+        return update_flag(sm, &(struct flag_change){ pod, container_id, ready, now_ns, true });
+}
+
+int kc_status_manager_set_container_startup(struct kc_status_manager *sm,
+                                            const struct kc_api_pod *pod, const char *container_id,
+                                            bool started)
+{
+        return update_flag(sm, &(struct flag_change){ pod, container_id, started, 0, false });
 }
 
 int kc_status_manager_get_pod_status(struct kc_status_manager *sm, const char *uid, json_t **ret)

@@ -14,7 +14,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
+#include <stdio.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "core/cancel.h"
 #include "core/cleanup.h"
@@ -113,20 +117,17 @@ void kc__grpc_client_destroy(struct kc_grpc_client *c)
         free(c->pconns);
         free(c->rbuf);
         free(c->path);
+        free(c->user_agent);
         free(c);
 }
 
-int kc__grpc_client_alloc(const char *socket_path, struct kc_grpc_client **ret)
+/* A client for @p addr (copied), named @p path in messages; no thread yet. */
+static int client_alloc(const struct sockaddr *addr, socklen_t addr_len, const char *path,
+                        bool unix_socket, struct kc_grpc_client **ret)
 {
         struct kc_grpc_client *c;
-        size_t len;
         int r;
 
-        if (!socket_path || !*socket_path || !ret)
-                return -EINVAL;
-        len = strlen(socket_path);
-        if (len >= sizeof(((struct sockaddr_un *)NULL)->sun_path))
-                return -ENAMETOOLONG;
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
@@ -141,10 +142,10 @@ int kc__grpc_client_alloc(const char *socket_path, struct kc_grpc_client **ret)
         kc_list_init(&c->conns);
         kc_list_init(&c->retry);
         c->next_deadline = INT64_MAX;
-        c->addr.sun_family = AF_UNIX;
-        memcpy(c->addr.sun_path, socket_path, len + 1);
-        c->addr_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len + 1);
-        c->path = strdup(socket_path);
+        memcpy(&c->addr, addr, addr_len);
+        c->addr_len = addr_len;
+        c->path = strdup(path);
+        c->authority = unix_socket ? "localhost" : c->path;
         c->rbuf = malloc(READ_BUF_SIZE);
         if (!c->path || !c->rbuf) {
                 kc__grpc_client_destroy(c);
@@ -172,6 +173,53 @@ int kc__grpc_client_alloc(const char *socket_path, struct kc_grpc_client **ret)
         return 0;
 }
 
+int kc__grpc_client_alloc(const char *socket_path, struct kc_grpc_client **ret)
+{
+        struct sockaddr_un addr = { .sun_family = AF_UNIX };
+        size_t len;
+
+        if (!socket_path || !*socket_path || !ret)
+                return -EINVAL;
+        len = strlen(socket_path);
+        if (len >= sizeof(addr.sun_path))
+                return -ENAMETOOLONG;
+        memcpy(addr.sun_path, socket_path, len + 1);
+        return client_alloc((const struct sockaddr *)&addr,
+                            (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len + 1),
+                            socket_path, true, ret);
+}
+
+int kc__grpc_client_alloc_tcp(const char *host, int port, struct kc_grpc_client **ret)
+{
+        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *ai;
+        char ps[16], hostport[300];
+        int r;
+
+        if (!host || !*host || port <= 0 || port > 65535 || strlen(host) > 255 || !ret)
+                return -EINVAL;
+        snprintf(ps, sizeof(ps), "%d", port);
+        snprintf(hostport, sizeof(hostport), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
+        if (getaddrinfo(host, ps, &hints, &ai) != 0)
+                return -EHOSTUNREACH;
+        r = client_alloc(ai->ai_addr, ai->ai_addrlen, hostport, false, ret);
+        freeaddrinfo(ai);
+        return r;
+}
+
+/* Starts the I/O thread of a client just allocated; frees it on failure. */
+static int client_start(struct kc_grpc_client *c, struct kc_grpc_client **ret)
+{
+        int r = -pthread_create(&c->thread, NULL, kc__grpc_io_main, c);
+
+        if (r < 0) {
+                kc__grpc_client_destroy(c);
+                return r;
+        }
+        (void)pthread_setname_np(c->thread, "kc-grpc-io");
+        *ret = c;
+        return 0;
+}
+
 int kc_grpc_client_new(const char *socket_path, struct kc_grpc_client **ret)
 {
         struct kc_grpc_client *c = NULL;
@@ -180,16 +228,25 @@ int kc_grpc_client_new(const char *socket_path, struct kc_grpc_client **ret)
         if (!ret)
                 return -EINVAL;
         r = kc__grpc_client_alloc(socket_path, &c);
+        return r < 0 ? r : client_start(c, ret);
+}
+
+int kc_grpc_client_new_tcp(const char *host, int port, const char *user_agent,
+                           struct kc_grpc_client **ret)
+{
+        struct kc_grpc_client *c = NULL;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = kc__grpc_client_alloc_tcp(host, port, &c);
         if (r < 0)
                 return r;
-        r = -pthread_create(&c->thread, NULL, kc__grpc_io_main, c);
-        if (r < 0) {
+        if (user_agent && !(c->user_agent = strdup(user_agent))) {
                 kc__grpc_client_destroy(c);
-                return r;
+                return -ENOMEM;
         }
-        (void)pthread_setname_np(c->thread, "kc-grpc-io");
-        *ret = c;
-        return 0;
+        return client_start(c, ret);
 }
 
 void kc_grpc_client_shutdown(struct kc_grpc_client *c)

@@ -58,6 +58,16 @@ struct kc_grpc_client;
 int kc_grpc_client_new(const char *socket_path, struct kc_grpc_client **ret);
 
 /**
+ * @brief kc_grpc_client_new() for TCP to @p host:@p port (h2c, prior
+ * knowledge; :authority "host:port"), sending @p user_agent (may be NULL)
+ * as user-agent. @p host is resolved now.
+ * @return 0, -EINVAL, -EHOSTUNREACH (does not resolve), -ENOMEM or a
+ * thread/eventfd error; *ret unchanged on failure.
+ */
+int kc_grpc_client_new_tcp(const char *host, int port, const char *user_agent,
+                           struct kc_grpc_client **ret);
+
+/**
  * @brief Fails every call in flight with CANCELLED (their callers return
  * -ECANCELED), closes every stream (on_close with -ECANCELED), joins the
  * I/O thread and frees the client. NULL-safe; returns NULL. No call may

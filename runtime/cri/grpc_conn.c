@@ -298,7 +298,7 @@ static int conn_new(struct kc_grpc_client *c, struct conn **ret, char *why, size
         bool connecting = false;
         int r;
 
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) {
                 r = -errno;
                 snprintf(why, why_len, "socket: %s", strerror(-r));

@@ -189,9 +189,11 @@ struct conn {
 };
 
 struct kc_grpc_client {
-        char *path;
-        struct sockaddr_un addr;
+        char *path; /* the socket's path, or "host:port" for TCP (messages) */
+        struct sockaddr_storage addr;
         socklen_t addr_len;
+        const char *authority; /* :authority: "localhost" on a unix socket, else path */
+        char *user_agent;      /* sent when set */
         int efd;
         pthread_t thread;
 
@@ -257,6 +259,8 @@ static inline void close_fd(int fd)
  * -ENAMETOOLONG, -ENOMEM or an eventfd error; *ret untouched on failure.
  */
 int kc__grpc_client_alloc(const char *socket_path, struct kc_grpc_client **ret);
+/** kc__grpc_client_alloc() for TCP to @p host:@p port (numeric or resolved now). */
+int kc__grpc_client_alloc_tcp(const char *host, int port, struct kc_grpc_client **ret);
 /** Frees a client whose I/O thread is not running (or was joined), and its connections. */
 void kc__grpc_client_destroy(struct kc_grpc_client *c);
 

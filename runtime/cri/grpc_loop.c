@@ -17,7 +17,7 @@
 void kc__grpc_io_submit(struct kc_grpc_client *c, struct conn *conn, struct grpc_call *call)
 {
         char timeout[16];
-        nghttp2_nv nva[8];
+        nghttp2_nv nva[9];
         size_t n = 0;
         nghttp2_data_provider prd = { .source.ptr = call, .read_callback = kc__grpc_req_read };
         int32_t id;
@@ -31,9 +31,11 @@ void kc__grpc_io_submit(struct kc_grpc_client *c, struct conn *conn, struct grpc
         nva[n++] = NV(":method", "POST");
         nva[n++] = NV(":scheme", "http");
         nva[n++] = NV(":path", call->path);
-        nva[n++] = NV(":authority", "localhost");
+        nva[n++] = NV(":authority", call->client->authority);
         nva[n++] = NV("content-type", "application/grpc");
         nva[n++] = NV("te", "trailers");
+        if (call->client->user_agent)
+                nva[n++] = NV("user-agent", call->client->user_agent);
         if (call->deadline != INT64_MAX) {
                 int64_t left = call->deadline - mono_ns();
 

@@ -626,6 +626,7 @@ static void chaos_start(struct chaos *c, size_t n_pods)
                 .svc = c->svc,
                 .manager = c->manager,
                 .metrics = &c->metrics,
+                .registry = c->registry,
                 .node_ip = "10.0.0.1",
                 .runtime_name = "sim",
                 /* --crash-loop-back-off-initial/max-container-restart-period=10s/40s */

@@ -6,7 +6,10 @@ pods (kubeadm's etcd and kube-apiserver, keepalived, haproxy, kube-vip) and
 of kubernetes.io example pods (security context, downward API env, lifecycle
 hooks with an init container). For each one:
 
-- it is accepted, and the pod is Running and Ready;
+- it is accepted, and the pod is Running and Ready, except etcd and
+  kube-apiserver: their startup probes dial ports nothing on the
+  simulated runtime answers (docs/deviations.md D49), so they run, not
+  started and not Ready (issue 15);
 - /pods echoes every field of its spec and metadata as written (a subset
   check: the echo adds upstream's defaults), except the fields cubelet warns
   it ignores and spec.nodeName, which the file source sets to this node;
@@ -25,22 +28,16 @@ import harness
 
 MANIFESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "manifests")
 
-NO_PROBES = "cubelet runs no probes (a running container counts as ready)"
+# Running but not Ready: a startup probe nothing answers on the sim (D49).
+NOT_STARTED = {"etcd.yaml", "kube-apiserver.yaml"}
 SCHEDULING = "scheduling only: a static pod is bound to this node without a scheduler"
 
 # file -> {field path: reason}: every warning that file must log, and no other.
 EXPECTED_WARNINGS = {
-    "etcd.yaml": {
-        "spec.containers[0].livenessProbe": NO_PROBES,
-        "spec.containers[0].startupProbe": NO_PROBES,
-    },
-    "kube-apiserver.yaml": {
-        "spec.containers[0].livenessProbe": NO_PROBES,
-        "spec.containers[0].readinessProbe": NO_PROBES,
-        "spec.containers[0].startupProbe": NO_PROBES,
-    },
+    "etcd.yaml": {},
+    "kube-apiserver.yaml": {},
     "keepalived.yaml": {},
-    "haproxy.yaml": {"spec.containers[0].livenessProbe": NO_PROBES},
+    "haproxy.yaml": {},
     "kube-vip.yaml": {},
     "security-context-demo.yaml": {},
     "dapi-envars.yaml": {},
@@ -87,6 +84,16 @@ def subset_problems(want, got, path):
     return []
 
 
+def running_not_started(pod):
+    st = pod.get("status", {})
+    cs = st.get("containerStatuses") or []
+    return (
+        st.get("phase") == "Running"
+        and cs
+        and all("running" in (c.get("state") or {}) and c.get("started") is False and c.get("ready") is False for c in cs)
+    )
+
+
 def reroot_host_paths(doc, host):
     """Moves every hostPath volume of `doc` under `host`, so that the test
     writes nothing outside its work directory (DirectoryOrCreate would make
@@ -121,9 +128,13 @@ class PodSpec(harness.E2ETestCase):
 
         for f in files:
             doc = docs[f]
-            pod = d.wait_running(doc["metadata"]["name"])
+            if f in NOT_STARTED:
+                pod = d.wait_pod(doc["metadata"]["name"], running_not_started, 30, "running, not started")
+            else:
+                pod = d.wait_running(doc["metadata"]["name"])
             ready = [c for c in pod["status"].get("conditions", []) if c["type"] == "Ready"]
-            self.assertEqual([c["status"] for c in ready], ["True"], f"{f}: Ready")
+            want = "False" if f in NOT_STARTED else "True"
+            self.assertEqual([c["status"] for c in ready], [want], f"{f}: Ready")
             problems = subset_problems(doc["spec"], pod["spec"], "spec")
             meta = {k: v for k, v in doc["metadata"].items() if k in ("labels", "annotations", "namespace")}
             problems += subset_problems(meta, pod["metadata"], "metadata")

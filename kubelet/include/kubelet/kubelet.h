@@ -26,6 +26,7 @@ struct kc_status_manager;
 struct kc_volume_manager;
 
 struct kc_pod_workers;
+struct kc_prober_manager;
 struct kc_work_queue;
 struct kc_backoff;
 struct kc_kubelet_metrics;
@@ -55,6 +56,8 @@ struct kc_kubelet_deps {
         /** Where pods' log directories are ("<ns>_<name>_<uid>"): the container
          * GC removes those of removed pods. NULL: none (copied). */
         const char *pod_logs_root;
+        /** Probes: CleanupPods in housekeeping (RemovePod is SyncTerminatedPod's); may be NULL. */
+        struct kc_prober_manager *prober_manager;
 };
 
 struct kc_kubelet;

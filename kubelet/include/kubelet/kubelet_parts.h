@@ -19,6 +19,9 @@ struct kc_clock;
 struct kc_generic_pleg;
 struct kc_kubelet;
 struct kc_kubelet_metrics;
+struct kc_metrics_registry;
+struct kc_prober;
+struct kc_prober_manager;
 struct kc_pod_cache;
 struct kc_pod_container_deletor;
 struct kc_pod_manager;
@@ -43,8 +46,10 @@ struct kc_kubelet_parts_config {
         struct kc_runtime_service svc;
         struct kc_runtime_manager *manager; /* SyncPod, KillPod, GetPods (PLEG, housekeeping) */
         struct kc_kubelet_metrics *metrics; /* may be NULL */
-        const char *node_ip;                /* hostIP */
-        const char *runtime_name;           /* containerID scheme */
+        /* May be NULL: the registry of prober_probe_total/_duration_seconds; outlives the parts. */
+        struct kc_metrics_registry *registry;
+        const char *node_ip;      /* hostIP */
+        const char *runtime_name; /* containerID scheme */
         /** --root-dir: pod directories and volumes below <root_dir>/pods; NULL: none (tests). */
         const char *root_dir;
         int64_t crash_loop_initial_ns, crash_loop_max_ns; /* the restart back-off */
@@ -65,7 +70,9 @@ struct kc_kubelet_parts_config {
 /**
  * The parts NewMainKubelet builds, wired as the daemon runs them: pod
  * status cache, pod manager, restart and image-pull back-offs, reason
- * cache, status manager, runtimeState (with the "PLEG" health check), the
+ * cache, status manager, the prober and the prober manager (whose workers
+ * start with the pods' first syncs; their updates channel is syncLoop's
+ * probe channel), runtimeState (with the "PLEG" health check), the
  * config channel (50) and the PLEG channel (1000), GenericPLEG, the work
  * queue, the pod syncer, the pod workers, the container deletor, the
  * kubelet's SyncHandler and syncLoop. No thread runs yet except the
@@ -87,6 +94,9 @@ struct kc_kubelet_parts {
         struct kc_kubelet *kubelet;
         struct kc_volume_manager *volume_manager; /* NULL without a root dir */
         struct kc_sync_loop *loop;
+        struct kc_chan *probe_updates; /* the results managers' updates, read by syncLoop */
+        struct kc_prober *prober;      /* runs the probes over the runtime service */
+        struct kc_prober_manager *prober_manager;
 };
 
 /**
@@ -97,7 +107,8 @@ struct kc_kubelet_parts {
 int kc_kubelet_parts_build(const struct kc_kubelet_parts_config *cfg, struct kc_kubelet_parts *ret);
 /**
  * Stops the threads the parts own: the kubelet's container GC, the pod
- * workers (in-flight syncs cancelled and joined) and the deletor. The caller stops syncLoop, PLEG
+ * workers (in-flight syncs cancelled and joined), the probe workers and
+ * the deletor. The caller stops syncLoop, PLEG
  * and the runtime-up poller first. Idempotent.
  */
 void kc_kubelet_parts_stop(struct kc_kubelet_parts *p);

@@ -18,6 +18,7 @@
 
 struct kc_backoff;
 struct kc_clock;
+struct kc_prober_manager;
 struct kc_kubelet_metrics;
 struct kc_runtime_state;
 struct kc_volume_manager;
@@ -42,6 +43,14 @@ struct kc_pod_syncer_config {
         /** makePodDataDirs and WaitForAttachAndMount before the runtime's SyncPod;
          * NULL: neither (unit tests without a root dir). */
         struct kc_volume_manager *volume_manager;
+        /**
+         * May be NULL (no probes run). Else SyncPod adds the pod's probes
+         * (AddPod) before the runtime's SyncPod, which kills on their
+         * liveness/startup failures; the generated status takes started
+         * and ready from it (UpdatePodStatus); SyncTerminatingPod stops the
+         * liveness and startup probes, SyncTerminatedPod removes the pod.
+         */
+        struct kc_prober_manager *prober_manager;
 };
 
 /**

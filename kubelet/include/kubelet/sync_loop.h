@@ -18,6 +18,7 @@ struct kc_api_pod;
 struct kc_chan;
 struct kc_clock;
 struct kc_runtime_state;
+struct kc_status_manager;
 
 /**
  * The SyncHandler upstream's syncLoop drives, plus the lookups
@@ -52,10 +53,16 @@ struct kc_sync_handler_ops {
 #define KC_SYNC_LOOP_BACKOFF_MAX (5 * KC_NSEC_PER_SEC)
 
 struct kc_sync_loop_config {
-        struct kc_clock *clock;                 /* borrowed */
-        struct kc_chan *config;                 /* borrowed; items: struct kc_pod_update */
-        struct kc_chan *pleg;                   /* borrowed; items: struct kc_pleg_event */
-        struct kc_chan *probes;                 /* borrowed, may be NULL; items: UID strings */
+        struct kc_clock *clock; /* borrowed */
+        struct kc_chan *config; /* borrowed; items: struct kc_pod_update */
+        struct kc_chan *pleg;   /* borrowed; items: struct kc_pleg_event */
+        /*
+         * Borrowed, may be NULL; items: struct kc_probe_update
+         * (kubelet/prober/results_manager.h), freed by the loop.
+         */
+        struct kc_chan *probes;
+        /* Borrowed, may be NULL: readiness and startup updates go here first. */
+        struct kc_status_manager *status_manager;
         struct kc_runtime_state *runtime_state; /* borrowed */
         const struct kc_sync_handler_ops *handler;
         void *handler_userdata;

@@ -93,6 +93,47 @@ int kc_metrics_histogram_vec_new(struct kc_metrics_registry *r, const char *name
                                  const char *label_name, const double *buckets, size_t n_buckets,
                                  struct kc_histogram_vec **ret);
 
+/** A label of a custom family's sample. */
+struct kc_metrics_label {
+        const char *name;
+        const char *value; /* unescaped; NULL counts as "" */
+};
+/** The most labels (besides le) kc_metrics_write_histogram() takes. */
+#define KC_METRICS_CUSTOM_LABELS_MAX 8
+/** Where a custom family's samples go (valid during its write callback only). */
+struct kc_metrics_writer;
+/**
+ * Writes the family's samples with kc_metrics_write_sample() and
+ * kc_metrics_write_histogram(); called by kc_metrics_render() with the
+ * registry locked (it must not register metrics or render).
+ */
+typedef void (*kc_metrics_write_fn)(void *userdata, struct kc_metrics_writer *w);
+
+/**
+ * @brief A family whose samples its owner writes at render time (the Go
+ * client's custom Collector), for series that come and go with the objects
+ * they describe (the vectors above never delete a series): # HELP and
+ * # TYPE (counter, or histogram with @p histogram) come from the registry,
+ * the samples from @p write. The registry owns @p userdata from the
+ * success on and frees it with @p free_fn (may be NULL) when it is freed.
+ * @return 0, -EINVAL (bad name, NULL @p write), -EEXIST or -ENOMEM
+ * (@p userdata still the caller's).
+ */
+int kc_metrics_custom_new(struct kc_metrics_registry *r, const char *name, const char *help,
+                          bool histogram, kc_metrics_write_fn write,
+                          void (*free_fn)(void *userdata), void *userdata);
+/** One sample "<family><suffix>{labels} v" (labels in the given order, escaped here). */
+void kc_metrics_write_sample(struct kc_metrics_writer *w, const char *suffix,
+                             const struct kc_metrics_label *labels, size_t n_labels, double v);
+/**
+ * One histogram series: @p buckets[i] observations in (bounds[i-1],
+ * bounds[i]] (not cumulative; the writer sums them), @p count and @p sum in
+ * all; rendered as _bucket{labels,le} (cumulative, +Inf = count), _sum, _count.
+ */
+void kc_metrics_write_histogram(struct kc_metrics_writer *w, const struct kc_metrics_label *labels,
+                                size_t n_labels, const double *bounds, const uint64_t *buckets,
+                                size_t n_bounds, uint64_t count, double sum);
+
 /** Any thread. @p v must be >= 0 for counters. */
 void kc_counter_add_mp(struct kc_counter *c, double v);
 void kc_counter_inc_mp(struct kc_counter *c);

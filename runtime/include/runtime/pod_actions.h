@@ -40,11 +40,19 @@ struct kc_pod_status;
  */
 uint64_t kc_container_spec_hash(const struct kc_api_container *c);
 
+/** Why a running container is killed (upstream containerKillReason, the probe ones). */
+enum kc_kill_reason {
+        KC_KILL_REASON_NONE = 0,
+        KC_KILL_REASON_LIVENESS_PROBE, /* killContainer then uses the liveness probe's grace */
+        KC_KILL_REASON_STARTUP_PROBE,  /* ... the startup probe's */
+};
+
 /** One entry of upstream's podActions.ContainersToKill. */
 struct kc_container_to_kill {
-        char *id;            /* runtime container ID */
-        char *name;          /* container name */
-        char *message;       /* why, e.g. "Container foo definition changed, will be restarted" */
+        char *id;      /* runtime container ID */
+        char *name;    /* container name */
+        char *message; /* why, e.g. "Container foo definition changed, will be restarted" */
+        enum kc_kill_reason reason;
         bool init_container; /* container_index refers to pod->init_containers */
         size_t container_index;
 };
@@ -100,6 +108,43 @@ bool kc_pod_has_restartable_init_container(const struct kc_api_pod *pod);
  */
 int kc_compute_pod_actions(const struct kc_api_pod *pod, const struct kc_pod_status *status,
                            struct kc_pod_actions *ret);
+
+/**
+ * The probe results computePodActions reads (upstream's livenessManager
+ * and startupManager); the kubelet implements it over the prober manager.
+ */
+enum kc_probe_verdict {
+        KC_PROBE_VERDICT_NONE = 0, /* no result cached (not probed yet) */
+        KC_PROBE_VERDICT_SUCCESS,
+        KC_PROBE_VERDICT_FAILURE,
+        KC_PROBE_VERDICT_UNKNOWN,
+};
+struct kc_probe_results_view {
+        /**
+         * Any thread: the cached liveness result (@p startup false) or
+         * startup result of container @p container_id (the runtime's ID).
+         */
+        enum kc_probe_verdict (*get)(void *self, const char *container_id, bool startup);
+        void *self;
+};
+
+/**
+ * @brief kc_compute_pod_actions() that also kills a running app container
+ * whose spec is unchanged but whose liveness, else startup, result is
+ * Failure: "Container <name> failed liveness probe" (or "startup probe"),
+ * reason KC_KILL_REASON_LIVENESS_PROBE (STARTUP_PROBE), plus ", will be
+ * restarted" and a start when the restart policy is not Never (otherwise
+ * it is not kept, so a pod with nothing left to keep is killed).
+ * A running sidecar (restartable init container) with a startup probe
+ * counts as started only once its startup result is Success (no result
+ * yet: wait; Failure: "Init container <name> failed startup probe", killed
+ * and started again); one whose liveness result is Failure is killed and
+ * started again ("Init container <name> failed liveness probe").
+ * @p probes may be NULL (no probe results: kc_compute_pod_actions()).
+ */
+int kc_compute_pod_actions_probed(const struct kc_api_pod *pod, const struct kc_pod_status *status,
+                                  const struct kc_probe_results_view *probes,
+                                  struct kc_pod_actions *ret);
 
 /**
  * @brief doBackOff: key "<pod>_<ns>_<uid>_<container>_<spec hash hex>"; the

@@ -90,6 +90,7 @@ struct kc_start_result {
 typedef void (*kc_start_result_fn)(void *userdata, const struct kc_start_result *res);
 
 struct kc_kubelet_metrics;
+struct kc_probe_results_view;
 
 struct kc_sync_pod_options {
         struct kc_backoff *backoff;       /* restart backoff; NULL: never back off */
@@ -102,6 +103,13 @@ struct kc_sync_pod_options {
          * _errors_total (failed), kubelet_started_containers_total{container_type}
          * (each start past its back-off) and _errors_total{container_type,code}. */
         struct kc_kubelet_metrics *metrics;
+        /*
+         * May be NULL: the liveness and startup results computePodActions
+         * kills on (kc_compute_pod_actions_probed()). Such a kill uses the
+         * probe's terminationGracePeriodSeconds when set, unless the pod is
+         * being deleted (its deletion grace then wins, as upstream).
+         */
+        const struct kc_probe_results_view *probes;
 };
 
 /**

@@ -719,6 +719,97 @@ static void test_status_running(void **state)
                 -EINVAL);
 }
 
+/* Issue 15: the prober's verdicts (UpdatePodStatus) for the two app containers. */
+struct fake_probes {
+        bool started, ready;
+        char seen_id[16];
+        bool seen_running;
+};
+
+static void fake_probe_get(void *self, const char *uid, const char *name, const char *id,
+                           bool running, bool *ret_started, bool *ret_ready)
+{
+        struct fake_probes *fp = self;
+
+        assert_string_equal(uid, "u1");
+        if (strcmp(name, "app") == 0) {
+                snprintf(fp->seen_id, sizeof(fp->seen_id), "%s", id ? id : "");
+                fp->seen_running = running;
+                *ret_started = fp->started;
+                *ret_ready = fp->ready;
+        } else {
+                *ret_started = *ret_ready = running;
+        }
+}
+
+/* Readiness drives containerStatuses[].ready/started and the Ready and ContainersReady conditions. */
+static void test_status_probed_readiness(void **state)
+{
+        static const struct kc_api_container apps[] = { { .name = "app", .image = "nginx:1.25" },
+                                                        { .name = "side", .image = "nginx:1.25" } };
+        struct kc_api_pod pod = pod_with(KC_RESTART_POLICY_ALWAYS, apps, 2, NULL, 0);
+        struct kc_container_status cs[] = { cs_running("c1", "app", 0),
+                                            cs_running("c2", "side", 0) };
+        struct kc_pod_status st = status_of(cs, 2);
+        struct fake_probes fp = { .started = true, .ready = false };
+        const struct kc_container_probe_view view = { .get = fake_probe_get, .self = &fp };
+        json_t *s = NULL, *c, *upd = NULL, *again = NULL;
+
+        (void)state;
+        assert_int_equal(kc_generate_api_pod_status_probed(&pod, &st, NULL, NULL, "sim", false,
+                                                           NULL, &view, T0, &s),
+                         0);
+        assert_string_equal(fp.seen_id, "c1");
+        assert_true(fp.seen_running);
+        assert_false(jbool_at(s, "containerStatuses.0.ready")); /* "app" sorts first */
+        assert_true(jbool_at(s, "containerStatuses.0.started"));
+        assert_true(jbool_at(s, "containerStatuses.1.ready"));
+        c = condition(s, "ContainersReady");
+        assert_string_equal(jstr_at(c, "status"), "False");
+        assert_string_equal(jstr_at(c, "reason"), "ContainersNotReady");
+        assert_string_equal(jstr_at(c, "message"), "containers with unready status: [app]");
+        c = condition(s, "Ready");
+        assert_string_equal(jstr_at(c, "status"), "False");
+        assert_string_equal(jstr_at(c, "message"), "containers with unready status: [app]");
+        assert_string_equal(jstr_at(s, "phase"), "Running");
+
+        /* SetContainerReadiness: ready, and both conditions turn True at the new time. */
+        assert_int_equal(kc_pod_status_set_container_readiness(&pod, s, "c1", true, T0 + SEC, &upd),
+                         0);
+        assert_non_null(upd);
+        assert_true(jbool_at(upd, "containerStatuses.0.ready"));
+        c = condition(upd, "ContainersReady");
+        assert_string_equal(jstr_at(c, "status"), "True");
+        assert_null(json_object_get(c, "message"));
+        assert_string_equal(jstr_at(c, "lastTransitionTime"), fmt_time(T0 + SEC));
+        c = condition(upd, "Ready");
+        assert_string_equal(jstr_at(c, "status"), "True");
+        /* The old status is untouched; the same value again changes nothing. */
+        assert_false(jbool_at(s, "containerStatuses.0.ready"));
+        assert_int_equal(kc_pod_status_set_container_readiness(&pod, upd, "sim://c1", true,
+                                                               T0 + 2 * SEC, &again),
+                         0);
+        assert_null(again);
+        assert_int_equal(
+                kc_pod_status_set_container_readiness(&pod, upd, "nope", false, T0, &again),
+                -ENOENT);
+        /* SetContainerStartup. */
+        assert_int_equal(kc_pod_status_set_container_started(upd, "c1", false, &again), 0);
+        assert_false(jbool_at(again, "containerStatuses.0.started"));
+        json_decref(again);
+        json_decref(upd);
+        json_decref(s);
+
+        /* Not started (a startup probe pending): neither started nor ready. */
+        fp = (struct fake_probes){ .started = false, .ready = false };
+        assert_int_equal(kc_generate_api_pod_status_probed(&pod, &st, NULL, NULL, "sim", false,
+                                                           NULL, &view, T0, &s),
+                         0);
+        assert_false(jbool_at(s, "containerStatuses.0.started"));
+        assert_false(jbool_at(s, "containerStatuses.0.ready"));
+        json_decref(s);
+}
+
 /* No runtime status: waiting ContainerCreating, nothing ready, no sandbox yet. */
 static void test_status_container_creating(void **state)
 {
@@ -1555,6 +1646,7 @@ int main(void)
                 cmocka_unit_test(test_phase_sidecar),
                 cmocka_unit_test(test_status_sidecar),
                 cmocka_unit_test(test_status_running),
+                cmocka_unit_test(test_status_probed_readiness),
                 cmocka_unit_test(test_status_qos_class),
                 cmocka_unit_test(test_status_container_creating),
                 cmocka_unit_test(test_status_init_containers),

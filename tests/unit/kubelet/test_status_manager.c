@@ -143,6 +143,43 @@ static void test_set_get_version(void **state)
 }
 
 /* Succeeded/Failed never go back to Pending/Running. */
+/* Issue 15: SetContainerReadiness / SetContainerStartup change the stored status in place. */
+static void test_set_container_readiness(void **state)
+{
+        _cleanup_(kc_status_manager_freep) struct kc_status_manager *sm = NULL;
+        _cleanup_(kc_api_pod_unrefp) struct kc_api_pod *pod =
+                mkpod("u1", "default", "web", KC_RESTART_POLICY_ALWAYS, false);
+        _cleanup_json_ json_t *st =
+                json_pack("{s:s, s:[{s:s, s:s}], s:[{s:s, s:{s:{}}, s:b, s:s, s:b}]}", "phase",
+                          "Running", "conditions", "type", "Ready", "status", "False",
+                          "containerStatuses", "name", "app", "state", "running", "ready", false,
+                          "containerID", "sim://c1", "started", true);
+        json_t *got = NULL;
+
+        (void)state;
+        assert_non_null(st);
+        assert_int_equal(kc_status_manager_set_container_readiness(sm, pod, "c1", true, 0),
+                         -EINVAL);
+        assert_int_equal(kc_status_manager_new(&sm), 0);
+        assert_int_equal(kc_status_manager_set_container_readiness(sm, pod, "c1", true, T0),
+                         -ENOENT);
+        assert_int_equal(kc_status_manager_set_pod_status(sm, pod, st), 0);
+        assert_int_equal(version_of(sm, "u1"), 1);
+        assert_int_equal(kc_status_manager_set_container_readiness(sm, pod, "c1", true, T0), 0);
+        assert_int_equal(version_of(sm, "u1"), 2);
+        assert_int_equal(kc_status_manager_get_pod_status(sm, "u1", &got), 0);
+        assert_true(json_is_true(json_object_get(
+                json_array_get(json_object_get(got, "containerStatuses"), 0), "ready")));
+        json_decref(got);
+        /* Unchanged: no new version. Unknown container: -ENOENT. */
+        assert_int_equal(kc_status_manager_set_container_readiness(sm, pod, "c1", true, T0), 0);
+        assert_int_equal(version_of(sm, "u1"), 2);
+        assert_int_equal(kc_status_manager_set_container_readiness(sm, pod, "c9", true, T0),
+                         -ENOENT);
+        assert_int_equal(kc_status_manager_set_container_startup(sm, pod, "c1", false), 0);
+        assert_int_equal(version_of(sm, "u1"), 3);
+}
+
 static void test_terminal_phase_guard(void **state)
 {
         _cleanup_(kc_status_manager_freep) struct kc_status_manager *sm = NULL;
@@ -702,6 +739,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_set_get_version),
+                cmocka_unit_test(test_set_container_readiness),
                 cmocka_unit_test(test_terminal_phase_guard),
                 cmocka_unit_test(test_container_transition_guard),
                 cmocka_unit_test(test_remove_orphaned_statuses),

@@ -29,6 +29,8 @@
 #include "health/runtime_state.h"
 #include "kc_test.h"
 #include "kubelet/config/pod_update.h"
+#include "kubelet/prober/results_manager.h"
+#include "kubelet/status/status_manager.h"
 #include "kubelet/sync_loop.h"
 #include "pleg/event.h"
 #include "pleg/evented.h"
@@ -230,6 +232,7 @@ struct env {
         struct fake f;
         struct kc_clock *clock;
         struct kc_chan *config, *pleg, *probes;
+        struct kc_status_manager *sm;
         struct kc_runtime_state *rs;
         struct kc_sync_loop *loop;
         struct evented *ev; /* NULL: no EventedPLEG check */
@@ -331,7 +334,8 @@ static struct env *env_start(bool runtime_synced, bool pleg_down)
         assert_int_equal(kc_fake_clock_new(&e->clock, T0), 0);
         assert_int_equal(kc_chan_new(&e->config, 100, kc_pod_update_free_item), 0);
         assert_int_equal(kc_chan_new(&e->pleg, 1000, kc_pleg_event_free_item), 0);
-        assert_int_equal(kc_chan_new(&e->probes, 10, free), 0);
+        assert_int_equal(kc_chan_new(&e->probes, 10, kc_probe_update_free), 0);
+        assert_int_equal(kc_status_manager_new(&e->sm), 0);
         assert_int_equal(kc_runtime_state_new(e->clock, 30 * SEC, &e->rs), 0);
         assert_int_equal(kc_runtime_state_add_health_check(e->rs, "PLEG", fake_check, &e->f), 0);
         if (next_evented)
@@ -349,6 +353,7 @@ static struct env *env_start(bool runtime_synced, bool pleg_down)
                 .config = e->config,
                 .pleg = e->pleg,
                 .probes = e->probes,
+                .status_manager = e->sm,
                 .runtime_state = e->rs,
                 .handler = &fake_ops,
                 .handler_userdata = &e->f,
@@ -375,6 +380,7 @@ static void env_stop(struct env *e)
         if (e->ev)
                 evented_free(e->ev);
         kc_chan_free(e->probes);
+        kc_status_manager_free(e->sm);
         kc_chan_free(e->pleg);
         kc_chan_free(e->config);
         kc_clock_free(e->clock);
@@ -455,16 +461,57 @@ static void test_pleg_events(void **state)
         env_stop(e);
 }
 
-/* F-LOOP-09: a probe result syncs its pod when the pod manager knows it. */
+static void push_probe(struct env *e, enum kc_probe_type t, enum kc_probe_result r, const char *uid)
+{
+        struct kc_probe_update *u = calloc(1, sizeof(*u));
+
+        assert_non_null(u);
+        *u = (struct kc_probe_update){
+                .type = t, .result = r, .pod_uid = strdup(uid), .container_id = strdup("c2")
+        };
+        assert_int_equal(kc_chan_push_mp(e->probes, u), 0);
+}
+
+static bool stored_flag(struct env *e, const char *key)
+{
+        json_t *s = NULL;
+        bool v;
+
+        assert_int_equal(kc_status_manager_get_pod_status(e->sm, "p2", &s), 0);
+        v = json_is_true(
+                json_object_get(json_array_get(json_object_get(s, "containerStatuses"), 0), key));
+        json_decref(s);
+        return v;
+}
+
+/*
+ * F-LOOP-09 (issue 15): probe results sync their pod when the pod manager
+ * knows it: a liveness failure (not a success), every readiness and
+ * startup change, which first reaches the status manager.
+ */
 static void test_probe_results(void **state)
 {
         struct env *e = env_start(true, false);
+        json_t *st = json_pack("{s:s, s:[{s:s, s:s, s:b, s:b}]}", "phase", "Running",
+                               "containerStatuses", "name", "app", "containerID", "sim://c2",
+                               "ready", false, "started", false);
 
         (void)state;
-        assert_int_equal(kc_chan_push_mp(e->probes, strdup("ghost")), 0);
-        assert_int_equal(kc_chan_push_mp(e->probes, strdup("p2")), 0);
+        assert_non_null(st);
+        assert_int_equal(kc_status_manager_set_pod_status(e->sm, e->f.known[1], st), 0);
+        json_decref(st);
+        push_probe(e, KC_PROBE_LIVENESS, KC_PROBE_FAILURE, "ghost");
+        push_probe(e, KC_PROBE_LIVENESS, KC_PROBE_SUCCESS, "p2");
+        push_probe(e, KC_PROBE_READINESS, KC_PROBE_SUCCESS, "p2");
         wait_calls(e, 1);
         assert_string_equal(e->f.log, "sync(p2);");
+        assert_true(stored_flag(e, "ready"));
+        push_probe(e, KC_PROBE_STARTUP, KC_PROBE_SUCCESS, "p2");
+        wait_calls(e, 2);
+        assert_true(stored_flag(e, "started"));
+        push_probe(e, KC_PROBE_LIVENESS, KC_PROBE_FAILURE, "p2");
+        wait_calls(e, 3);
+        assert_string_equal(e->f.log, "sync(p2);sync(p2);sync(p2);");
         env_stop(e);
 }
 

@@ -5,7 +5,9 @@
  * kubelet_started_containers_errors_total{container_type,code}), collectors
  * run at each render, and the process_* metrics read from a fake /proc.
  */
+#include <errno.h>
 #include <setjmp.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -105,6 +107,43 @@ static void test_collector(void **state)
         }
 }
 
+/* Issue 15: a custom family writes its own samples (series that come and go). */
+static void write_custom(void *ud, struct kc_metrics_writer *w)
+{
+        const struct kc_metrics_label l[] = { { "container", "a\"b" }, { "pod", NULL } };
+        static const double bounds[] = { 0.1, 1 };
+        static const uint64_t buckets[] = { 1, 2 };
+
+        (*(int *)ud)++;
+        kc_metrics_write_sample(w, NULL, l, 2, 3);
+        kc_metrics_write_histogram(w, l, 1, bounds, buckets, 2, 4, 2.5);
+}
+
+static void test_custom_family(void **state)
+{
+        _cleanup_(kc_metrics_registry_freep) struct kc_metrics_registry *r = NULL;
+        _cleanup_free_ char *text = NULL;
+        int *calls = calloc(1, sizeof(int));
+
+        (void)state;
+        assert_non_null(calls);
+        assert_int_equal(kc_metrics_registry_new(&r), 0);
+        assert_int_equal(kc_metrics_custom_new(r, "c", "help", true, write_custom, free, calls), 0);
+        assert_int_equal(kc_metrics_custom_new(r, "c", "again", false, write_custom, NULL, NULL),
+                         -EEXIST);
+        assert_int_equal(kc_metrics_custom_new(r, "d", "h", false, NULL, NULL, NULL), -EINVAL);
+        assert_int_equal(kc_metrics_render(r, &text), 0);
+        assert_int_equal(*calls, 1);
+        assert_string_equal(text, "# HELP c help\n"
+                                  "# TYPE c histogram\n"
+                                  "c{container=\"a\\\"b\",pod=\"\"} 3\n"
+                                  "c_bucket{container=\"a\\\"b\",le=\"0.1\"} 1\n"
+                                  "c_bucket{container=\"a\\\"b\",le=\"1\"} 3\n"
+                                  "c_bucket{container=\"a\\\"b\",le=\"+Inf\"} 4\n"
+                                  "c_sum{container=\"a\\\"b\"} 2.5\n"
+                                  "c_count{container=\"a\\\"b\"} 4\n");
+}
+
 static void write_file(const char *dir, const char *rel, const char *text)
 {
         char path[512];
@@ -179,9 +218,8 @@ static void test_process_metrics(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_multi_label_gauge),
-                cmocka_unit_test(test_counter_vec),
-                cmocka_unit_test(test_collector),
+                cmocka_unit_test(test_multi_label_gauge), cmocka_unit_test(test_counter_vec),
+                cmocka_unit_test(test_collector),         cmocka_unit_test(test_custom_family),
                 cmocka_unit_test(test_process_metrics),
         };
 

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +46,7 @@ struct fs_stream {
         char te[32];
         char authority[64];
         char scheme[16];
+        char user_agent[64];
         uint8_t *body;
         size_t body_len, body_cap;
         /* The response. */
@@ -83,7 +86,7 @@ struct fs_server {
         pthread_mutex_t lock;
         /* Under lock: the headers of the last complete request. */
         char last_path[256], last_timeout[32], last_content_type[64], last_te[32];
-        char last_authority[64], last_scheme[16];
+        char last_authority[64], last_scheme[16], last_user_agent[64];
         /* Server thread only. */
         nghttp2_session_callbacks *cbs;
         struct fs_conn *conns;
@@ -230,8 +233,10 @@ static void fs_echo(struct fs_stream *st)
  * (RST_STREAM INTERNAL_ERROR), GoAway (Echo, then GOAWAY), Refuse
  * (REFUSED_STREAM for the first request of the server, Echo afterwards),
  * GoAwayRefuse (for the first request of the server, a GOAWAY whose last
- * stream is below it and a hang-up; Echo afterwards); anything else is
- * UNIMPLEMENTED.
+ * stream is below it and a hang-up; Echo afterwards), Check (the standard
+ * health check, grpc.health.v1.Health: by the request's service name, ""
+ * and "ok" SERVING, "down" NOT_SERVING, "hang" no answer, "unimpl"
+ * UNIMPLEMENTED, anything else NOT_FOUND); anything else is UNIMPLEMENTED.
  */
 static void fs_dispatch(struct fs_conn *conn, struct fs_stream *st)
 {
@@ -248,6 +253,22 @@ static void fs_dispatch(struct fs_conn *conn, struct fs_stream *st)
                 st->trailers_only = true;
                 st->status = "5";
                 st->message = "pod%20%22x%22%20not%20found%3A%20100%25%20%zz";
+        } else if (strcmp(m, "Check") == 0) {
+                char svc[64] = "";
+
+                if (st->body_len > 7 && st->body[5] == 0x0a)
+                        fs_copy(svc, sizeof(svc), st->body + 7, st->body_len - 7);
+                if (strcmp(svc, "hang") == 0)
+                        return;
+                if (!*svc || strcmp(svc, "ok") == 0 || strcmp(svc, "down") == 0) {
+                        uint8_t msg[2] = { 0x08, strcmp(svc, "down") == 0 ? 2 : 1 };
+
+                        fs_add_msg(st, 0, 2, msg, 2);
+                } else {
+                        st->trailers_only = true;
+                        st->status = strcmp(svc, "unimpl") == 0 ? "12" : "5";
+                        st->message = "unknown service";
+                }
         } else if (strcmp(m, "Slow") == 0) {
                 st->due = fs_mono_ns() + FS_SLOW_NS;
                 return;
@@ -370,6 +391,8 @@ static int fs_header_cb(nghttp2_session *session, const nghttp2_frame *frame, co
                 fs_copy(st->authority, sizeof(st->authority), value, valuelen);
         else if (FS_IS(":scheme"))
                 fs_copy(st->scheme, sizeof(st->scheme), value, valuelen);
+        else if (FS_IS("user-agent"))
+                fs_copy(st->user_agent, sizeof(st->user_agent), value, valuelen);
 #undef FS_IS
         return 0;
 }
@@ -415,6 +438,7 @@ static int fs_frame_recv_cb(nghttp2_session *session, const nghttp2_frame *frame
         memcpy(srv->last_te, st->te, sizeof(st->te));
         memcpy(srv->last_authority, st->authority, sizeof(st->authority));
         memcpy(srv->last_scheme, st->scheme, sizeof(st->scheme));
+        memcpy(srv->last_user_agent, st->user_agent, sizeof(st->user_agent));
         pthread_mutex_unlock(&srv->lock);
         atomic_fetch_add(&srv->n_requests, 1);
         fs_dispatch(conn, st);
@@ -574,23 +598,51 @@ static void *fs_main(void *arg)
 }
 
 /* Listens on @p path (replacing a stale socket) and starts serving. */
-static struct fs_server *fs_start(const char *path, uint32_t max_streams)
+static struct fs_server *fs_serve(struct fs_server *srv);
+
+static inline struct fs_server *fs_start(const char *path, uint32_t max_streams)
 {
         struct fs_server *srv = calloc(1, sizeof(*srv));
         struct sockaddr_un addr = { .sun_family = AF_UNIX };
-        nghttp2_session_callbacks *cbs;
 
         if (!srv || strlen(path) >= sizeof(addr.sun_path))
                 abort();
         snprintf(srv->path, sizeof(srv->path), "%s", path);
         snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
         srv->max_streams = max_streams;
-        pthread_mutex_init(&srv->lock, NULL);
         unlink(path);
         srv->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (srv->lfd < 0 || bind(srv->lfd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+            listen(srv->lfd, 128) < 0)
+                abort();
+        return fs_serve(srv);
+}
+
+/* fs_start() on TCP, 127.0.0.1 and a port of the kernel's choosing (*@p ret_port). */
+static inline struct fs_server *fs_start_tcp(int *ret_port)
+{
+        struct fs_server *srv = calloc(1, sizeof(*srv));
+        struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001) };
+        socklen_t len = sizeof(addr);
+
+        if (!srv)
+                abort();
+        srv->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (srv->lfd < 0 || bind(srv->lfd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+            listen(srv->lfd, 128) < 0 || getsockname(srv->lfd, (struct sockaddr *)&addr, &len) < 0)
+                abort();
+        *ret_port = ntohs(addr.sin_port);
+        return fs_serve(srv);
+}
+
+/* Serves the listening socket srv->lfd on a new thread. */
+static struct fs_server *fs_serve(struct fs_server *srv)
+{
+        nghttp2_session_callbacks *cbs;
+
+        pthread_mutex_init(&srv->lock, NULL);
         srv->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (srv->lfd < 0 || srv->efd < 0 ||
-            bind(srv->lfd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(srv->lfd, 128) < 0)
+        if (srv->efd < 0)
                 abort();
         if (nghttp2_session_callbacks_new(&cbs) != 0)
                 abort();
@@ -618,7 +670,8 @@ static void fs_stop(struct fs_server *srv)
         pthread_join(srv->thread, NULL);
         close(srv->lfd);
         close(srv->efd);
-        unlink(srv->path);
+        if (*srv->path)
+                unlink(srv->path);
         nghttp2_session_callbacks_del(srv->cbs);
         pthread_mutex_destroy(&srv->lock);
         free(srv);
@@ -638,6 +691,8 @@ static void fs_last(struct fs_server *srv, const char *field, char *out, size_t 
                 snprintf(out, cap, "%s", srv->last_authority);
         else if (strcmp(field, ":scheme") == 0)
                 snprintf(out, cap, "%s", srv->last_scheme);
+        else if (strcmp(field, "user-agent") == 0)
+                snprintf(out, cap, "%s", srv->last_user_agent);
         else
                 snprintf(out, cap, "%s", srv->last_path);
         pthread_mutex_unlock(&srv->lock);

@@ -264,6 +264,98 @@ static void test_spec_hash_changed(void **state)
         check(&t, false, false, "sandboxID", 0, -1, START(1), KILL("id2"));
 }
 
+/* Issue 15: the liveness and startup results (upstream livenessManager/startupManager.Set). */
+struct fake_probes {
+        const char *liveness_failed; /* container ID or NULL */
+        const char *startup_failed;
+        const char *startup_ok; /* a startup Success (others: no result) */
+};
+
+static enum kc_probe_verdict fake_get(void *self, const char *id, bool startup)
+{
+        const struct fake_probes *fp = self;
+        const char *failed = startup ? fp->startup_failed : fp->liveness_failed;
+
+        if (failed && strcmp(failed, id) == 0)
+                return KC_PROBE_VERDICT_FAILURE;
+        if (startup && fp->startup_ok && strcmp(fp->startup_ok, id) == 0)
+                return KC_PROBE_VERDICT_SUCCESS;
+        return KC_PROBE_VERDICT_NONE;
+}
+
+static void probed(const struct tc *t, struct fake_probes *fp, struct kc_pod_actions *a)
+{
+        const struct kc_probe_results_view v = { .get = fake_get, .self = fp };
+
+        assert_int_equal(kc_compute_pod_actions_probed(&t->pod, &t->st, &v, a), 0);
+}
+
+/* "Kill and recreate the container if the liveness check has failed" (and startup). */
+static void test_probe_failure_kill_and_restart(void **state)
+{
+        struct fake_probes fp = { .liveness_failed = "id2" };
+        struct kc_pod_actions a;
+        struct tc t;
+
+        (void)state;
+        base(&t);
+        probed(&t, &fp, &a);
+        assert_false(a.kill_pod);
+        assert_int_equal(a.n_containers_to_start, 1);
+        assert_int_equal(a.containers_to_start[0], 1);
+        assert_int_equal(a.n_containers_to_kill, 1);
+        assert_string_equal(a.containers_to_kill[0].id, "id2");
+        assert_int_equal(a.containers_to_kill[0].reason, KC_KILL_REASON_LIVENESS_PROBE);
+        assert_string_equal(a.containers_to_kill[0].message,
+                            "Container foo2 failed liveness probe, will be restarted");
+        kc_pod_actions_done(&a);
+
+        fp = (struct fake_probes){ .startup_failed = "id3" };
+        probed(&t, &fp, &a);
+        assert_int_equal(a.n_containers_to_start, 1);
+        assert_int_equal(a.containers_to_start[0], 2);
+        assert_int_equal(a.containers_to_kill[0].reason, KC_KILL_REASON_STARTUP_PROBE);
+        assert_string_equal(a.containers_to_kill[0].message,
+                            "Container foo3 failed startup probe, will be restarted");
+        kc_pod_actions_done(&a);
+
+        /* A changed spec wins over the probe (definition changed, no probe reason). */
+        t.cs[1].hash = UINT64_C(432423432);
+        fp = (struct fake_probes){ .liveness_failed = "id2" };
+        probed(&t, &fp, &a);
+        assert_int_equal(a.containers_to_kill[0].reason, KC_KILL_REASON_NONE);
+        assert_string_equal(a.containers_to_kill[0].message,
+                            "Container foo2 definition changed, will be restarted");
+        kc_pod_actions_done(&a);
+        /* No view: no probe kills. */
+        t.cs[1].hash = kc_container_spec_hash(&t.containers[1]);
+        check(&t, false, false, "sandboxID", 0, -1, NONE, NONE);
+}
+
+/* restartPolicy Never: killed, not restarted; a pod left with nothing to keep is killed. */
+static void test_probe_failure_never(void **state)
+{
+        struct fake_probes fp = { .liveness_failed = "id1" };
+        struct kc_pod_actions a;
+        struct tc t;
+
+        (void)state;
+        base(&t);
+        t.pod.restart_policy = KC_RESTART_POLICY_NEVER;
+        probed(&t, &fp, &a);
+        assert_false(a.kill_pod);
+        assert_int_equal(a.n_containers_to_start, 0);
+        assert_int_equal(a.n_containers_to_kill, 1);
+        assert_string_equal(a.containers_to_kill[0].message,
+                            "Container foo1 failed liveness probe");
+        kc_pod_actions_done(&a);
+
+        t.pod.n_containers = 1;
+        probed(&t, &fp, &a);
+        assert_true(a.kill_pod);
+        kc_pod_actions_done(&a);
+}
+
 static void test_never_exited_no_sandbox_kill_only(void **state)
 {
         struct tc t;
@@ -831,6 +923,59 @@ static void test_sidecar_running_starts_next(void **state)
         check_sc(&t, false, false, START(1), NONE, NONE);
 }
 
+/*
+ * Issue 15, upstream's sidecar probe cases: a startup probe not yet
+ * successful holds the next init container back; its failure, or a liveness
+ * failure, kills the sidecar and starts it again.
+ */
+static void test_sidecar_probes(void **state)
+{
+        struct fake_probes fp = { 0 };
+        struct kc_pod_actions a;
+        struct tc t;
+
+        (void)state;
+        base_sidecar(&t);
+        t.st.n_containers = 1; /* only the first sidecar runs */
+        t.init[0].startup_probe = (struct kc_api_probe){ .present = true };
+        probed(&t, &fp, &a); /* no startup result yet: wait */
+        assert_int_equal(a.n_init_containers_to_start, 0);
+        assert_int_equal(a.n_containers_to_kill, 0);
+        kc_pod_actions_done(&a);
+
+        fp.startup_ok = "initid1";
+        probed(&t, &fp, &a); /* started: the next one starts */
+        assert_int_equal(a.n_init_containers_to_start, 1);
+        assert_int_equal(a.init_containers_to_start[0], 1);
+        kc_pod_actions_done(&a);
+
+        fp = (struct fake_probes){ .startup_failed = "initid1" };
+        probed(&t, &fp, &a);
+        assert_int_equal(a.n_containers_to_kill, 1);
+        assert_string_equal(a.containers_to_kill[0].message,
+                            "Init container init1 failed startup probe");
+        assert_int_equal(a.containers_to_kill[0].reason, KC_KILL_REASON_STARTUP_PROBE);
+        assert_true(a.containers_to_kill[0].init_container);
+        assert_int_equal(a.n_init_containers_to_start, 1);
+        assert_int_equal(a.init_containers_to_start[0], 0);
+        kc_pod_actions_done(&a);
+
+        /* Liveness: all three running, the pod initialized; the second fails. */
+        base_sidecar(&t);
+        t.init[1].liveness_probe = (struct kc_api_probe){ .present = true };
+        fp = (struct fake_probes){ .liveness_failed = "initid2" };
+        probed(&t, &fp, &a);
+        assert_int_equal(a.n_containers_to_kill, 1);
+        assert_string_equal(a.containers_to_kill[0].id, "initid2");
+        assert_string_equal(a.containers_to_kill[0].message,
+                            "Init container init2 failed liveness probe");
+        assert_int_equal(a.containers_to_kill[0].reason, KC_KILL_REASON_LIVENESS_PROBE);
+        assert_int_equal(a.n_init_containers_to_start, 1);
+        assert_int_equal(a.init_containers_to_start[0], 1);
+        assert_int_equal(a.n_containers_to_start, 3); /* the apps start: initialized */
+        kc_pod_actions_done(&a);
+}
+
 static void test_sidecar_created_restart(void **state)
 {
         struct tc t;
@@ -989,6 +1134,9 @@ int main(void)
                 cmocka_unit_test(test_sandbox_dead_on_failure_skips_succeeded),
                 cmocka_unit_test(test_several_ready_sandboxes),
                 cmocka_unit_test(test_spec_hash_changed),
+                cmocka_unit_test(test_probe_failure_kill_and_restart),
+                cmocka_unit_test(test_probe_failure_never),
+                cmocka_unit_test(test_sidecar_probes),
                 cmocka_unit_test(test_never_exited_no_sandbox_kill_only),
                 cmocka_unit_test(test_on_failure_all_succeeded_no_sandbox),
                 cmocka_unit_test(test_on_failure_all_succeeded_ready_sandbox),

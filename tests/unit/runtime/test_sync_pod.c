@@ -736,6 +736,65 @@ static void test_spec_change(void **state)
         kc_runtime_result_done(&cl);
 }
 
+/* Issue 15: the liveness result computePodActions reads. */
+static enum kc_probe_verdict liveness_failed(void *self, const char *id, bool startup)
+{
+        return !startup && strcmp(self, id) == 0 ? KC_PROBE_VERDICT_FAILURE : KC_PROBE_VERDICT_NONE;
+}
+
+/*
+ * A liveness failure kills the container with the probe's
+ * terminationGracePeriodSeconds and restarts it (restartPolicy Always).
+ */
+static void test_liveness_kill_probe_grace(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_api_container cs[] = {
+                { .name = "app", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
+        };
+        struct kc_api_pod pod = make_pod("uid-4p", "live", cs, 1, KC_RESTART_POLICY_ALWAYS);
+        struct kc_container_list cl = { 0 };
+        char id[128];
+        struct kc_probe_results_view probes = { .get = liveness_failed, .self = id };
+        char *err = NULL;
+
+        cs[0].liveness_probe = (struct kc_api_probe){
+                .present = true,
+                .period_seconds = 10,
+                .termination_grace_period_seconds = { .set = true, .v = 7 },
+        };
+        pod.termination_grace_s = 30;
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        list_pod_containers(f, "uid-4p", &cl);
+        assert_int_equal(cl.n, 1);
+        snprintf(id, sizeof(id), "%s", cl.items[0].id);
+        kc_runtime_result_done(&cl);
+
+        kc_fake_clock_advance(f->clock, SEC);
+        f->opts.probes = &probes;
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_null(err);
+        assert_int_equal(f->n_stops, 1);
+        assert_int_equal(f->stop_timeouts[0], 7); /* the probe's grace, not the pod's 30 */
+        list_pod_containers(f, "uid-4p", &cl);
+        assert_int_equal(cl.n, 2);
+        assert_non_null(find_c(&cl, "app", 1));
+        assert_int_equal(find_c(&cl, "app", 1)->state, KC_CONTAINER_STATE_RUNNING);
+        kc_runtime_result_done(&cl);
+
+        /* A pod being deleted: its deletion grace wins. */
+        list_pod_containers(f, "uid-4p", &cl);
+        snprintf(id, sizeof(id), "%s", find_c(&cl, "app", 1)->id);
+        kc_runtime_result_done(&cl);
+        pod.deletion_ts = T0;
+        pod.deletion_grace_s = 4;
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(sync_once(f, &pod, &err), 0);
+        assert_int_equal(f->n_stops, 2);
+        assert_int_equal(f->stop_timeouts[1], 4);
+        f->opts.probes = NULL;
+}
+
 static void test_kill_pod(void **state)
 {
         struct fixture *f = *state;
@@ -1860,6 +1919,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_backoff_continues, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_never_not_restarted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_spec_change, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_liveness_kill_probe_grace, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kill_pod, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kill_running_pod, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kill_pod_parallel, setup, teardown),

@@ -153,6 +153,50 @@ int kc_generate_api_pod_status(const struct kc_api_pod *pod, const struct kc_pod
                                const json_t *old_status, int64_t now_ns, json_t **ret);
 
 /**
+ * UpdatePodStatus' source (the prober manager, through the kubelet):
+ * @p get fills *ret_started and *ret_ready of app container (or sidecar)
+ * @p container_name of pod @p pod_uid whose newest instance is
+ * @p container_id (the runtime's ID; NULL: none) and @p running. Any thread.
+ */
+struct kc_container_probe_view {
+        void (*get)(void *self, const char *pod_uid, const char *container_name,
+                    const char *container_id, bool running, bool *ret_started, bool *ret_ready);
+        void *self;
+};
+
+/**
+ * @brief kc_generate_api_pod_status() with the probes' verdicts: the
+ * "started" and "ready" of every app container and sidecar (init container
+ * with restartPolicy Always) come from @p probes (may be NULL: the
+ * probe-less rules above), and so do the Ready and ContainersReady
+ * conditions. Other init containers keep their rule (ready: exited 0).
+ */
+int kc_generate_api_pod_status_probed(const struct kc_api_pod *pod,
+                                      const struct kc_pod_status *status,
+                                      struct kc_reason_cache *rc, const char *host_ip,
+                                      const char *runtime_name, bool pod_is_terminal,
+                                      const json_t *old_status,
+                                      const struct kc_container_probe_view *probes, int64_t now_ns,
+                                      json_t **ret);
+
+/**
+ * @brief SetContainerReadiness on a v1 status: a copy of @p old in which the
+ * container status whose containerID names @p container_id (the runtime's
+ * ID, with or without the "<runtime>://" prefix; app, then init statuses)
+ * (either ID may carry the prefix) has "ready" = @p ready, and the Ready and ContainersReady conditions are
+ * computed again from the app containers' "ready" (lastTransitionTime kept
+ * when a condition's status is unchanged, else @p now_ns).
+ * @return 0 with a new *ret, or with *ret NULL when "ready" is already
+ * @p ready; -ENOENT (no such container), -EINVAL or -ENOMEM (*ret NULL).
+ */
+int kc_pod_status_set_container_readiness(const struct kc_api_pod *pod, const json_t *old,
+                                          const char *container_id, bool ready, int64_t now_ns,
+                                          json_t **ret);
+/** SetContainerStartup: the same for "started" (no condition depends on it). */
+int kc_pod_status_set_container_started(const json_t *old, const char *container_id, bool started,
+                                        json_t **ret);
+
+/**
  * @brief Makes element @p i of a JSON array being built by
  * kc_json_array_build() from @p userdata.
  *

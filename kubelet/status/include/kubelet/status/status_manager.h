@@ -54,6 +54,24 @@ int kc_status_manager_set_pod_status(struct kc_status_manager *sm, const struct 
                                      const json_t *status);
 
 /**
+ * @brief SetContainerReadiness: in @p pod's stored status, the container
+ * whose containerID names @p container_id (the runtime's ID) gets "ready"
+ * = @p ready and the Ready and ContainersReady conditions follow
+ * (kc_pod_status_set_container_readiness(); @p now_ns for a changed
+ * condition's lastTransitionTime). No change when already so.
+ * @return 0, -ENOENT (no status, or no such container: upstream logs
+ * "Container readiness changed for unknown container" and does nothing),
+ * -EINVAL or -ENOMEM.
+ */
+int kc_status_manager_set_container_readiness(struct kc_status_manager *sm,
+                                              const struct kc_api_pod *pod,
+                                              const char *container_id, bool ready, int64_t now_ns);
+/** SetContainerStartup: the same for the container's "started". */
+int kc_status_manager_set_container_startup(struct kc_status_manager *sm,
+                                            const struct kc_api_pod *pod, const char *container_id,
+                                            bool started);
+
+/**
  * @brief GetPodStatus: a deep copy of the stored status, owned by the
  * caller (json_decref it; modifying it changes nothing stored).
  * @return 0, -ENOENT, -EINVAL or -ENOMEM; *ret untouched on failure.
