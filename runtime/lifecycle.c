@@ -1,23 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The lifecycle handler runner (upstream kubelet/lifecycle handlers.go,
- * HandlerRunner): exec through the runtime's ExecSync, httpGet through a
- * small HTTP/1.1 client, sleep on the injected clock.
+ * HandlerRunner): exec through the runtime's ExecSync, httpGet through the
+ * shared HTTP client (runtime/http_client.h), sleep on the injected clock.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "core/cancel.h"
 #include "core/cleanup.h"
@@ -28,39 +22,13 @@
 #include "lifecycle.h"
 #include "runtime/api_pod.h"
 #include "runtime/error.h"
+#include "runtime/http_client.h"
 #include "runtime/runtime_service.h"
 
 /* The User-Agent of hook requests when the handler sets none (upstream: kube-lifecycle/<version>). */
 #define HOOK_USER_AGENT "kube-lifecycle/cubelet"
-/* The most of a response read (and thrown away) before the connection is closed. */
+/* The most of a response's body read (and thrown away) before the connection is closed. */
 #define HOOK_MAX_RESPONSE (64 * 1024)
-
-char *kc__go_quote(const char *s)
-{
-        static const char from[] = "\"\\\a\b\f\n\r\t\v", to[] = "\"\\abfnrtv";
-        char *q = malloc(strlen(s) * 4 + 3), *o;
-        const char *p;
-
-        if (!q)
-                return NULL;
-        o = q;
-        *o++ = '"';
-        for (; *s; s++) {
-                unsigned char ch = (unsigned char)*s;
-
-                if (ch && (p = strchr(from, ch))) {
-                        *o++ = '\\';
-                        *o++ = to[p - from];
-                } else if (ch < 0x20 || ch == 0x7f) {
-                        o += sprintf(o, "\\x%02x", ch);
-                } else {
-                        *o++ = (char)ch;
-                }
-        }
-        *o++ = '"';
-        *o = '\0';
-        return q;
-}
 
 static const char *s_or_empty(const char *s)
 {
@@ -73,7 +41,7 @@ static char *quoted_pod(const struct kc_api_pod *pod)
         _cleanup_free_ char *s = kc_strdup_printf("%s_%s(%s)", s_or_empty(pod->name),
                                                   s_or_empty(pod->namespace), s_or_empty(pod->uid));
 
-        return s ? kc__go_quote(s) : NULL;
+        return s ? kc_go_quote(s) : NULL;
 }
 
 /* Go's %v of a []string: "[a b c]". NULL on ENOMEM. */
@@ -132,8 +100,8 @@ static int run_exec(const struct kc__hook_env *env, const struct kc_api_pod *pod
                 output = strdup("");
         }
         kc_exec_sync_result_done(&out);
-        qo = output ? kc__go_quote(output) : NULL;
-        qc = kc__go_quote(s_or_empty(c->name));
+        qo = output ? kc_go_quote(output) : NULL;
+        qc = kc_go_quote(s_or_empty(c->name));
         qp = quoted_pod(pod);
         if (cmd && err && qo && qc && qp)
                 *ret_msg = kc_strdup_printf("Exec lifecycle hook (%s) for Container %s in Pod %s "
@@ -165,157 +133,6 @@ static int resolve_port(const struct kc_api_container *c, const struct kc_api_po
         return -ENOENT;
 }
 
-/* Milliseconds left until @p deadline (CLOCK_MONOTONIC ns; 0: none), capped at 1 s. */
-static int poll_slice(int64_t deadline)
-{
-        struct timespec ts;
-        int64_t now, left;
-
-        if (deadline == 0)
-                return 1000;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        now = (int64_t)ts.tv_sec * KC_NSEC_PER_SEC + ts.tv_nsec;
-        left = deadline - now;
-        if (left <= 0)
-                return 0;
-        return left > KC_NSEC_PER_SEC ? 1000 : (int)((left + 999999) / 1000000);
-}
-
-/*
- * Waits for @p events on @p fd until the deadline, in slices of at most 1 s
- * so that a cancelled context ends the wait. 0, -ETIMEDOUT or -ECANCELED.
- */
-static int wait_fd(int fd, short events, int64_t deadline, struct kc_cancel *ctx)
-{
-        struct pollfd p = { .fd = fd, .events = events };
-        int ms, n;
-
-        for (;;) {
-                if (ctx && kc_cancel_is_set(ctx))
-                        return -ECANCELED;
-                ms = poll_slice(deadline);
-                if (ms == 0)
-                        return -ETIMEDOUT;
-                n = poll(&p, 1, ms);
-                if (n > 0)
-                        return 0;
-                if (n < 0 && errno != EINTR)
-                        return -errno;
-        }
-}
-
-/* A connected non-blocking TCP socket to @p host:@p port. */
-static int dial(const char *host, int port, int64_t deadline, struct kc_cancel *ctx)
-{
-        struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV }, *ai;
-        char ps[16];
-        int fd, r, err = 0;
-        socklen_t len = sizeof(err);
-
-        snprintf(ps, sizeof(ps), "%d", port);
-        if (getaddrinfo(host, ps, &hints, &ai) != 0)
-                return -EHOSTUNREACH;
-        fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0) {
-                r = -errno;
-                freeaddrinfo(ai);
-                return r;
-        }
-        r = connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -errno : 0;
-        freeaddrinfo(ai);
-        if (r == -EINPROGRESS) {
-                r = wait_fd(fd, POLLOUT, deadline, ctx);
-                if (r == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-                        r = -errno;
-                else if (r == 0)
-                        r = -err;
-        }
-        if (r < 0) {
-                close(fd);
-                return r;
-        }
-        return fd;
-}
-
-/* The request: GET <path>, Host, User-Agent and Accept unless the handler's headers set them. */
-static char *http_request(const struct kc_api_handler *h, const char *hostport)
-{
-        bool host = false, ua = false, accept = false;
-        _cleanup_free_ char *buf = NULL;
-        const char *path = s_or_empty(h->path);
-        size_t len = 0, i;
-        FILE *f = open_memstream(&buf, &len);
-
-        if (!f)
-                return NULL;
-        fprintf(f, "GET %s%s HTTP/1.1\r\n", *path == '/' ? "" : "/", path);
-        for (i = 0; i < h->n_headers; i++) {
-                const char *n = s_or_empty(h->headers[i].name);
-
-                host |= strcasecmp(n, "Host") == 0;
-                ua |= strcasecmp(n, "User-Agent") == 0;
-                accept |= strcasecmp(n, "Accept") == 0;
-                fprintf(f, "%s: %s\r\n", n, s_or_empty(h->headers[i].value));
-        }
-        if (!host)
-                fprintf(f, "Host: %s\r\n", hostport);
-        if (!ua)
-                fprintf(f, "User-Agent: %s\r\n", HOOK_USER_AGENT);
-        if (!accept)
-                fprintf(f, "Accept: */*\r\n");
-        fprintf(f, "Connection: close\r\n\r\n");
-        if (fclose(f) != 0)
-                return NULL;
-        return TAKE_PTR(buf);
-}
-
-/* Sends @p req and reads the response (thrown away, as upstream) until EOF or the cap. */
-static int http_exchange(int fd, const char *req, int64_t deadline, struct kc_cancel *ctx)
-{
-        size_t off = 0, len = strlen(req), got = 0;
-        char buf[4096], head[8] = { 0 };
-        ssize_t n;
-        int r;
-
-        while (off < len) {
-                n = send(fd, req + off, len - off, MSG_NOSIGNAL);
-                if (n < 0 && errno != EAGAIN && errno != EINTR)
-                        return -errno;
-                if (n > 0)
-                        off += (size_t)n;
-                else if ((r = wait_fd(fd, POLLOUT, deadline, ctx)) < 0)
-                        return r;
-        }
-        while (got < HOOK_MAX_RESPONSE) {
-                n = recv(fd, buf, sizeof(buf), 0);
-                if (n == 0)
-                        break;
-                if (n < 0 && errno != EAGAIN && errno != EINTR)
-                        return -errno;
-                if (n < 0) {
-                        if ((r = wait_fd(fd, POLLIN, deadline, ctx)) < 0)
-                                return r;
-                        continue;
-                }
-                if (got < sizeof(head) - 1)
-                        memcpy(head + got, buf,
-                               (size_t)n < sizeof(head) - 1 - got ? (size_t)n
-                                                                  : sizeof(head) - 1 - got);
-                got += (size_t)n;
-        }
-        return strncmp(head, "HTTP/1.", 7) == 0 ? 0 : -EPROTO;
-}
-
-static int64_t monotonic_deadline(int64_t timeout_s)
-{
-        struct timespec ts;
-
-        if (timeout_s <= 0)
-                return 0;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * KC_NSEC_PER_SEC + ts.tv_nsec + timeout_s * KC_NSEC_PER_SEC;
-}
-
 /* The pod IP: the env's, else the sandbox's status. NULL with *ret_err when none. */
 static char *pod_ip(const struct kc__hook_env *env, char **ret_err)
 {
@@ -336,43 +153,45 @@ static char *pod_ip(const struct kc__hook_env *env, char **ret_err)
         return ip;
 }
 
-/* runHTTPHandler: *ret_err says why it failed (Go's net/http words where it can). */
+/*
+ * runHTTPHandler: one GET through the shared client (runtime/http_client.h;
+ * HTTPS without certificate verification, as upstream); any HTTP answer
+ * will do. *ret_err says why it failed, in Go's net/http words.
+ */
 static int http_get(const struct kc__hook_env *env, const struct kc_api_container *c,
                     const struct kc_api_handler *h, int64_t timeout_s, char **ret_err)
 {
-        _cleanup_free_ char *host = NULL, *hostport = NULL, *req = NULL;
-        _cleanup_close_ int fd = -1;
-        int64_t deadline = monotonic_deadline(timeout_s);
+        _cleanup_free_ char *host = NULL, *url = NULL, *err = NULL;
+        struct kc_http_response resp = { 0 };
+        const char *path = s_or_empty(h->path);
         int port, r;
 
-        if (h->https) {
-                *ret_err = strdup("scheme HTTPS is not supported: cubelet has no TLS client");
-                return -EPROTONOSUPPORT;
-        }
         host = h->host && *h->host ? strdup(h->host) : pod_ip(env, ret_err);
         if (!host)
                 return *ret_err ? -EHOSTUNREACH : -ENOMEM;
         port = resolve_port(c, &h->port, ret_err);
         if (port < 0)
                 return port;
-        hostport = kc_strdup_printf(strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
-        req = hostport ? http_request(h, hostport) : NULL;
-        if (!req)
+        url = kc_strdup_printf(strchr(host, ':') ? "%s://[%s]:%d%s%s" : "%s://%s:%d%s%s",
+                               h->https ? "https" : "http", host, port, *path == '/' ? "" : "/",
+                               path);
+        if (!url)
                 return -ENOMEM;
-        fd = dial(host, port, deadline, env->ctx);
-        if (fd < 0) {
-                *ret_err = kc_strdup_printf("Get \"http://%s%s%s\": dial tcp %s: connect: %s",
-                                            hostport, *s_or_empty(h->path) == '/' ? "" : "/",
-                                            s_or_empty(h->path), hostport, strerror(-fd));
-                return fd;
+        r = kc_http_get(&(struct kc_http_request){ .host = host,
+                                                   .port = port,
+                                                   .tls = h->https,
+                                                   .path = path,
+                                                   .headers = h->headers,
+                                                   .n_headers = h->n_headers,
+                                                   .user_agent = HOOK_USER_AGENT },
+                        timeout_s > 0 ? kc_net_deadline(timeout_s * KC_NSEC_PER_SEC) : 0, env->ctx,
+                        HOOK_MAX_RESPONSE, &resp, &err);
+        if (r < 0) {
+                *ret_err = err ? kc_strdup_printf("Get \"%s\": %s", url, err) : NULL;
+                return r;
         }
-        r = http_exchange(fd, req, deadline, env->ctx);
-        if (r < 0)
-                *ret_err = kc_strdup_printf(
-                        "Get \"http://%s%s%s\": %s", hostport,
-                        *s_or_empty(h->path) == '/' ? "" : "/", s_or_empty(h->path),
-                        r == -EPROTO ? "malformed HTTP response" : strerror(-r));
-        return r;
+        kc_http_response_done(&resp);
+        return 0;
 }
 
 /* runSleepHandler: sleeps @p h->sleep_seconds (at most @p timeout_s) unless cancelled. */
@@ -414,7 +233,7 @@ int kc__run_handler(const struct kc__hook_env *env, const struct kc_api_pod *pod
         }
         if (r == 0)
                 return 0;
-        qc = kc__go_quote(s_or_empty(c->name));
+        qc = kc_go_quote(s_or_empty(c->name));
         qp = quoted_pod(pod);
         if (!qc || !qp)
                 return r;

@@ -31,8 +31,8 @@ struct kc__hook_env {
  * HandlerRunner.Run: runs @p h for container @p c (runtime ID
  * @p container_id) of @p pod. exec: ExecSync (a non-zero exit fails);
  * httpGet: one HTTP/1.1 GET (only a transport failure fails, the status
- * code is not looked at, as upstream; HTTPS is refused: no TLS in the
- * tree); sleep: sleeps on the clock until done or @p env->ctx is set.
+ * code is not looked at, as upstream; HTTPS without certificate
+ * verification); sleep: sleeps on the clock until done or @p env->ctx is set.
  * @p timeout_s > 0 bounds the exec, the HTTP exchange and the sleep
  * (preStop's grace); 0: no bound, as upstream's postStart.
  * @return 0, or -errno with *@p ret_msg (malloc'd, may be NULL on ENOMEM)
@@ -42,6 +42,3 @@ struct kc__hook_env {
 int kc__run_handler(const struct kc__hook_env *env, const struct kc_api_pod *pod,
                     const struct kc_api_container *c, const char *container_id,
                     const struct kc_api_handler *h, int64_t timeout_s, char **ret_msg);
-
-/** Go's %q of @p s: double-quoted with escapes. NULL on ENOMEM. */
-char *kc__go_quote(const char *s);

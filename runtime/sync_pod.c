@@ -83,8 +83,8 @@ static void result_fail(struct sp_result *res, int r, const char *fmt, ...)
 static void result_fail_action(struct sp_result *res, int r, const char *action, const char *target,
                                const char *reason, const char *msg)
 {
-        _cleanup_free_ char *qt = kc__go_quote(target ? target : ""),
-                            *qm = kc__go_quote(msg ? msg : "");
+        _cleanup_free_ char *qt = kc_go_quote(target ? target : ""),
+                            *qm = kc_go_quote(msg ? msg : "");
 
         if (!qt || !qm)
                 result_fail(res, r, "out of memory");
