@@ -10,7 +10,9 @@
  * directories, its mount points, its working directory), its mounts (the
  * sim-wide store of host paths, so two containers mounting one directory
  * share its files; a file the store does not hold is read from the host,
- * writes never reach the host), its envs and working directory as
+ * writes never reach the host but for the termination-message file: the
+ * kubelet made it on the host to read it back, so what the container writes
+ * there is written through), its envs and working directory as
  * CreateContainer gave them. A read-only root (readonly_rootfs) refuses
  * writes outside the writable mounts and /dev, with EROFS's message.
  *
@@ -107,6 +109,7 @@ struct loc {
         bool host;               /* in a mount: the host's file may back it */
         bool readonly;
         bool mount_root;
+        bool write_through; /* the termination-message file: writes reach the host */
 };
 
 static bool path_under(const char *path, const char *dir)
@@ -141,6 +144,18 @@ static const struct kc_cri_mount *mount_of(const struct sim_container *c, const 
         return best;
 }
 
+/* The mount of the termination-message file (at the annotated path), or NULL. */
+static const struct kc_cri_mount *termination_mount(const struct sim_container *c)
+{
+        const char *path = kc__label_get(c->v.annotations, c->v.n_annotations,
+                                         "io.kubernetes.container.terminationMessagePath");
+
+        for (size_t i = 0; path && *path && c->cfg && i < c->cfg->n_mounts; i++)
+                if (kc__streq(c->cfg->mounts[i].container_path, path))
+                        return &c->cfg->mounts[i];
+        return NULL;
+}
+
 static int locate(struct shell *sh, const char *path, struct loc *l)
 {
         char mp[SIM_PATH_MAX], host[SIM_PATH_MAX * 2];
@@ -166,7 +181,30 @@ static int locate(struct shell *sh, const char *path, struct loc *l)
         l->host = true;
         l->readonly = m->readonly;
         l->mount_root = strcmp(l->path, mp) == 0;
+        l->write_through = l->mount_root && m == termination_mount(sh->c);
         return 0;
+}
+
+/*
+ * Writes the store's copy of @p l through to the existing host file (never
+ * made here, never through a symlink). Best effort: the store keeps it.
+ */
+static void host_write_through(const struct loc *l)
+{
+        const struct sim_file *f = kc__sim_fs_get(l->fs, l->key);
+        _cleanup_close_ int fd = -1;
+        size_t off = 0;
+
+        if (!l->write_through || !f || f->dir)
+                return;
+        fd = open(l->key, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        while (fd >= 0 && off < f->size) {
+                ssize_t k = write(fd, f->data + off, f->size - off);
+
+                if (k <= 0)
+                        return;
+                off += (size_t)k;
+        }
 }
 
 /* A mount's file the store does not hold, read from the host; NULL when there is none. */
@@ -606,6 +644,8 @@ static bool redirect_write(struct shell *sh, const char *path, const struct memb
                 r = write_check(sh, &l);
         if (r == 0)
                 r = kc__sim_fs_write(l.fs, l.key, b->p ? b->p : "", b->n, append);
+        if (r == 0)
+                host_write_through(&l);
         if (r < 0) {
                 mb_printf(sh->err, "sh: can't create %s: %s\n", path,
                           r == -ENOENT ? "nonexistent directory" : strerror(-r));
@@ -824,6 +864,14 @@ void kc__sim_container_catch_up_locked(struct kc_sim *s, struct sim_container *c
         c->main_code = sh.code;
 out:
         kc__sim_script_done(&sc);
+}
+
+void kc__sim_container_exited_locked(struct kc_sim *s, struct sim_container *c)
+{
+        /* What it wrote before it ended reaches its termination-message file. */
+        if (!termination_mount(c) || (c->fs.n == 0 && kc__sim_container_fs_init(c) < 0))
+                return;
+        kc__sim_container_catch_up_locked(s, c);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -563,18 +563,14 @@ static void test_warnings(void **state)
         kc_manifest_warnings_done(&w);
         kc_manifest_warnings_done(NULL);
 
-        /* the full spec above warns only for its probes and its termination message */
+        /* the full spec above warns only for its probes (its termination message is honoured) */
         expect_warnings(spec_yaml,
                         (const char *const[]){
                                 "m.yaml: spec.initContainers[0].readinessProbe: cubelet runs "
                                 "no probes (a running container counts as ready), ignored",
                                 "m.yaml: spec.containers[0].livenessProbe: cubelet runs no "
-                                "probes (a running container counts as ready), ignored",
-                                "m.yaml: spec.containers[0].terminationMessagePath: cubelet "
-                                "does not read termination messages yet, ignored",
-                                "m.yaml: spec.containers[0].terminationMessagePolicy: cubelet "
-                                "does not read termination messages yet, ignored" },
-                        4);
+                                "probes (a running container counts as ready), ignored" },
+                        2);
         /* false/default values of the conditional fields do not warn */
         expect_warnings("apiVersion: v1\nkind: Pod\nmetadata: {name: q}\n"
                         "spec:\n  schedulerName: default-scheduler\n  hostUsers: true\n"
