@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../internal.h"
@@ -96,7 +97,7 @@ struct shell {
         struct sim_container *c; /* valid while the lock is held */
         struct sim_env env;
         char cwd[SIM_PATH_MAX];
-        struct membuf *out, *err; /* NULL: discarded (the container's own command) */
+        struct membuf *out, *err; /* NULL: discarded */
         int32_t code;             /* the last status */
         bool exited;              /* `exit` ran */
 };
@@ -830,9 +831,56 @@ int kc__sim_container_fs_init(struct sim_container *c)
         return r == -ENOTDIR ? 0 : r;
 }
 
+/*
+ * Appends @p b (what the command wrote on @p stream) to @p fd in the CRI log
+ * format: "<time> <stream> F <line>" per line, "P" for an unfinished one.
+ */
+static void log_append(int fd, const char *stream, int64_t now, const struct membuf *b)
+{
+        char ts[64];
+        struct tm tm;
+        time_t sec = (time_t)(now / 1000000000);
+        size_t off = 0;
+
+        if (b->n == 0 || !gmtime_r(&sec, &tm))
+                return;
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        while (off < b->n) {
+                const char *nl = memchr(b->p + off, '\n', b->n - off);
+                size_t len = nl ? (size_t)(nl - (b->p + off)) : b->n - off;
+
+                if (dprintf(fd, "%s.%09" PRId64 "Z %s %s %.*s\n", ts, now % 1000000000, stream,
+                            nl ? "F" : "P", (int)len, b->p + off) < 0)
+                        return;
+                off += len + (nl ? 1 : 0);
+        }
+}
+
+/*
+ * What the container's own command wrote, to its log file (containerd's
+ * CRI format) when the kubelet made its directory; stdout's lines, then
+ * stderr's, of each stretch caught up.
+ */
+static void log_output(const struct kc_sim *s, const struct sim_container *c,
+                       const struct membuf *out, const struct membuf *err)
+{
+        _cleanup_close_ int fd = -1;
+        int64_t now;
+
+        if (!c->v.log_path || (out->n == 0 && err->n == 0))
+                return;
+        fd = open(c->v.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+        if (fd < 0)
+                return;
+        now = kc_clock_now(s->clock);
+        log_append(fd, "stdout", now, out);
+        log_append(fd, "stderr", now, err);
+}
+
 void kc__sim_container_catch_up_locked(struct kc_sim *s, struct sim_container *c)
 {
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct membuf out = { 0 }, err = { 0 };
         struct sim_script sc = { 0 };
         struct shell sh;
         int64_t elapsed, ns = 0;
@@ -847,6 +895,8 @@ void kc__sim_container_catch_up_locked(struct kc_sim *s, struct sim_container *c
             kc__sim_script_from_argv(a, c->argv, c->argc, true, &sh.env, &sc) < 0)
                 goto out;
         sh.code = c->main_code;
+        sh.out = &out;
+        sh.err = &err;
         for (;;) {
                 enum stop st = run_script(a, &sh, &sc, &pc, true, &ns);
 
@@ -862,7 +912,10 @@ void kc__sim_container_catch_up_locked(struct kc_sim *s, struct sim_container *c
         }
         c->main_pc = pc;
         c->main_code = sh.code;
+        log_output(s, c, &out, &err);
 out:
+        free(out.p);
+        free(err.p);
         kc__sim_script_done(&sc);
 }
 

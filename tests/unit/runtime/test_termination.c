@@ -330,8 +330,58 @@ static void test_sim_end_to_end(void **state)
         /* The container wrote "bye" and exited 3: its message. */
         assert_int_equal(ps->containers[0].state, KC_CONTAINER_STATE_EXITED);
         assert_int_equal(ps->containers[0].exit_code, 3);
+        assert_non_null(ps->containers[0].message);
         assert_string_equal(ps->containers[0].message, "bye\n");
         kc_arena_free(cc.arena);
+        kc_runtime_manager_free(mgr);
+        sim_env_free(clock, sim);
+}
+
+/* FallbackToLogsOnError over the sim: it logs its command's echo in the CRI format; that is the message. */
+static void test_sim_fallback_to_logs(void **state)
+{
+        static const char *const cmd[] = { "sh", "-c", "echo oops; exit 1" };
+        struct fixture *f = *state;
+        struct kc_api_container c = { .name = "app",
+                                      .image = "app:1",
+                                      .command = cmd,
+                                      .n_command = 3,
+                                      .termination_message_path = "/dev/termination-log",
+                                      .termination_message_policy =
+                                              KC_TERMINATION_MESSAGE_FALLBACK_TO_LOGS_ON_ERROR };
+        struct kc_api_pod pod = { .uid = "uid-2",
+                                  .name = "web",
+                                  .namespace = "default",
+                                  .deletion_grace_s = -1,
+                                  .termination_grace_s = -1,
+                                  .containers = &c,
+                                  .n_containers = 1 };
+        struct kc_runtime_helper h = { &helper_ops, NULL };
+        _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *ps = NULL;
+        struct kc_runtime_manager *mgr = NULL;
+        struct kc_runtime_error e = { 0 };
+        _cleanup_free_ char *err = NULL;
+        struct kc_clock *clock;
+        struct kc_sim *sim;
+        char logs[128], mk[192];
+
+        snprintf(helper_dir, sizeof(helper_dir), "%s/pods/uid-2/containers/app", f->dir);
+        snprintf(mk, sizeof(mk), "mkdir -p '%s'", helper_dir);
+        assert_int_equal(system(mk), 0);
+        snprintf(logs, sizeof(logs), "%s/logs", f->dir);
+        sim_env_new(&clock, &sim, "app:1");
+        assert_int_equal(kc_runtime_manager_new(kc_sim_service(sim), clock, &mgr), 0);
+        assert_int_equal(kc_runtime_manager_set_runtime_helper(mgr, &h), 0);
+        assert_int_equal(kc_runtime_manager_set_pod_logs_root(mgr, logs), 0);
+        assert_int_equal(kc_runtime_manager_sync_pod(mgr, &pod, NULL,
+                                                     &(struct kc_sync_pod_options){ 0 }, &err),
+                         0);
+        assert_int_equal(kc_runtime_manager_get_pod_status(mgr, "uid-2", "web", "default", &ps, &e),
+                         0);
+        assert_int_equal(ps->n_containers, 1);
+        assert_int_equal(ps->containers[0].exit_code, 1);
+        assert_non_null(ps->containers[0].message);
+        assert_string_equal(ps->containers[0].message, "oops\n");
         kc_runtime_manager_free(mgr);
         sim_env_free(clock, sim);
 }
@@ -344,6 +394,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_file_policy_no_fallback, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_log_tail_caps, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sim_end_to_end, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sim_fallback_to_logs, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
