@@ -669,6 +669,30 @@ static int make_mounts(const struct kc_kubelet_runtime_helper *h, const struct k
         return 0;
 }
 
+/*
+ * The pod container directory, made when the container has a termination
+ * message path (its file goes there); NULL without one, without a root dir,
+ * or when it cannot be made (logged: the container then runs without the
+ * file, as upstream).
+ */
+static const char *pod_container_dir(const struct kc_kubelet_runtime_helper *h,
+                                     const struct kc_api_pod *pod, const struct kc_api_container *c,
+                                     struct kc_arena *a)
+{
+        _cleanup_free_ char *dir = NULL;
+        int r;
+
+        if (!h->volumes || !c->termination_message_path || !c->termination_message_path[0])
+                return NULL;
+        r = kc__make_pod_container_dir(h->volumes, pod->uid, c->name, &dir);
+        if (r < 0) {
+                kc_log_errno_s(r, "Error on creating dir", KC_KV_STR("podUID", pod->uid),
+                               KC_KV_STR("containerName", c->name));
+                return NULL;
+        }
+        return kc_arena_strdup(a, dir);
+}
+
 /* GenerateRunContainerOptions: env, then the mounts (which may expand subPathExpr with it). */
 static int generate_run_container_options(void *self, const struct kc_api_pod *pod,
                                           const struct kc_api_container *c,
@@ -696,6 +720,7 @@ static int generate_run_container_options(void *self, const struct kc_api_pod *p
         if (r < 0)
                 return r;
         o.hostname = hostname;
+        o.pod_container_dir = pod_container_dir(h, pod, c, a);
         *ret = o;
         return 0;
 }

@@ -155,6 +155,26 @@ int kc__make_pod_data_dirs(const struct kc_volume_manager *vm, const struct kc_a
         return 0;
 }
 
+int kc__make_pod_container_dir(const struct kc_volume_manager *vm, const char *uid,
+                               const char *name, char **ret)
+{
+        _cleanup_free_ char *dir = NULL, *p = NULL;
+        int r;
+
+        if (!one_component(name))
+                return -EINVAL;
+        r = kc__volume_manager_pod_dir(vm, uid, &dir);
+        if (r < 0)
+                return r;
+        if (asprintf(&p, "%s/containers/%s", dir, name) < 0)
+                return -ENOMEM;
+        r = mkdir_all(p, POD_DIR_MODE);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
 /* hostutil.GetFileType's names; NULL for a type it does not recognise. */
 static const char *file_type_name(mode_t m)
 {

@@ -57,6 +57,14 @@ KC_DEFINE_CLEANUP_FUNC(struct kc_volume_manager, kc__volume_manager_free)
  */
 int kc__volume_manager_pod_dir(const struct kc_volume_manager *vm, const char *uid, char **ret);
 
+/**
+ * getPodContainerDir, made (0750, as GenerateRunContainerOptions does):
+ * <root>/pods/<uid>/containers/<name>, malloc'd in *@p ret. -EINVAL for a
+ * UID or name that is not one path component; -errno of mkdir.
+ */
+int kc__make_pod_container_dir(const struct kc_volume_manager *vm, const char *uid,
+                               const char *name, char **ret);
+
 /** The node's hosts file (kc_volume_manager_config.node_hosts_file). */
 const char *kc__volume_manager_node_hosts_file(const struct kc_volume_manager *vm);
 

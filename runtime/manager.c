@@ -27,6 +27,7 @@
 #include "runtime/manager.h"
 #include "runtime/runtime_service.h"
 #include "runtime/sync_pod.h"
+#include "termination.h"
 
 /*
  * The pod reuse cache: UID -> the kc_pod this manager returned last for it,
@@ -882,9 +883,13 @@ static int pod_container_statuses(struct kc_runtime_manager *m,
                         return r;
                 if (r > 0)
                         continue;
-                st = &p->c_res[p->n_c_res++].status;
+                st = &p->c_res[p->n_c_res].status;
                 order[p->n_cs] = (struct sort_key){ st->created_at, p->n_cs };
-                unsorted[p->n_cs++] = container_status_of(st);
+                unsorted[p->n_cs] = container_status_of(st);
+                /* toKubeContainerStatus: an exited container's termination message. */
+                if (kc__termination_message(st, p->c_res[p->n_c_res++].arena,
+                                            &unsorted[p->n_cs++].message) < 0)
+                        return out_of_memory(err);
         }
         qsort(order, p->n_cs, sizeof(*order), sort_key_cmp);
         p->cs = calloc(p->n_cs + 1, sizeof(*p->cs));

@@ -42,6 +42,7 @@
 #include "runtime/runtime_helper.h"
 #include "runtime/runtime_service.h"
 #include "runtime/sync_pod.h"
+#include "termination.h"
 
 /* v1 default of spec.terminationGracePeriodSeconds. */
 #define DEFAULT_TERMINATION_GRACE_S 30
@@ -643,7 +644,7 @@ struct container_spec {
         char *log_path;
         char hash[17], restart[16];
         struct kc_label labels[4];
-        struct kc_label annotations[2];
+        struct kc_label annotations[4];
         struct kc_arena *arena; /* the helper's options, the expanded command and args, security */
         char *msg;              /* why there is no config: CreateContainerConfigError's message */
         struct kc_container_config config;
@@ -703,6 +704,34 @@ static int get_image_user(struct kc_runtime_service *svc, const char *image, str
         return ret->has_uid || ret->username ? 0 : -ENOMEM;
 }
 
+/*
+ * makeMounts: the helper's mounts, then the termination-log file's (in the
+ * pod container directory the helper made).
+ */
+static int termination_message_mount(struct container_spec *spec, const struct kc_api_container *c,
+                                     const struct kc_run_container_options *o)
+{
+        struct kc_cri_mount *v, tm;
+        int r;
+
+        r = kc__termination_message_mount(o->pod_container_dir, c->termination_message_path,
+                                          spec->arena, &tm);
+        if (r <= 0) {
+                spec->config.mounts = o->mounts;
+                spec->config.n_mounts = o->n_mounts;
+                return r;
+        }
+        v = kc_arena_alloc(spec->arena, (o->n_mounts + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        if (o->n_mounts > 0)
+                memcpy(v, o->mounts, o->n_mounts * sizeof(*v));
+        v[o->n_mounts] = tm;
+        spec->config.mounts = v;
+        spec->config.n_mounts = o->n_mounts + 1;
+        return 0;
+}
+
 /* What the helper and the image add: env, mounts, the image's user, the non-root check. */
 static int container_options(const struct start_ctx *sc, const struct kc_api_container *c,
                              struct container_spec *spec, struct kc__image_user *user)
@@ -719,8 +748,9 @@ static int container_options(const struct start_ctx *sc, const struct kc_api_con
                         return r;
                 spec->config.envs = o.envs;
                 spec->config.n_envs = o.n_envs;
-                spec->config.mounts = o.mounts;
-                spec->config.n_mounts = o.n_mounts;
+                r = termination_message_mount(spec, c, &o);
+                if (r < 0)
+                        return r;
         }
         r = get_image_user(sc->svc, c->image, spec->arena, user, &spec->msg);
         if (r < 0)
@@ -753,6 +783,12 @@ static int generate_container_config(const struct start_ctx *sc, const struct kc
         spec->annotations[0] = (struct kc_label){ KC_ANNOTATION_CONTAINER_HASH, spec->hash };
         spec->annotations[1] =
                 (struct kc_label){ KC_ANNOTATION_CONTAINER_RESTART_COUNT, spec->restart };
+        spec->annotations[2] = (struct kc_label){ KC_ANNOTATION_TERMINATION_MESSAGE_PATH,
+                                                  str_or_empty(c->termination_message_path) };
+        spec->annotations[3] = (struct kc_label){
+                KC_ANNOTATION_TERMINATION_MESSAGE_POLICY,
+                str_or_empty(kc_termination_message_policy_to_string(c->termination_message_policy))
+        };
         spec->config = (struct kc_container_config){
                 .metadata = { .name = c->name, .attempt = attempt },
                 .image = image_ref,

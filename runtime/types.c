@@ -461,15 +461,27 @@ void kc__pack_cri_container(struct kc__packer *pk, const struct kc_cri_container
                 offsetof(struct kc_cri_container, image_ref),
                 offsetof(struct kc_cri_container, reason),
                 offsetof(struct kc_cri_container, message),
+                offsetof(struct kc_cri_container, log_path),
+        };
+        static const size_t mount_strs[] = {
+                offsetof(struct kc_cri_mount, container_path),
+                offsetof(struct kc_cri_mount, host_path),
         };
         const struct kc_label *labels, *ann;
+        struct kc_cri_mount *m = NULL;
 
         pack_struct_strs(pk, s, d, sizeof(*s), strs, KC_ELEMENTSOF(strs));
         labels = kc__pack_labels(pk, s->labels, s->n_labels);
         ann = kc__pack_labels(pk, s->annotations, s->n_annotations);
+        if (s->n_mounts > 0 && s->mounts)
+                m = kc__pack_reserve(pk, s->n_mounts * sizeof(*m), alignof(struct kc_cri_mount));
+        for (size_t i = 0; s->mounts && i < s->n_mounts; i++)
+                pack_struct_strs(pk, &s->mounts[i], m ? &m[i] : NULL, sizeof(*m), mount_strs,
+                                 KC_ELEMENTSOF(mount_strs));
         if (d) {
                 d->labels = labels;
                 d->annotations = ann;
+                d->mounts = m;
         }
 }
 

@@ -169,15 +169,7 @@ static int parse_termination_message(struct mf_ctx *c, const struct mf_path *p,
         else
                 return kc__mf_fail_unsupported(c, p, "terminationMessagePolicy", policy,
                                                "\"FallbackToLogsOnError\", \"File\"");
-        /* Not honoured yet (no termination-log file, no message read back): said so when set. */
-        if (strcmp(out->termination_message_path, DEFAULT_TERMINATION_MESSAGE_PATH) != 0)
-                r = kc__mf_warn(c, &(struct mf_path){ .up = p, .field = "terminationMessagePath" },
-                                "cubelet does not read termination messages yet");
-        if (r >= 0 && out->termination_message_policy != KC_TERMINATION_MESSAGE_FILE)
-                r = kc__mf_warn(c,
-                                &(struct mf_path){ .up = p, .field = "terminationMessagePolicy" },
-                                "cubelet does not read termination messages yet");
-        return r < 0 ? r : 0;
+        return 0;
 }
 
 /* restartPolicy: init containers only, and only "Always" (a sidecar, KEP-753). */

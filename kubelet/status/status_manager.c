@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "core/map.h"
 #include "kubelet/status/pod_status.h"
+#include "json_internal.h"
 #include "kubelet/status/status_manager.h"
 #include "runtime/api_pod.h"
 
@@ -188,10 +189,86 @@ static void entry_set_phase(struct sm_entry *e, const json_t *status)
         snprintf(e->phase, sizeof(e->phase), "%s", phase_of(status));
 }
 
+/* kubecontainer.MaxPodTerminationMessageLogLength: what a pod's statuses carry at most. */
+#define MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH (12 * 1024)
+
+static const char *const status_lists[] = { "initContainerStatuses", "containerStatuses",
+                                            "ephemeralContainerStatuses" };
+static const char *const state_keys[] = { "state", "lastState" };
+
+/* The terminated message of @p cs's @p key, when it is longer than @p cap bytes. */
+static json_t *long_message(const json_t *cs, const char *key, size_t cap)
+{
+        json_t *m =
+                json_object_get(json_object_get(json_object_get(cs, key), "terminated"), "message");
+
+        return json_string_length(m) > cap ? m : NULL;
+}
+
+/* Whether any terminated message of @p status is longer than @p cap bytes. */
+static bool has_long_message(const json_t *status, size_t cap)
+{
+        for (size_t l = 0; l < KC_ELEMENTSOF(status_lists); l++) {
+                const json_t *a = json_object_get(status, status_lists[l]);
+
+                for (size_t i = 0; i < json_array_size(a); i++)
+                        for (size_t k = 0; k < KC_ELEMENTSOF(state_keys); k++)
+                                if (long_message(json_array_get(a, i), state_keys[k], cap))
+                                        return true;
+        }
+        return false;
+}
+
+/* Cuts the terminated message of @p cs's @p key to @p cap bytes, if longer. 0 or -ENOMEM. */
+static int cut_message(json_t *cs, const char *key, size_t cap)
+{
+        json_t *m = long_message(cs, key, cap);
+        _cleanup_free_ char *cut = NULL;
+
+        if (!m)
+                return 0;
+        cut = strndup(json_string_value(m), cap);
+        if (!cut)
+                return -ENOMEM;
+        /* A character cut in two is invalid UTF-8: U+FFFD, as Go's JSON encoder writes it. */
+        return kc__json_set_str(json_object_get(json_object_get(cs, key), "terminated"), "message",
+                                cut);
+}
+
+/*
+ * normalizeStatus' message cap: every terminated message (state and
+ * lastState) cut to 12 KiB / (containers + init containers) bytes.
+ * *@p ret: NULL when nothing is cut, else the cut copy. 0 or -ENOMEM.
+ */
+static int normalize_status(const struct kc_api_pod *pod, const json_t *status, json_t **ret)
+{
+        size_t n = pod->n_containers + pod->n_init_containers;
+        size_t cap = MAX_POD_TERMINATION_MESSAGE_LOG_LENGTH / (n > 0 ? n : 1);
+        _cleanup_json_ json_t *copy = NULL;
+
+        *ret = NULL;
+        if (!has_long_message(status, cap))
+                return 0;
+        copy = json_deep_copy(status);
+        if (!copy)
+                return -ENOMEM;
+        for (size_t l = 0; l < KC_ELEMENTSOF(status_lists); l++) {
+                json_t *a = json_object_get(copy, status_lists[l]);
+
+                for (size_t i = 0; i < json_array_size(a); i++)
+                        for (size_t k = 0; k < KC_ELEMENTSOF(state_keys); k++)
+                                if (cut_message(json_array_get(a, i), state_keys[k], cap) < 0)
+                                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(copy);
+        return 0;
+}
+
 int kc_status_manager_set_pod_status(struct kc_status_manager *sm, const struct kc_api_pod *pod,
                                      const json_t *status)
 {
         _cleanup_free_ char *text = NULL, *replaced = NULL;
+        _cleanup_json_ json_t *normalized = NULL;
         char err[384] = "";
         struct sm_entry *e;
         size_t len;
@@ -200,6 +277,10 @@ int kc_status_manager_set_pod_status(struct kc_status_manager *sm, const struct 
         if (!sm || !pod || !pod->uid || !*pod->uid || !json_is_object(status))
                 return -EINVAL;
         /* Written before locking: the caller's value stays the caller's. */
+        if (normalize_status(pod, status, &normalized) < 0)
+                return -ENOMEM;
+        if (normalized)
+                status = normalized;
         text = json_dumps(status, SM_DUMP_FLAGS);
         if (!text)
                 return -ENOMEM;

@@ -934,6 +934,28 @@ int kc__cri_container_from_pb(struct kc_arena *a, const Runtime__V1__Container *
         return 0;
 }
 
+/* A status's mounts: the paths and read-only flag (what the status path reads). */
+static int mounts_from_pb(struct kc_arena *a, Runtime__V1__Mount *const *v, size_t n,
+                          const struct kc_cri_mount **ret, size_t *ret_n)
+{
+        struct kc_cri_mount *m;
+        size_t k = 0;
+
+        if (n == 0)
+                return 0;
+        m = kc_arena_alloc(a, n * sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (v[i])
+                        m[k++] = (struct kc_cri_mount){ .container_path = str(v[i]->container_path),
+                                                        .host_path = str(v[i]->host_path),
+                                                        .readonly = v[i]->readonly };
+        *ret = m;
+        *ret_n = k;
+        return 0;
+}
+
 static int container_status_from_pb(struct kc_arena *a, const Runtime__V1__ContainerStatus *s,
                                     struct kc_cri_container *out)
 {
@@ -951,9 +973,11 @@ static int container_status_from_pb(struct kc_arena *a, const Runtime__V1__Conta
                 .exit_code = s->exit_code,
                 .reason = opt_str(s->reason),
                 .message = opt_str(s->message),
+                .log_path = opt_str(s->log_path),
         };
         if (LABELS_FROM_PB(a, s, labels, &out->labels, &out->n_labels) < 0 ||
-            LABELS_FROM_PB(a, s, annotations, &out->annotations, &out->n_annotations) < 0)
+            LABELS_FROM_PB(a, s, annotations, &out->annotations, &out->n_annotations) < 0 ||
+            mounts_from_pb(a, s->mounts, s->n_mounts, &out->mounts, &out->n_mounts) < 0)
                 return -ENOMEM;
         return 0;
 }

@@ -386,12 +386,14 @@ struct sim_program kc__sim_program_parse(const char *const *argv, size_t argc)
 /* ------------------------------------------------------------------------ */
 /* Processes and the lazy clock                                               */
 
-void kc__sim_container_exit(struct sim_container *c, int32_t code, int64_t at, const char *reason)
+void kc__sim_container_exit(struct kc_sim *s, struct sim_container *c, int32_t code, int64_t at,
+                            const char *reason)
 {
         c->v.state = KC_CONTAINER_STATE_EXITED;
         c->v.exit_code = code;
         c->v.finished_at = at;
         c->v.reason = reason ? reason : code == 0 ? "Completed" : "Error";
+        kc__sim_container_exited_locked(s, c);
         kc__sim_pod_touch(c->o.pod);
 }
 
@@ -406,7 +408,7 @@ void kc__sim_container_start_locked(struct kc_sim *s, struct sim_container *c)
                 return;
         c->deadline = c->prog.run_ns > INT64_MAX - now ? INT64_MAX - 1 : now + c->prog.run_ns;
         if (c->deadline <= now)
-                kc__sim_container_exit(c, c->prog.exit_code, c->deadline, NULL);
+                kc__sim_container_exit(s, c, c->prog.exit_code, c->deadline, NULL);
         else if (c->deadline < s->st.next_deadline)
                 s->st.next_deadline = c->deadline;
 }
@@ -414,7 +416,7 @@ void kc__sim_container_start_locked(struct kc_sim *s, struct sim_container *c)
 void kc__sim_container_stop_locked(struct kc_sim *s, struct sim_container *c)
 {
         if (c->v.state == KC_CONTAINER_STATE_RUNNING || c->v.state == KC_CONTAINER_STATE_UNKNOWN)
-                kc__sim_container_exit(c, SIM_EXIT_KILLED, kc_clock_now(s->clock), "Error");
+                kc__sim_container_exit(s, c, SIM_EXIT_KILLED, kc_clock_now(s->clock), "Error");
 }
 
 void kc__sim_advance_locked(struct kc_sim *s)
@@ -434,7 +436,7 @@ void kc__sim_advance_locked(struct kc_sim *s)
                 if (c->v.state != KC_CONTAINER_STATE_RUNNING || !c->prog.exits)
                         continue;
                 if (c->deadline <= now)
-                        kc__sim_container_exit(c, c->prog.exit_code, c->deadline, NULL);
+                        kc__sim_container_exit(s, c, c->prog.exit_code, c->deadline, NULL);
                 else if (c->deadline < next)
                         next = c->deadline;
         }
@@ -461,7 +463,7 @@ int kc_sim_crash_container(struct kc_sim *s, const char *pod_uid, const char *na
                 if (c->v.state != KC_CONTAINER_STATE_RUNNING ||
                     (name && !kc__streq(c->v.metadata.name, name)))
                         continue;
-                kc__sim_container_exit(c, exit_code, kc_clock_now(s->clock),
+                kc__sim_container_exit(s, c, exit_code, kc_clock_now(s->clock),
                                        exit_code ? "Error" : NULL);
                 n++;
         }

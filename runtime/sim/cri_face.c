@@ -16,6 +16,7 @@
 #include "../internal.h"
 #include "core/arena.h"
 #include "core/cleanup.h"
+#include "core/format.h"
 #include "core/lock.h"
 #include "core/map.h"
 #include "runtime/container.h"
@@ -427,7 +428,7 @@ static int sim_create_container(void *self, const char *pod_sandbox_id,
 {
         struct kc_sim *s = self;
         KC_LOCK_GUARD(&s->lock);
-        _cleanup_free_ char *id_copy = NULL;
+        _cleanup_free_ char *id_copy = NULL, *log_path = NULL;
         struct sim_container *c;
         struct sim_sandbox *sb;
         const char *image_ref = NULL;
@@ -449,7 +450,12 @@ static int sim_create_container(void *self, const char *pod_sandbox_id,
 
         kc__sim_new_id_locked(s, id);
         id_copy = strdup(id);
-        if (!id_copy)
+        /* containerd's status.LogPath: the sandbox's log directory joined with the config's. */
+        if (config->log_path && sandbox_config && sandbox_config->log_directory)
+                log_path =
+                        kc_strdup_printf("%s/%s", sandbox_config->log_directory, config->log_path);
+        if (!id_copy ||
+            (config->log_path && sandbox_config && sandbox_config->log_directory && !log_path))
                 return kc__sim_oom(err);
         c = kc__sim_container_alloc(
                 &(struct kc_cri_container){
@@ -465,6 +471,9 @@ static int sim_create_container(void *self, const char *pod_sandbox_id,
                         .n_labels = config->n_labels,
                         .annotations = config->annotations,
                         .n_annotations = config->n_annotations,
+                        .mounts = config->mounts,
+                        .n_mounts = config->n_mounts,
+                        .log_path = log_path,
                 },
                 config->command, config->n_command, config->args, config->n_args);
         if (!c)

@@ -10,7 +10,9 @@
  * directories, its mount points, its working directory), its mounts (the
  * sim-wide store of host paths, so two containers mounting one directory
  * share its files; a file the store does not hold is read from the host,
- * writes never reach the host), its envs and working directory as
+ * writes never reach the host but for the termination-message file: the
+ * kubelet made it on the host to read it back, so what the container writes
+ * there is written through), its envs and working directory as
  * CreateContainer gave them. A read-only root (readonly_rootfs) refuses
  * writes outside the writable mounts and /dev, with EROFS's message.
  *
@@ -29,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../internal.h"
@@ -94,7 +97,7 @@ struct shell {
         struct sim_container *c; /* valid while the lock is held */
         struct sim_env env;
         char cwd[SIM_PATH_MAX];
-        struct membuf *out, *err; /* NULL: discarded (the container's own command) */
+        struct membuf *out, *err; /* NULL: discarded */
         int32_t code;             /* the last status */
         bool exited;              /* `exit` ran */
 };
@@ -107,6 +110,7 @@ struct loc {
         bool host;               /* in a mount: the host's file may back it */
         bool readonly;
         bool mount_root;
+        bool write_through; /* the termination-message file: writes reach the host */
 };
 
 static bool path_under(const char *path, const char *dir)
@@ -141,6 +145,18 @@ static const struct kc_cri_mount *mount_of(const struct sim_container *c, const 
         return best;
 }
 
+/* The mount of the termination-message file (at the annotated path), or NULL. */
+static const struct kc_cri_mount *termination_mount(const struct sim_container *c)
+{
+        const char *path = kc__label_get(c->v.annotations, c->v.n_annotations,
+                                         "io.kubernetes.container.terminationMessagePath");
+
+        for (size_t i = 0; path && *path && c->cfg && i < c->cfg->n_mounts; i++)
+                if (kc__streq(c->cfg->mounts[i].container_path, path))
+                        return &c->cfg->mounts[i];
+        return NULL;
+}
+
 static int locate(struct shell *sh, const char *path, struct loc *l)
 {
         char mp[SIM_PATH_MAX], host[SIM_PATH_MAX * 2];
@@ -166,7 +182,30 @@ static int locate(struct shell *sh, const char *path, struct loc *l)
         l->host = true;
         l->readonly = m->readonly;
         l->mount_root = strcmp(l->path, mp) == 0;
+        l->write_through = l->mount_root && m == termination_mount(sh->c);
         return 0;
+}
+
+/*
+ * Writes the store's copy of @p l through to the existing host file (never
+ * made here, never through a symlink). Best effort: the store keeps it.
+ */
+static void host_write_through(const struct loc *l)
+{
+        const struct sim_file *f = kc__sim_fs_get(l->fs, l->key);
+        _cleanup_close_ int fd = -1;
+        size_t off = 0;
+
+        if (!l->write_through || !f || f->dir)
+                return;
+        fd = open(l->key, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        while (fd >= 0 && off < f->size) {
+                ssize_t k = write(fd, f->data + off, f->size - off);
+
+                if (k <= 0)
+                        return;
+                off += (size_t)k;
+        }
 }
 
 /* A mount's file the store does not hold, read from the host; NULL when there is none. */
@@ -606,6 +645,8 @@ static bool redirect_write(struct shell *sh, const char *path, const struct memb
                 r = write_check(sh, &l);
         if (r == 0)
                 r = kc__sim_fs_write(l.fs, l.key, b->p ? b->p : "", b->n, append);
+        if (r == 0)
+                host_write_through(&l);
         if (r < 0) {
                 mb_printf(sh->err, "sh: can't create %s: %s\n", path,
                           r == -ENOENT ? "nonexistent directory" : strerror(-r));
@@ -790,9 +831,56 @@ int kc__sim_container_fs_init(struct sim_container *c)
         return r == -ENOTDIR ? 0 : r;
 }
 
+/*
+ * Appends @p b (what the command wrote on @p stream) to @p fd in the CRI log
+ * format: "<time> <stream> F <line>" per line, "P" for an unfinished one.
+ */
+static void log_append(int fd, const char *stream, int64_t now, const struct membuf *b)
+{
+        char ts[64];
+        struct tm tm;
+        time_t sec = (time_t)(now / 1000000000);
+        size_t off = 0;
+
+        if (b->n == 0 || !gmtime_r(&sec, &tm))
+                return;
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+        while (off < b->n) {
+                const char *nl = memchr(b->p + off, '\n', b->n - off);
+                size_t len = nl ? (size_t)(nl - (b->p + off)) : b->n - off;
+
+                if (dprintf(fd, "%s.%09" PRId64 "Z %s %s %.*s\n", ts, now % 1000000000, stream,
+                            nl ? "F" : "P", (int)len, b->p + off) < 0)
+                        return;
+                off += len + (nl ? 1 : 0);
+        }
+}
+
+/*
+ * What the container's own command wrote, to its log file (containerd's
+ * CRI format) when the kubelet made its directory; stdout's lines, then
+ * stderr's, of each stretch caught up.
+ */
+static void log_output(const struct kc_sim *s, const struct sim_container *c,
+                       const struct membuf *out, const struct membuf *err)
+{
+        _cleanup_close_ int fd = -1;
+        int64_t now;
+
+        if (!c->v.log_path || (out->n == 0 && err->n == 0))
+                return;
+        fd = open(c->v.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+        if (fd < 0)
+                return;
+        now = kc_clock_now(s->clock);
+        log_append(fd, "stdout", now, out);
+        log_append(fd, "stderr", now, err);
+}
+
 void kc__sim_container_catch_up_locked(struct kc_sim *s, struct sim_container *c)
 {
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct membuf out = { 0 }, err = { 0 };
         struct sim_script sc = { 0 };
         struct shell sh;
         int64_t elapsed, ns = 0;
@@ -807,6 +895,8 @@ void kc__sim_container_catch_up_locked(struct kc_sim *s, struct sim_container *c
             kc__sim_script_from_argv(a, c->argv, c->argc, true, &sh.env, &sc) < 0)
                 goto out;
         sh.code = c->main_code;
+        sh.out = &out;
+        sh.err = &err;
         for (;;) {
                 enum stop st = run_script(a, &sh, &sc, &pc, true, &ns);
 
@@ -822,8 +912,19 @@ void kc__sim_container_catch_up_locked(struct kc_sim *s, struct sim_container *c
         }
         c->main_pc = pc;
         c->main_code = sh.code;
+        log_output(s, c, &out, &err);
 out:
+        free(out.p);
+        free(err.p);
         kc__sim_script_done(&sc);
+}
+
+void kc__sim_container_exited_locked(struct kc_sim *s, struct sim_container *c)
+{
+        /* What it wrote before it ended reaches its termination-message file. */
+        if (!termination_mount(c) || (c->fs.n == 0 && kc__sim_container_fs_init(c) < 0))
+                return;
+        kc__sim_container_catch_up_locked(s, c);
 }
 
 /* ------------------------------------------------------------------------ */

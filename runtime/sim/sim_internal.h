@@ -354,7 +354,8 @@ bool kc__sim_next_runs(enum sim_join join, int32_t code);
 /* Reads command + args like busybox would run them (see commands.c). */
 struct sim_program kc__sim_program_parse(const char *const *argv, size_t argc);
 /* @p c exits with @p code at @p at; NULL @p reason: "Completed" for 0, else "Error". */
-void kc__sim_container_exit(struct sim_container *c, int32_t code, int64_t at, const char *reason);
+void kc__sim_container_exit(struct kc_sim *s, struct sim_container *c, int32_t code, int64_t at,
+                            const char *reason);
 /* A created container starts now: it runs its program's course from here. */
 void kc__sim_container_start_locked(struct kc_sim *s, struct sim_container *c);
 /* A running (or unknown) container is killed; others keep their state. */
@@ -396,6 +397,8 @@ void kc__sim_fs_done(struct sim_fs *fs);
 int kc__sim_container_fs_init(struct sim_container *c);
 /* Lets @p c's command act on its filesystem up to now (or its exit). */
 void kc__sim_container_catch_up_locked(struct kc_sim *s, struct sim_container *c);
+/* After @p c exited: its command caught up to the exit when it has a termination-message file. */
+void kc__sim_container_exited_locked(struct kc_sim *s, struct sim_container *c);
 int kc__sim_exec_sync(void *self, const char *id, const char *const *argv, size_t argc,
                       int64_t timeout_s, struct kc_exec_sync_result *ret,
                       struct kc_runtime_error *err);

@@ -65,6 +65,9 @@ struct kc_cri_container {
         size_t n_labels;
         const struct kc_label *annotations;
         size_t n_annotations;
+        const struct kc_cri_mount *mounts; /* status only */
+        size_t n_mounts;                   /* status only */
+        const char *log_path; /* status only: the full path of the log file; may be NULL */
 };
 
 /** Filters: NULL/-1 fields match everything; labels must all match. */

@@ -432,7 +432,8 @@ static void test_concurrent_calls(void **state)
  * makeMounts (kubelet/pod_mounts.c) through GenerateRunContainerOptions (issue 14):
  * with a root dir, a subPathExpr is expanded from the container's
  * environment and the managed /etc/hosts carries the pod's hostname;
- * without one, a container mounting a volume cannot start.
+ * without one, a container mounting a volume cannot start. The pod
+ * container directory for the termination-message file.
  */
 static void test_mounts(void **state)
 {
@@ -491,6 +492,21 @@ static void test_mounts(void **state)
         buf[n] = '\0';
         fclose(in);
         assert_non_null(strstr(buf, "\n10.1.0.5\tweb\n"));
+        /* No terminationMessagePath: no pod container dir. */
+        assert_null(o.pod_container_dir);
+
+        /* With one: <root>/pods/<uid>/containers/<name>, made 0750 (issue 14). */
+        ((struct kc_api_container *)&c)->termination_message_path = "/dev/termination-log";
+        assert_int_equal(options(f, &pod, &c, ips, 1, &o, &msg), 0);
+        snprintf(path, sizeof(path), "%s/pods/uid-1/containers/app", root);
+        assert_string_equal(o.pod_container_dir, path);
+        {
+                struct stat st;
+
+                assert_int_equal(stat(path, &st), 0);
+                assert_true(S_ISDIR(st.st_mode));
+                assert_int_equal(st.st_mode & 07777, 0750);
+        }
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
         assert_int_equal(system(cmd), 0);
 }

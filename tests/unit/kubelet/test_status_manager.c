@@ -735,11 +735,79 @@ static void test_concurrent_render(void **state)
         kc_pod_manager_free(sh.pm);
 }
 
+/*
+ * normalizeStatus (issue 14): a terminated message (state and lastState)
+ * is cut to 12 KiB / (containers + init containers); a shorter one and the
+ * caller's tree stay as they are; a character cut in two becomes U+FFFD.
+ */
+static void test_termination_message_cap(void **state)
+{
+        _cleanup_(kc_status_manager_freep) struct kc_status_manager *sm = NULL;
+        _cleanup_(kc_api_pod_unrefp) struct kc_api_pod *pod =
+                mkpod("u1", "default", "web", KC_RESTART_POLICY_ALWAYS, false);
+        static char big[13000], accents[13000];
+        json_t *s, *got = NULL, *cs;
+
+        (void)state;
+        memset(big, 'x', sizeof(big) - 1);
+        /* "é" is two bytes: 12288 falls inside one (after 6143 of them and a leading 'a'). */
+        accents[0] = 'a';
+        for (size_t i = 1; i + 2 < sizeof(accents); i += 2)
+                memcpy(&accents[i], "\xc3\xa9", 2);
+        assert_int_equal(kc_status_manager_new(&sm), 0);
+        s = json_pack("{s:s, s:[{s:s, s:{s:{s:i, s:s}}, s:{s:{s:i, s:s}}}]}", "phase", "Running",
+                      "containerStatuses", "name", "app", "state", "terminated", "exitCode", 1,
+                      "message", big, "lastState", "terminated", "exitCode", 2, "message", "short");
+        assert_non_null(s);
+        assert_int_equal(kc_status_manager_set_pod_status(sm, pod, s), 0);
+        /* the caller's tree is untouched */
+        assert_int_equal(
+                json_string_length(json_object_get(
+                        json_object_get(
+                                json_object_get(
+                                        json_array_get(json_object_get(s, "containerStatuses"), 0),
+                                        "state"),
+                                "terminated"),
+                        "message")),
+                sizeof(big) - 1);
+        assert_int_equal(kc_status_manager_get_pod_status(sm, "u1", &got), 0);
+        cs = json_array_get(json_object_get(got, "containerStatuses"), 0);
+        assert_int_equal(
+                json_string_length(json_object_get(
+                        json_object_get(json_object_get(cs, "state"), "terminated"), "message")),
+                12 * 1024);
+        assert_string_equal(json_string_value(json_object_get(
+                                    json_object_get(json_object_get(cs, "lastState"), "terminated"),
+                                    "message")),
+                            "short");
+        json_decref(got);
+        json_decref(s);
+
+        s = json_pack("{s:s, s:[{s:s, s:{s:{s:i, s:s}}}]}", "phase", "Running", "containerStatuses",
+                      "name", "app", "state", "terminated", "exitCode", 1, "message", accents);
+        assert_non_null(s);
+        assert_int_equal(kc_status_manager_set_pod_status(sm, pod, s), 0);
+        assert_int_equal(kc_status_manager_get_pod_status(sm, "u1", &got), 0);
+        cs = json_array_get(json_object_get(got, "containerStatuses"), 0);
+        {
+                const char *m = json_string_value(json_object_get(
+                        json_object_get(json_object_get(cs, "state"), "terminated"), "message"));
+                size_t n = strlen(m);
+
+                /* 12287 whole bytes, then the cut "é"'s first byte as U+FFFD */
+                assert_int_equal(n, 12 * 1024 - 1 + 3);
+                assert_memory_equal(m + n - 3, "\xef\xbf\xbd", 3);
+        }
+        json_decref(got);
+        json_decref(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_set_get_version),
                 cmocka_unit_test(test_set_container_readiness),
+                cmocka_unit_test(test_termination_message_cap),
                 cmocka_unit_test(test_terminal_phase_guard),
                 cmocka_unit_test(test_container_transition_guard),
                 cmocka_unit_test(test_remove_orphaned_statuses),
