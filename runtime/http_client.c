@@ -63,8 +63,12 @@ static int poll_slice(int64_t deadline)
                                       : (int)((left + KC_NSEC_PER_MSEC - 1) / KC_NSEC_PER_MSEC);
 }
 
-/* Waits for @p events on @p fd: 0, -ETIMEDOUT, -ECANCELED or poll's -errno. */
-static int wait_fd(int fd, short events, int64_t deadline, struct kc_cancel *ctx)
+/*
+ * Waits for @p events on @p fd: 0, -ETIMEDOUT, -ECANCELED or poll's -errno;
+ * the events that came in *@p ret_revents when it is not NULL.
+ */
+static int wait_fd_revents(int fd, short events, int64_t deadline, struct kc_cancel *ctx,
+                           short *ret_revents)
 {
         struct pollfd p = { .fd = fd, .events = events };
         int ms, n;
@@ -76,11 +80,19 @@ static int wait_fd(int fd, short events, int64_t deadline, struct kc_cancel *ctx
                 if (ms == 0)
                         return -ETIMEDOUT;
                 n = poll(&p, 1, ms);
-                if (n > 0)
+                if (n > 0) {
+                        if (ret_revents)
+                                *ret_revents = p.revents;
                         return 0;
+                }
                 if (n < 0 && errno != EINTR)
                         return -errno;
         }
+}
+
+static int wait_fd(int fd, short events, int64_t deadline, struct kc_cancel *ctx)
+{
+        return wait_fd_revents(fd, events, deadline, ctx, NULL);
 }
 
 /* One connection: plain TCP, or TLS over it. */
@@ -156,11 +168,19 @@ int kc_net_dial(const char *host, int port, int64_t deadline_ns, struct kc_cance
         r = fd < 0 ? -errno : KC_NERRNO(connect(fd, ai->ai_addr, ai->ai_addrlen));
         freeaddrinfo(ai);
         if (r == -EINPROGRESS) {
-                r = wait_fd(fd, POLLOUT, deadline_ns, ctx);
-                if (r == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-                        r = -errno;
-                else if (r == 0)
-                        r = -err;
+                short rev = 0;
+
+                /*
+                 * Writable with no error or hang-up: connected, without asking
+                 * SO_ERROR (a syscall per probe); otherwise SO_ERROR says why.
+                 */
+                r = wait_fd_revents(fd, POLLOUT, deadline_ns, ctx, &rev);
+                if (r == 0 && (rev & (POLLERR | POLLHUP))) {
+                        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+                                r = -errno;
+                        else
+                                r = -err;
+                }
         }
         if (r < 0)
                 return r;

@@ -206,14 +206,15 @@ static int run_tcp(const struct kc_api_probe *pr, const struct kc_api_container 
                 a->result = KC_PROBE_UNKNOWN;
                 return a->err ? 0 : -ENOMEM;
         }
-        hostport = kc_strdup_printf(host && strchr(host, ':') ? "[%s]:%d" : "%s:%d",
-                                    s_or_empty(host), port);
-        if (!hostport)
-                return -ENOMEM;
         fd = host ? kc_net_dial(host, port, kc_net_deadline(pr->timeout_seconds * KC_NSEC_PER_SEC),
                                 NULL)
                   : -EHOSTUNREACH;
         if (fd < 0) {
+                /* "host:port" is only needed for the failure's words. */
+                hostport = kc_strdup_printf(host && strchr(host, ':') ? "[%s]:%d" : "%s:%d",
+                                            s_or_empty(host), port);
+                if (!hostport)
+                        return -ENOMEM;
                 a->result = KC_PROBE_FAILURE;
                 a->output = kc_net_dial_error(hostport, fd);
                 return a->output ? 0 : -ENOMEM;
