@@ -267,7 +267,8 @@ static int run_probe(struct kc_prober *p, const struct kc_api_probe *pr,
         }
 }
 
-static const struct kc_api_probe *probe_of(const struct kc_api_container *c, enum kc_probe_type t)
+const struct kc_api_probe *kc_prober_probe_spec(const struct kc_api_container *c,
+                                                enum kc_probe_type t)
 {
         switch (t) {
         case KC_PROBE_LIVENESS:
@@ -289,7 +290,7 @@ int kc_prober_probe(struct kc_prober *p, enum kc_probe_type t, const struct kc_a
 
         if (!p || !pod || !c || !ret || !ret_output || t < 0 || t >= _KC_PROBE_TYPE_MAX)
                 return -EINVAL;
-        pr = probe_of(c, t);
+        pr = kc_prober_probe_spec(c, t);
         if (!pr->present) {
                 *ret = KC_PROBE_SUCCESS;
                 *ret_output = NULL;

@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/map.h"
 #include "internal.h"
+#include "kubelet/prober/prober.h"
 #include "runtime/api_pod.h"
 
 int kc_prober_manager_new(const struct kc_prober_manager_config *cfg,
@@ -86,18 +87,6 @@ static struct kc__worker *find_worker(struct kc_prober_manager *m, const char *u
         return key ? kc_map_get(m->workers, key) : NULL;
 }
 
-static const struct kc_api_probe *probe_of(const struct kc_api_container *c, enum kc_probe_type t)
-{
-        switch (t) {
-        case KC_PROBE_LIVENESS:
-                return &c->liveness_probe;
-        case KC_PROBE_READINESS:
-                return &c->readiness_probe;
-        default:
-                return &c->startup_probe;
-        }
-}
-
 /* The containers AddPod and RemovePod walk: app containers, then sidecars. */
 static const struct kc_api_container *nth_probed(const struct kc_api_pod *pod, size_t *i)
 {
@@ -131,7 +120,7 @@ void kc_prober_manager_add_pod(struct kc_prober_manager *m, struct kc_api_pod *p
                         enum kc_probe_type t = add_order[k];
                         int r;
 
-                        if (!probe_of(c, t)->present)
+                        if (!kc_prober_probe_spec(c, t)->present)
                                 continue;
                         if (find_worker(m, pod->uid, c->name, t)) {
                                 kc_log_v_s(8, "Probe already exists for container",

@@ -20,6 +20,7 @@
 #include "runtime/runtime_service.h"
 
 struct kc_api_container;
+struct kc_api_probe;
 struct kc_api_pod;
 struct kc_clock;
 
@@ -58,6 +59,10 @@ int kc_prober_new(struct kc_runtime_service svc, struct kc_clock *clock, struct 
 /** NULL-safe; returns NULL. No concurrent users. */
 struct kc_prober *kc_prober_free(struct kc_prober *p);
 KC_DEFINE_CLEANUP_FUNC(struct kc_prober, kc_prober_free)
+
+/** The container's probe of type @p t (its `present` flag says whether it has one). */
+const struct kc_api_probe *kc_prober_probe_spec(const struct kc_api_container *c,
+                                                enum kc_probe_type t);
 
 /**
  * @brief prober.probe(): runs the probe of type @p t of container @p c
