@@ -103,7 +103,8 @@ static char *format_map(const struct kc_label *m, size_t n)
 
         if (!sorted)
                 return NULL;
-        memcpy(sorted, m, n * sizeof(*m));
+        if (n > 0) /* m may be NULL with no entries */
+                memcpy(sorted, m, n * sizeof(*m));
         qsort(sorted, n, sizeof(*sorted), cmp_label);
         f = open_memstream(&buf, &len);
         if (!f)

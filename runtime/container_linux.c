@@ -291,7 +291,8 @@ static int pod_groups(const struct kc_api_pod *pod, struct kc_arena *a, const in
                 return -ENOMEM;
         if (p->fs_group.set)
                 g[i++] = p->fs_group.v;
-        memcpy(g + i, p->supplemental_groups, p->n_supplemental_groups * sizeof(*g));
+        if (p->n_supplemental_groups > 0) /* NULL with none: no memcpy from NULL */
+                memcpy(g + i, p->supplemental_groups, p->n_supplemental_groups * sizeof(*g));
         *ret = g;
         *ret_n = n;
         return 0;
