@@ -187,3 +187,20 @@ static inline int integ_remove_all(struct kc_runtime_service svc, const struct i
         kc_runtime_result_done(&l);
         return n;
 }
+
+/* A fixture's teardown: removes what a failed test left (saying so), then @p logs_dir. */
+static inline void integ_teardown_leftovers(struct kc_runtime_service *svc,
+                                            const struct integ_env *e, const char *logs_dir)
+{
+        char cmd[128];
+        int n;
+
+        if (svc) {
+                n = integ_remove_all(*svc, e);
+                if (n > 0)
+                        fprintf(stderr, "removed %d sandbox(es) left by a failed test\n", n);
+        }
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", logs_dir);
+        if (logs_dir[0] && system(cmd) != 0)
+                fprintf(stderr, "could not remove %s\n", logs_dir);
+}

@@ -245,22 +245,13 @@ static int setup(void **state)
 static int teardown(void **state)
 {
         struct fixture *f = *state;
-        char cmd[128];
-        int n;
 
         if (!f)
                 return 0;
-        if (f->cri) {
-                n = integ_remove_all(f->svc, &env);
-                if (n > 0)
-                        fprintf(stderr, "removed %d sandbox(es) left by a failed test\n", n);
-        }
+        integ_teardown_leftovers(f->cri ? &f->svc : NULL, &env, f->logs);
         kc_runtime_manager_free(f->manager);
         kc_kubelet_runtime_helper_free(f->helper);
         kc_cri_free(f->cri);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->logs);
-        if (f->logs[0] && system(cmd) != 0)
-                fprintf(stderr, "could not remove %s\n", f->logs);
         free(f);
         return 0;
 }

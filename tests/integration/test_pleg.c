@@ -287,24 +287,15 @@ static int setup(void **state)
 static int teardown(void **state)
 {
         struct fixture *f = *state;
-        char cmd[128];
-        int n;
 
         if (!f)
                 return 0;
-        if (f->cri) {
-                n = integ_remove_all(f->svc, &env);
-                if (n > 0)
-                        fprintf(stderr, "removed %d sandbox(es) left by a failed test\n", n);
-        }
+        integ_teardown_leftovers(f->cri ? &f->svc : NULL, &env, f->logs);
         kc_generic_pleg_free(f->pleg);
         kc_pod_cache_free(f->cache);
         kc_chan_free(f->events);
         kc_runtime_manager_free(f->manager);
         kc_cri_free(f->cri);
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->logs);
-        if (f->logs[0] && system(cmd) != 0)
-                fprintf(stderr, "could not remove %s\n", f->logs);
         free(f);
         return 0;
 }
