@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -124,6 +125,16 @@ const (
 	containerRestartCountAnnotation = "io.kubernetes.container.restartCount"
 )
 
+// runtimeService is the part of the CRI runtime service the relist uses.
+type runtimeService interface {
+	ListPodSandbox(filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
+	ListContainers(filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+	PodSandboxStatus(id string) (*runtimeapi.PodSandboxStatusResponse, error)
+	ContainerStatus(id string) (*runtimeapi.ContainerStatusResponse, error)
+}
+
+// fakeRuntimeService answers from the recorded response bytes, unmarshalled
+// on every call: the CRI client's path minus the transport.
 type fakeRuntimeService struct {
 	responses map[string][]byte
 }
@@ -168,12 +179,99 @@ func (f *fakeRuntimeService) ContainerStatus(id string) (*runtimeapi.ContainerSt
 	return resp, nil
 }
 
+// memRuntimeService holds the node as decoded messages (decoded when a
+// state is applied, outside the timed relists) and answers each call as
+// the CRI API's in-memory FakeRuntimeService does: a new message per item,
+// its fields copied, nested messages and maps shared. This is the Go
+// counterpart of cubelet's runtime manager over the simulated runtime.
+type memRuntimeService struct {
+	msgs map[string]proto.Message
+}
+
+func (f *memRuntimeService) get(method, key string) (proto.Message, error) {
+	m, ok := f.msgs[method+"/"+key]
+	if !ok {
+		return nil, fmt.Errorf("%s/%s not recorded", method, key)
+	}
+	return m, nil
+}
+
+func (f *memRuntimeService) ListPodSandbox(filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error) {
+	m, err := f.get("ListPodSandbox", filter.GetLabelSelector()[podUIDLabel])
+	if err != nil {
+		return nil, err
+	}
+	var out []*runtimeapi.PodSandbox
+	for _, s := range m.(*runtimeapi.ListPodSandboxResponse).Items {
+		out = append(out, &runtimeapi.PodSandbox{Id: s.Id, Metadata: s.Metadata, State: s.State,
+			CreatedAt: s.CreatedAt, Labels: s.Labels, Annotations: s.Annotations,
+			RuntimeHandler: s.RuntimeHandler})
+	}
+	return out, nil
+}
+
+func (f *memRuntimeService) ListContainers(filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error) {
+	m, err := f.get("ListContainers", filter.GetLabelSelector()[podUIDLabel])
+	if err != nil {
+		return nil, err
+	}
+	var out []*runtimeapi.Container
+	for _, c := range m.(*runtimeapi.ListContainersResponse).Containers {
+		out = append(out, &runtimeapi.Container{Id: c.Id, PodSandboxId: c.PodSandboxId,
+			Metadata: c.Metadata, Image: c.Image, ImageRef: c.ImageRef, State: c.State,
+			CreatedAt: c.CreatedAt, Labels: c.Labels, Annotations: c.Annotations, ImageId: c.ImageId})
+	}
+	return out, nil
+}
+
+func (f *memRuntimeService) PodSandboxStatus(id string) (*runtimeapi.PodSandboxStatusResponse, error) {
+	m, err := f.get("PodSandboxStatus", id)
+	if err != nil {
+		return nil, err
+	}
+	s := m.(*runtimeapi.PodSandboxStatusResponse).Status
+	return &runtimeapi.PodSandboxStatusResponse{Status: &runtimeapi.PodSandboxStatus{Id: s.Id,
+		Metadata: s.Metadata, State: s.State, CreatedAt: s.CreatedAt, Network: s.Network,
+		Labels: s.Labels, Annotations: s.Annotations, RuntimeHandler: s.RuntimeHandler}}, nil
+}
+
+func (f *memRuntimeService) ContainerStatus(id string) (*runtimeapi.ContainerStatusResponse, error) {
+	m, err := f.get("ContainerStatus", id)
+	if err != nil {
+		return nil, err
+	}
+	s := m.(*runtimeapi.ContainerStatusResponse).Status
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: s.Id,
+		Metadata: s.Metadata, State: s.State, CreatedAt: s.CreatedAt, StartedAt: s.StartedAt,
+		FinishedAt: s.FinishedAt, ExitCode: s.ExitCode, Image: s.Image, ImageRef: s.ImageRef,
+		Reason: s.Reason, Message: s.Message, Labels: s.Labels, Annotations: s.Annotations,
+		Mounts: s.Mounts, LogPath: s.LogPath, ImageId: s.ImageId}}, nil
+}
+
+// decode unmarshals one recorded response into its message.
+func decode(method string, b []byte) (proto.Message, error) {
+	var m proto.Message
+	switch method {
+	case "ListPodSandbox":
+		m = &runtimeapi.ListPodSandboxResponse{}
+	case "ListContainers":
+		m = &runtimeapi.ListContainersResponse{}
+	case "PodSandboxStatus":
+		m = &runtimeapi.PodSandboxStatusResponse{}
+	case "ContainerStatus":
+		m = &runtimeapi.ContainerStatusResponse{}
+	default:
+		return nil, fmt.Errorf("unknown method %q", method)
+	}
+	return m, proto.Unmarshal(b, m)
+}
+
 // ---------------------------------------------------------------------------
 // kubeGenericRuntimeManager: GetPods, GetPodStatus
 
 type runtimeManager struct {
 	runtimeName    string
-	runtimeService *fakeRuntimeService
+	runtimeService runtimeService
 }
 
 type labeledContainerInfo struct {
@@ -729,6 +827,7 @@ func median(v []time.Duration) float64 {
 
 func main() {
 	dir := flag.String("dir", "", "the directory bench_relist_pb --dump wrote")
+	mem := flag.Bool("mem", false, "answer from messages decoded once per state (the in-memory fake) instead of unmarshalling the bytes on every call")
 	flag.Parse()
 	paths, _ := filepath.Glob(filepath.Join(*dir, "state-*.bin"))
 	sort.Strings(paths)
@@ -745,11 +844,31 @@ func main() {
 		}
 		states[i] = s
 	}
-	svc := &fakeRuntimeService{responses: map[string][]byte{}}
-	apply := func(s map[string][]byte) {
-		for k, v := range s {
-			svc.responses[k] = v
+	var svc runtimeService
+	var apply func(s map[string][]byte)
+	impl := "Go"
+	if *mem {
+		ms := &memRuntimeService{msgs: map[string]proto.Message{}}
+		apply = func(s map[string][]byte) {
+			for k, v := range s {
+				method := k[:strings.IndexByte(k, '/')]
+				m, err := decode(method, v)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "go-relist:", k, err)
+					os.Exit(1)
+				}
+				ms.msgs[k] = m
+			}
 		}
+		svc, impl = ms, "Go-mem"
+	} else {
+		bs := &fakeRuntimeService{responses: map[string][]byte{}}
+		apply = func(s map[string][]byte) {
+			for k, v := range s {
+				bs.responses[k] = v
+			}
+		}
+		svc = bs
 	}
 	g := &GenericPLEG{
 		runtime:      &runtimeManager{runtimeName: "containerd", runtimeService: svc},
@@ -792,6 +911,6 @@ func main() {
 		changed[i], n = timed()
 		events += n
 	}
-	fmt.Printf("%-8d %-8s %14.3f %16.3f %14d\n", len(g.podRecords), "Go", median(nochange),
+	fmt.Printf("%-8d %-8s %14.3f %16.3f %14d\n", len(g.podRecords), impl, median(nochange),
 		median(changed), events/rounds)
 }

@@ -4,7 +4,8 @@
 # responses (issue 18). Builds bench/go-relist offline from Debian's
 # packages (golang-go, golang-google-protobuf-dev, protobuf-compiler; see
 # scripts/install-deps.sh) in GOPATH mode, records with bench_relist_pb
-# --dump, runs both. Figures only.
+# --dump, runs both; then the same relist over in-memory runtimes: Go over
+# messages decoded once per state, C over the simulated runtime. Figures only.
 #   bash bench/go-relist/run.sh [build dir, default build] [bench_relist_pb args...]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,3 +25,7 @@ go build -o "$work/go-relist" go-relist
 mkdir -p "$work/states"
 "$build/bench/bench_relist_pb" --dump "$work/states" "$@"
 "$work/go-relist" -dir "$work/states"
+# The in-memory path: Go over decoded messages (upstream's FakeRuntimeService
+# style), C over the simulated runtime (bench_relist, the daemon's path).
+"$work/go-relist" -dir "$work/states" -mem
+"$build/bench/bench_relist" "$@"
