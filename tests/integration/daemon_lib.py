@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """Helpers shared by the integration tests that run the cubelet daemon on the
-fixture's containerd (test_daemon.py, test_faults_restart.py,
-test_faults_hang.py), and the reader of a fixture's env file (also used by
-test_faults_flood.py for the CRI test server's).
+fixture's containerd (test_daemon.py, test_daemon_probes.py, test_volumes.py,
+test_faults_restart.py, test_faults_hang.py, ...), and the reader of a
+fixture's env file (also used by test_faults_flood.py for the CRI test
+server's). ContainerdTestCase and main() are the set-up those tests share:
+the fixture's containerd checked at start, brought back before each test if
+an earlier one left it down, and the pods a test made stopped after it.
 
 Importing this module puts tests/e2e on sys.path, so that `import harness`
 works right after it. Nothing here starts containerd: the CTest fixture
@@ -15,11 +18,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 
-from harness import container, container_status, pod_manifest, wait_until  # noqa: E402
+import harness  # noqa: E402
+from harness import E2ETestCase, container, container_status, pod_manifest, wait_until  # noqa: E402
 
 UID_LABEL = "io.kubernetes.pod.uid"
 NAME_LABEL = "io.kubernetes.pod.name"
@@ -82,17 +87,25 @@ class Containerd:
             return False
         return not zombie and argv[1:3] == [b"--config", self.config.encode()]
 
-    def ctr(self, *args, timeout=30):
-        p = subprocess.run(
+    def _run_ctr(self, args, timeout):
+        return subprocess.run(
             ["ctr", "--address", self.sock, "-n", "k8s.io", *args],
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=timeout,
         )
+
+    def ctr(self, *args, timeout=30):
+        p = self._run_ctr(args, timeout)
         if p.returncode != 0:
             raise AssertionError(f"ctr {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
         return p.stdout
+
+    def exec(self, cid, *argv, timeout=30):
+        """Runs argv in container `cid` (`ctr tasks exec`): (exit code, stdout)."""
+        p = self._run_ctr(("tasks", "exec", "--exec-id", f"exec-{time.monotonic_ns()}", cid, *argv), timeout)
+        return p.returncode, p.stdout
 
     def tasks(self):
         """{task id: status} ("RUNNING", "STOPPED", ...)."""
@@ -169,12 +182,13 @@ def cid_of(pod, cname="app"):
     return cid.partition("://")[2] or None
 
 
-def host_pod(name, uid, image, command=("sleep", "1000000")):
+def host_pod(name, uid, image, command=("sleep", "1000000"), **fields):
     """A host-network static pod with one container "app" (no registry:
-    imagePullPolicy IfNotPresent on the imported image)."""
+    imagePullPolicy IfNotPresent on the imported image); `fields` go into
+    the container (probes, ...)."""
     return pod_manifest(
         name,
-        [container("app", list(command), image=image, imagePullPolicy="IfNotPresent")],
+        [container("app", list(command), image=image, imagePullPolicy="IfNotPresent", **fields)],
         uid=uid,
         hostNetwork=True,
         terminationGracePeriodSeconds=1,
@@ -199,3 +213,61 @@ def remove_pod_logs_root_at_exit():
         atexit.register(
             lambda: os.path.isdir(POD_LOGS_ROOT) and not os.listdir(POD_LOGS_ROOT) and os.rmdir(POD_LOGS_ROOT)
         )
+
+
+def open_containerd(prog, fixture="integration.setup"):
+    """The fixture's containerd for the test script `prog`: exits with a
+    message naming the fixture when it is not running. Also arranges for an
+    empty /var/log/pods this run created to go at exit."""
+    ctrd = Containerd(read_env(prog, fixture=fixture))
+    if not ctrd.alive():
+        raise SystemExit(f"{prog}: containerd pid {ctrd.pid} is not running: did {fixture} fail?")
+    remove_pod_logs_root_at_exit()
+    return ctrd
+
+
+class ContainerdTestCase(E2ETestCase):
+    """A harness test whose daemons run on the fixture's containerd (`ctrd`,
+    set by main()). Each test starts with containerd up (an earlier test
+    may have left it down) and ends with the pods it named through
+    new_uid() stopped and their log directories removed: cubelet leaves
+    its pods running when it exits, as the kubelet does."""
+
+    ctrd = None  # set by main()
+
+    def setUp(self):
+        if not self.ctrd.alive():
+            self.ctrd.restart()
+        self.uids = []
+        # Registered before any daemon starts, so it runs after the harness
+        # has stopped them (cleanups run last-in, first-out).
+        self.addCleanup(self.cleanup_pods)
+
+    def cleanup_pods(self):
+        try:
+            if not self.ctrd.alive():
+                self.ctrd.restart()
+            self.ctrd.stop_pods(self.uids)
+        finally:
+            # Even when containerd misbehaved: the log directories are ours.
+            remove_pod_logs(self.uids)
+
+    def new_uid(self, tag):
+        """A pod UID unique to this run, stopped after the test."""
+        uid = f"integ-{tag}-{os.getpid()}-{int(time.monotonic() * 1000) % 100000}"
+        self.uids.append(uid)
+        return uid
+
+    def start(self, *extra, manifests=None):
+        """A daemon on the fixture's containerd with the extra flags `extra`."""
+        return self.start_daemon(manifests=manifests, args=[f"--container-runtime-endpoint={self.ctrd.endpoint}", *extra])
+
+    def host_pod(self, name, uid, command=("sleep", "1000000"), **fields):
+        return host_pod(name, uid, self.ctrd.image, command, **fields)
+
+
+def main(prog, fixture="integration.setup"):
+    """A test script's main: the fixture's containerd into
+    ContainerdTestCase.ctrd, then the harness's main (which exits)."""
+    ContainerdTestCase.ctrd = open_containerd(prog, fixture)
+    harness.main()

@@ -44,57 +44,20 @@ import signal
 import sys
 import time
 
-from daemon_lib import Containerd, cid_of, read_env, remove_pod_logs, remove_pod_logs_root_at_exit
 import daemon_lib
+from daemon_lib import cid_of
 
 import harness  # noqa: E402  (tests/e2e, put on sys.path by daemon_lib)
-from harness import E2ETestCase, condition, container_status, wait_until  # noqa: E402
+from harness import condition, container_status, wait_until  # noqa: E402
 
 # The runtime-status poller runs every 5 s: the threshold must exceed it.
 MAX_WAIT_FOR_RUNTIME = "6s"
 
-CTRD = None  # set in main()
 
-
-def host_pod(name, uid, command=("sleep", "1000000")):
-    return daemon_lib.host_pod(name, uid, CTRD.image, command)
-
-
-class DaemonOnContainerd(E2ETestCase):
-    def setUp(self):
-        if not CTRD.alive():
-            # An earlier test left it down: bring it back (or fail loudly).
-            CTRD.restart()
-        self.uids = []
-        # Registered before any daemon starts, so it runs after the harness
-        # has stopped them (cleanups run last-in, first-out).
-        self.addCleanup(self.cleanup_pods)
-
-    def cleanup_pods(self):
-        """cubelet leaves pods running when it exits (as the kubelet does):
-        stop what this test left through containerd, drop its log dirs."""
-        try:
-            if not CTRD.alive():
-                CTRD.restart()
-            CTRD.stop_pods(self.uids)
-        finally:
-            # Even when containerd misbehaved: the log directories are ours.
-            remove_pod_logs(self.uids)
-
-    def new_uid(self, tag):
-        uid = f"integ-{tag}-{os.getpid()}-{int(time.monotonic() * 1000) % 100000}"
-        self.uids.append(uid)
-        return uid
-
-    def start(self, *extra, manifests=None):
-        return self.start_daemon(
-            manifests=manifests,
-            args=[f"--container-runtime-endpoint={CTRD.endpoint}", *extra],
-        )
-
+class DaemonOnContainerd(daemon_lib.ContainerdTestCase):
     def running_tasks(self, uid):
-        tasks = CTRD.tasks()
-        return {c for c in CTRD.containers(uid) if tasks.get(c) == "RUNNING"}
+        tasks = self.ctrd.tasks()
+        return {c for c in self.ctrd.containers(uid) if tasks.get(c) == "RUNNING"}
 
     def wait_restart_count(self, d, name, count, old_cid, timeout=60):
         def ok(p):
@@ -111,7 +74,7 @@ class DaemonOnContainerd(E2ETestCase):
 
     def test_a_run_kill_restart_deletor(self):
         uid = self.new_uid("web")
-        d = self.start("--crash-loop-back-off-initial-container-restart-period=1s", manifests={"web.yaml": host_pod("web", uid)})
+        d = self.start("--crash-loop-back-off-initial-container-restart-period=1s", manifests={"web.yaml": self.host_pod("web", uid)})
         t0 = time.monotonic()
         p = d.wait_running("web", timeout=60)
         sys.stderr.write(f"integration: pod Running {time.monotonic() - t0:.2f} s after cubelet answered\n")
@@ -120,29 +83,29 @@ class DaemonOnContainerd(E2ETestCase):
         self.assertTrue(p["status"].get("hostIP"), p["status"])
 
         # containerd's own view: one sandbox and one container, both running.
-        sandboxes = CTRD.containers(uid, "sandbox")
+        sandboxes = self.ctrd.containers(uid, "sandbox")
         self.assertEqual(len(sandboxes), 1, f"sandboxes of {uid}: {sandboxes}")
-        self.assertEqual(CTRD.containers(uid, "container"), {cid1})
+        self.assertEqual(self.ctrd.containers(uid, "container"), {cid1})
         self.assertEqual(self.running_tasks(uid), sandboxes | {cid1})
 
         # SIGKILL behind cubelet's back: restarted at once (first crash).
-        CTRD.kill_task(cid1)
+        self.ctrd.kill_task(cid1)
         p = self.wait_restart_count(d, "web", 1, cid1)
         cid2 = cid_of(p)
         cs = container_status(p, "app")
         self.assertEqual(cs["lastState"]["terminated"]["exitCode"], 137, cs)
-        self.assertEqual(CTRD.tasks().get(cid2), "RUNNING")
+        self.assertEqual(self.ctrd.tasks().get(cid2), "RUNNING")
         # One dead instance is kept (--maximum-dead-containers-per-container=1).
-        self.assertEqual(CTRD.containers(uid, "container"), {cid1, cid2})
-        self.assertEqual(CTRD.containers(uid, "sandbox"), sandboxes, "the sandbox was not recreated")
+        self.assertEqual(self.ctrd.containers(uid, "container"), {cid1, cid2})
+        self.assertEqual(self.ctrd.containers(uid, "sandbox"), sandboxes, "the sandbox was not recreated")
 
         # A second kill: restarted after the 1 s back-off; the deletor removes
         # the older dead container and keeps the newer one.
-        CTRD.kill_task(cid2)
+        self.ctrd.kill_task(cid2)
         p = self.wait_restart_count(d, "web", 2, cid2)
         cid3 = cid_of(p)
         wait_until(
-            lambda: CTRD.containers(uid, "container") == {cid2, cid3},
+            lambda: self.ctrd.containers(uid, "container") == {cid2, cid3},
             30,
             f"the deletor to remove {cid1[:12]} (keeping {cid2[:12]} and {cid3[:12]})",
             interval=0.2,
@@ -153,17 +116,17 @@ class DaemonOnContainerd(E2ETestCase):
 
     def test_b_manifest_delete_stops_and_removes(self):
         uid = self.new_uid("gone")
-        d = self.start(manifests={"gone.yaml": host_pod("gone", uid)})
+        d = self.start(manifests={"gone.yaml": self.host_pod("gone", uid)})
         p = d.wait_running("gone", timeout=60)
         cid = cid_of(p)
-        sandboxes = CTRD.containers(uid, "sandbox")
+        sandboxes = self.ctrd.containers(uid, "sandbox")
         self.assertEqual(self.running_tasks(uid), sandboxes | {cid})
 
         d.remove_manifest("gone.yaml")
         wait_until(lambda: d.pod("gone") is None, 30, "the pod to leave /pods", daemon=d)
         wait_until(lambda: not self.running_tasks(uid), 30, "every task of the pod to stop", interval=0.2, daemon=d)
         wait_until(
-            lambda: not CTRD.containers(uid, "container"),
+            lambda: not self.ctrd.containers(uid, "container"),
             30,
             "the pod's containers to be removed from containerd",
             interval=0.2,
@@ -174,11 +137,11 @@ class DaemonOnContainerd(E2ETestCase):
         uid = self.new_uid("survivor")
         d = self.start(
             f"--max-wait-for-container-runtime={MAX_WAIT_FOR_RUNTIME}",
-            manifests={"survivor.yaml": host_pod("survivor", uid)},
+            manifests={"survivor.yaml": self.host_pod("survivor", uid)},
         )
         p = d.wait_running("survivor", timeout=60)
         cid = cid_of(p)
-        sandboxes = CTRD.containers(uid, "sandbox")
+        sandboxes = self.ctrd.containers(uid, "sandbox")
         self.assertEqual(len(sandboxes), 1)
 
         # Without CNI the node is NotReady anyway ("container runtime network
@@ -192,7 +155,7 @@ class DaemonOnContainerd(E2ETestCase):
         sys.stderr.write(f"integration: /node Ready before: {c}\n")
 
         offset = d.log_size()
-        CTRD.kill(signal.SIGKILL)
+        self.ctrd.kill(signal.SIGKILL)
         t_kill = time.monotonic()
 
         def runtime_down():
@@ -217,7 +180,7 @@ class DaemonOnContainerd(E2ETestCase):
             self.assertGreater(b, a * 1.5, f"back-off did not double: {gaps}")
         self.assertLess(max(gaps), 5.5, f"back-off above its 5 s cap: {gaps}")
 
-        CTRD.restart()
+        self.ctrd.restart()
         t_back = time.monotonic()
         c = wait_until(runtime_up, 30, "/node without runtime errors again", interval=0.2, daemon=d)
         sys.stderr.write(
@@ -230,8 +193,8 @@ class DaemonOnContainerd(E2ETestCase):
         p = d.wait_running("survivor", timeout=30)
         self.assertEqual(cid_of(p), cid)
         self.assertEqual(container_status(p, "app").get("restartCount"), 0)
-        self.assertEqual(CTRD.containers(uid, "sandbox"), sandboxes)
-        self.assertEqual(CTRD.containers(uid, "container"), {cid})
+        self.assertEqual(self.ctrd.containers(uid, "sandbox"), sandboxes)
+        self.assertEqual(self.ctrd.containers(uid, "container"), {cid})
         self.assertEqual(self.running_tasks(uid), sandboxes | {cid})
         names = [x["metadata"]["name"] for x in d.pods()]
         self.assertEqual(names.count(harness.full_name("survivor")), 1, names)
@@ -241,13 +204,13 @@ class DaemonOnContainerd(E2ETestCase):
         uid = self.new_uid("frozen")
         d = self.start(
             "--runtime-request-timeout=2s",
-            manifests={"frozen.yaml": host_pod("frozen", uid)},
+            manifests={"frozen.yaml": self.host_pod("frozen", uid)},
         )
         p = d.wait_running("frozen", timeout=60)
         cid = cid_of(p)
         offset = d.log_size()
-        os.kill(CTRD.pid, signal.SIGSTOP)
-        self.addCleanup(lambda: os.kill(CTRD.pid, signal.SIGCONT))
+        os.kill(self.ctrd.pid, signal.SIGSTOP)
+        self.addCleanup(lambda: os.kill(self.ctrd.pid, signal.SIGCONT))
         t_stop = time.monotonic()
 
         # Each relist waits for its 2 s deadline, fails, and the next one comes:
@@ -261,13 +224,13 @@ class DaemonOnContainerd(E2ETestCase):
         status, _, body = d.request("GET", "/healthz")
         self.assertEqual((status, body), (200, b"ok"))
 
-        os.kill(CTRD.pid, signal.SIGCONT)
+        os.kill(self.ctrd.pid, signal.SIGCONT)
         p = d.wait_running("frozen", timeout=30)
         time.sleep(harness.scaled(2))
         p = d.wait_running("frozen", timeout=30)
         self.assertEqual(cid_of(p), cid)
         self.assertEqual(container_status(p, "app").get("restartCount"), 0)
-        self.assertEqual(self.running_tasks(uid), CTRD.containers(uid, "sandbox") | {cid})
+        self.assertEqual(self.running_tasks(uid), self.ctrd.containers(uid, "sandbox") | {cid})
 
 
     def test_e_evented_pleg_falls_back(self):
@@ -275,13 +238,13 @@ class DaemonOnContainerd(E2ETestCase):
         t0 = time.monotonic()
         d = self.start(
             "--feature-gates=EventedPLEG=true",
-            manifests={"evented.yaml": host_pod("evented", uid)},
+            manifests={"evented.yaml": self.host_pod("evented", uid)},
         )
 
         def fell_back():
             return "Fall back to Generic PLEG relisting" in d.log()
 
-        streams = CTRD.env.get("KC_CONTAINERD_VERSION", "1.6") != "1.6"
+        streams = self.ctrd.env.get("KC_CONTAINERD_VERSION", "1.6") != "1.6"
         if streams:
             wait_until(lambda: "connected to the container events stream" in d.log(), 30, "the stream", daemon=d)
         else:
@@ -291,7 +254,7 @@ class DaemonOnContainerd(E2ETestCase):
         p = d.wait_running("evented", timeout=60)
         cid = cid_of(p)
         # Relisting every second now: a container killed behind cubelet's back restarts.
-        CTRD.kill_task(cid)
+        self.ctrd.kill_task(cid)
         self.wait_restart_count(d, "evented", 1, cid)
         metrics = d.request("GET", "/metrics")[2].decode()
         if streams:
@@ -315,14 +278,5 @@ def skip_times(log):
     return out
 
 
-def main():
-    global CTRD
-    CTRD = Containerd(read_env("test_daemon.py"))
-    if not CTRD.alive():
-        raise SystemExit(f"test_daemon.py: containerd pid {CTRD.pid} is not running: did integration.setup fail?")
-    remove_pod_logs_root_at_exit()
-    harness.main()
-
-
 if __name__ == "__main__":
-    main()
+    daemon_lib.main("test_daemon.py")

@@ -19,34 +19,21 @@ is the node's, which the probes dial when no host is set):
   restarted.
 """
 
-import os
 import socket
 import time
 
 import daemon_lib
-from daemon_lib import Containerd, cid_of, read_env, remove_pod_logs, remove_pod_logs_root_at_exit
+from daemon_lib import cid_of
 
 import harness  # noqa: E402  (tests/e2e, put on sys.path by daemon_lib)
-from harness import E2ETestCase, condition, container, container_status, pod_manifest  # noqa: E402
-
-CTRD = None  # set in main()
+from harness import condition, container_status  # noqa: E402
 
 
 def free_port():
-    """A TCP port nothing listens on now (the kernel's pick, released)."""
+    """A TCP port nothing listens on now, on any address (the kernel's pick, released)."""
     with socket.socket() as s:
         s.bind(("", 0))
         return s.getsockname()[1]
-
-
-def host_pod(name, uid, command, **probes):
-    return pod_manifest(
-        name,
-        [container("app", list(command), image=CTRD.image, imagePullPolicy="IfNotPresent", **probes)],
-        uid=uid,
-        hostNetwork=True,
-        terminationGracePeriodSeconds=1,
-    )
 
 
 def cs_of(pod):
@@ -57,30 +44,10 @@ def running(pod):
     return "running" in (cs_of(pod).get("state") or {})
 
 
-class ProbesOnContainerd(E2ETestCase):
-    def setUp(self):
-        if not CTRD.alive():
-            CTRD.restart()
-        self.uids = []
-        self.addCleanup(self.cleanup_pods)
-
-    def cleanup_pods(self):
-        try:
-            tasks = CTRD.tasks()
-            for uid in self.uids:
-                for cid in CTRD.containers(uid):
-                    if tasks.get(cid) == "RUNNING":
-                        CTRD.kill_task(cid)
-        finally:
-            remove_pod_logs(self.uids)
-
-    def new_uid(self, tag):
-        uid = f"integ-{tag}-{os.getpid()}-{int(time.monotonic() * 1000) % 100000}"
-        self.uids.append(uid)
-        return uid
-
+class ProbesOnContainerd(daemon_lib.ContainerdTestCase):
     def exec_in(self, cid, script):
-        CTRD.ctr("tasks", "exec", "--exec-id", f"probe-{int(time.monotonic() * 1000)}", cid, "sh", "-c", script)
+        code, out = self.ctrd.exec(cid, "sh", "-c", script)
+        self.assertEqual(code, 0, f"exec {script!r} in {cid}: {out}")
 
     def test_probes_drive_ready_and_restarts(self):
         http_port, tcp_port = free_port(), free_port()
@@ -88,13 +55,13 @@ class ProbesOnContainerd(E2ETestCase):
         live = self.new_uid("live")
         tcp = self.new_uid("tcp")
         manifests = {
-            "web.yaml": host_pod(
+            "web.yaml": self.host_pod(
                 "web",
                 web,
                 ["sh", "-c", f"mkdir -p /www && exec httpd -f -p {http_port} -h /www"],
                 readinessProbe={"httpGet": {"path": "/ready", "port": http_port}, "periodSeconds": 1},
             ),
-            "live.yaml": host_pod(
+            "live.yaml": self.host_pod(
                 "live",
                 live,
                 ["sh", "-c", "touch /tmp/alive; exec sleep 1000000"],
@@ -104,7 +71,7 @@ class ProbesOnContainerd(E2ETestCase):
                     "failureThreshold": 1,
                 },
             ),
-            "tcp.yaml": host_pod(
+            "tcp.yaml": self.host_pod(
                 "tcp",
                 tcp,
                 ["nc", "-ll", "-p", str(tcp_port), "-e", "/bin/true"],
@@ -112,7 +79,7 @@ class ProbesOnContainerd(E2ETestCase):
                 readinessProbe={"tcpSocket": {"port": tcp_port}, "periodSeconds": 1},
             ),
         }
-        d = self.start_daemon(manifests=manifests, args=[f"--container-runtime-endpoint={CTRD.endpoint}"])
+        d = self.start(manifests=manifests)
 
         # readiness: running, probed (404), not ready, for a few periods.
         p = d.wait_pod("web", running, harness.scaled(30), "web running")
@@ -137,8 +104,8 @@ class ProbesOnContainerd(E2ETestCase):
             harness.scaled(30),
             "live restarted once",
         )
-        self.assertIn(cid_of(p), CTRD.containers(live))
-        self.assertEqual(CTRD.tasks().get(cid_of(p)), "RUNNING")
+        self.assertIn(cid_of(p), self.ctrd.containers(live))
+        self.assertEqual(self.ctrd.tasks().get(cid_of(p)), "RUNNING")
         self.assertIn("Container app failed liveness probe, will be restarted", d.log())
 
         # tcpSocket on nc: ready and never restarted.
@@ -151,14 +118,5 @@ class ProbesOnContainerd(E2ETestCase):
         self.assertEqual(cs_of(d.pod("live")).get("restartCount"), 1)
 
 
-def main():
-    global CTRD
-    CTRD = Containerd(read_env("test_daemon_probes.py"))
-    if not CTRD.alive():
-        raise SystemExit(f"test_daemon_probes.py: containerd pid {CTRD.pid} is not running: did integration.setup fail?")
-    remove_pod_logs_root_at_exit()
-    harness.main()
-
-
 if __name__ == "__main__":
-    main()
+    daemon_lib.main("test_daemon_probes.py")

@@ -22,54 +22,22 @@ only through cubelet's /pods:
 """
 
 import os
-import subprocess
-import time
 
-from daemon_lib import Containerd, cid_of, read_env, remove_pod_logs, remove_pod_logs_root_at_exit
+import daemon_lib
+from daemon_lib import cid_of
 
-import harness  # noqa: E402  (tests/e2e, put on sys.path by daemon_lib)
-from harness import E2ETestCase, container, pod_manifest, wait_until  # noqa: E402
+from harness import container, pod_manifest, wait_until  # noqa: E402  (tests/e2e, put on sys.path by daemon_lib)
 
-CTRD = None  # set in main()
 SLEEP = ["sleep", "1000000"]
 FS_GROUP = 2345
 
 
-def app(name, command, mounts):
-    return container(name, command, image=CTRD.image, imagePullPolicy="IfNotPresent", volumeMounts=mounts)
-
-
-class VolumesOnContainerd(E2ETestCase):
-    def setUp(self):
-        if not CTRD.alive():
-            CTRD.restart()
-        self.uids = []
-        self.addCleanup(self.cleanup_pods)
-
-    def cleanup_pods(self):
-        try:
-            tasks = CTRD.tasks()
-            for uid in self.uids:
-                for cid in CTRD.containers(uid):
-                    if tasks.get(cid) == "RUNNING":
-                        CTRD.kill_task(cid)
-        finally:
-            remove_pod_logs(self.uids)
-
-    def exec(self, cid, *argv):
-        """Runs argv in container `cid`; returns (exit code, stdout)."""
-        p = subprocess.run(
-            ["ctr", "--address", CTRD.sock, "-n", "k8s.io", "tasks", "exec", "--exec-id", f"t{time.monotonic_ns()}", cid, *argv],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        return p.returncode, p.stdout
+class VolumesOnContainerd(daemon_lib.ContainerdTestCase):
+    def app(self, name, command, mounts):
+        return container(name, command, image=self.ctrd.image, imagePullPolicy="IfNotPresent", volumeMounts=mounts)
 
     def test_host_path_empty_dir_read_only(self):
-        uid = f"integ-vol-{os.getpid()}"
-        self.uids.append(uid)
+        uid = self.new_uid("vol")
         work = self.workdir()
         host_dir = os.path.join(work, "host", "made")  # DirectoryOrCreate makes it
         ro_dir = os.path.join(work, "ro")
@@ -84,7 +52,7 @@ class VolumesOnContainerd(E2ETestCase):
             {"name": "ro", "hostPath": {"path": ro_dir, "type": "Directory"}},
             {"name": "cache", "emptyDir": {}},
         ]
-        writer = app(
+        writer = self.app(
             "app",
             ["sh", "-c", "echo hello > /host/out && echo shared > /cache/f && exec sleep 1000000"],
             [
@@ -93,7 +61,7 @@ class VolumesOnContainerd(E2ETestCase):
                 {"name": "ro", "mountPath": "/ro", "readOnly": True},
             ],
         )
-        reader = app(
+        reader = self.app(
             "reader",
             SLEEP,
             [{"name": "cache", "mountPath": "/data"}, {"name": "ro", "mountPath": "/sub", "subPath": "sub"}],
@@ -108,7 +76,7 @@ class VolumesOnContainerd(E2ETestCase):
             hostAliases=[{"ip": "10.9.9.9", "hostnames": ["alias.example"]}],
             securityContext={"fsGroup": FS_GROUP},
         )
-        d = self.start_daemon(manifests={"vols.yaml": manifest}, args=[f"--container-runtime-endpoint={CTRD.endpoint}"])
+        d = self.start(manifests={"vols.yaml": manifest})
         p = d.wait_running("vols", timeout=90)
         app_cid, reader_cid = cid_of(p, "app"), cid_of(p, "reader")
 
@@ -119,7 +87,7 @@ class VolumesOnContainerd(E2ETestCase):
         self.assertEqual(os.stat(host_dir).st_mode & 0o777, 0o755)
 
         # emptyDir: the other container reads what the first wrote.
-        code, out = self.exec(reader_cid, "cat", "/data/f")
+        code, out = self.ctrd.exec(reader_cid, "cat", "/data/f")
         self.assertEqual((code, out), (0, "shared\n"))
         on_disk = os.path.join(d.root_dir, "pods", uid, "volumes", "kubernetes.io~empty-dir", "cache", "f")
         self.assertTrue(os.path.exists(on_disk), on_disk)
@@ -131,17 +99,17 @@ class VolumesOnContainerd(E2ETestCase):
         self.assertNotEqual(os.stat(host_dir).st_gid, FS_GROUP)
 
         # readOnly: a write fails and the host file is unchanged.
-        code, _ = self.exec(app_cid, "sh", "-c", "echo changed > /ro/keep")
+        code, _ = self.ctrd.exec(app_cid, "sh", "-c", "echo changed > /ro/keep")
         self.assertNotEqual(code, 0)
         with open(os.path.join(ro_dir, "keep")) as f:
             self.assertEqual(f.read(), "original\n")
 
         # subPath: only the subdirectory.
-        self.assertEqual(self.exec(reader_cid, "cat", "/sub/inner"), (0, "inner\n"))
-        self.assertNotEqual(self.exec(reader_cid, "cat", "/sub/keep")[0], 0)
+        self.assertEqual(self.ctrd.exec(reader_cid, "cat", "/sub/inner"), (0, "inner\n"))
+        self.assertNotEqual(self.ctrd.exec(reader_cid, "cat", "/sub/keep")[0], 0)
 
         # /etc/hosts: the managed file (host network) with the alias.
-        code, hosts = self.exec(app_cid, "cat", "/etc/hosts")
+        code, hosts = self.ctrd.exec(app_cid, "cat", "/etc/hosts")
         self.assertEqual(code, 0)
         self.assertTrue(hosts.startswith("# Kubernetes-managed hosts file (host network).\n"), hosts)
         self.assertTrue(hosts.endswith("\n# Entries added by HostAliases.\n10.9.9.9\talias.example\n"), hosts)
@@ -157,14 +125,5 @@ class VolumesOnContainerd(E2ETestCase):
         self.assertTrue(os.path.exists(os.path.join(host_dir, "out")), "a hostPath is never removed")
 
 
-def main():
-    global CTRD
-    CTRD = Containerd(read_env("test_volumes.py"))
-    if not CTRD.alive():
-        raise SystemExit(f"test_volumes.py: containerd pid {CTRD.pid} is not running: did integration.setup fail?")
-    remove_pod_logs_root_at_exit()
-    harness.main()
-
-
 if __name__ == "__main__":
-    main()
+    daemon_lib.main("test_volumes.py")
