@@ -890,12 +890,28 @@ static unsigned sim_asleep(struct fixture *f)
 }
 
 /*
+ * Waits until at least @p n threads sleep on the fake clock (registered
+ * there, their deadlines taken: an advance from now on ends their sleeps);
+ * returns whether they do. Real time bounds the wait only as a net that a
+ * loaded machine does not reach (30 s): a test asserts on the condition,
+ * never on how long it took.
+ */
+static bool sleepers_reach(struct fixture *f, size_t n)
+{
+        for (int i = 0; i < 30000 && kc_fake_clock_sleepers(f->clock) < n; i++)
+                nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+        return kc_fake_clock_sleepers(f->clock) >= n;
+}
+
+/*
  * Issue 17 (F-SYNC-03): KillPod stops the containers in parallel, as
  * upstream's killContainersWithSyncResult. Three containers that ignore
  * SIGTERM (the sim holds each StopContainer for the 30 s grace): the kill
- * takes 30 s of clock time, not 90 s. The driver advances the clock by the
- * grace whenever a stop is held, once every held stop has arrived (or
- * after 2 s of real time, which only a sequential kill needs).
+ * takes 30 s of clock time, not 90 s. The driver waits until the three
+ * stops sleep on the clock at once (a sequential kill never gets there), then
+ * advances the clock by the grace once. It waits on the clock's sleepers, not
+ * on the sim's count of held calls: a call is counted before it sleeps, and
+ * an advance between the two would be missed by that sleep.
  */
 static void test_kill_pod_parallel(void **state)
 {
@@ -907,28 +923,30 @@ static void test_kill_pod_parallel(void **state)
         };
         struct kc_api_pod pod = make_pod("uid-30", "stubborn", cs, 3, KC_RESTART_POLICY_ALWAYS);
         struct kill_call k = { .f = f, .pod = &pod, .grace_s = 30 };
-        const struct timespec tick = { 0, 1000000 };
         struct kc_container_list cl = { 0 };
         char *err = NULL;
         int64_t start;
+        size_t base, i;
         pthread_t th;
-        size_t i;
 
         pod.termination_grace_s = 30;
         assert_int_equal(sync_once(f, &pod, &err), 0);
         assert_int_equal(kc_sim_inject_latency(f->sim, "StopContainer", NULL, 30 * SEC, 3), 0);
         start = kc_clock_now(f->clock);
+        base = kc_fake_clock_sleepers(f->clock);
         assert_int_equal(pthread_create(&th, NULL, kill_call_run, &k), 0);
-        while (!atomic_load(&k.done)) {
-                for (i = 0; i < 2000 && sim_asleep(f) < 3 && !atomic_load(&k.done); i++)
-                        nanosleep(&tick, NULL);
-                if (sim_asleep(f) == 0)
-                        continue;
-                kc_fake_clock_advance(f->clock, 30 * SEC);
-                /* The held stops wake before the next round. */
-                for (i = 0; i < 2000 && sim_asleep(f) > 0; i++)
-                        nanosleep(&tick, NULL);
+        if (!sleepers_reach(f, base + 3)) {
+                /* One stop at a time: let the kill finish, then say so. */
+                while (!atomic_load(&k.done)) {
+                        if (kc_fake_clock_sleepers(f->clock) > base)
+                                kc_fake_clock_advance(f->clock, 30 * SEC);
+                        nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+                }
+                pthread_join(th, NULL);
+                fail_msg("KillPod did not hold its 3 StopContainer calls at once");
         }
+        assert_int_equal(sim_asleep(f), 3);
+        kc_fake_clock_advance(f->clock, 30 * SEC);
         pthread_join(th, NULL);
         assert_int_equal(k.r, 0);
         assert_null(k.err);
@@ -1685,16 +1703,6 @@ static void *kill_thread_main(void *arg)
         return NULL;
 }
 
-/* Waits (real time, bounded) until someone sleeps on the fake clock beyond @p base. */
-static void wait_sleepers(struct fixture *f, size_t base)
-{
-        int i;
-
-        for (i = 0; i < 30000 && kc_fake_clock_sleepers(f->clock) <= base; i++)
-                nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-        assert_true(kc_fake_clock_sleepers(f->clock) > base);
-}
-
 /* preStop sleep: its whole seconds come off the grace; never below the 2 s minimum. */
 static void test_pre_stop_sleep_grace(void **state)
 {
@@ -1713,7 +1721,7 @@ static void test_pre_stop_sleep_grace(void **state)
         assert_int_equal(sync_once(f, &pod, &err), 0);
         base = kc_fake_clock_sleepers(f->clock);
         assert_int_equal(pthread_create(&th, NULL, kill_thread_main, &k), 0);
-        wait_sleepers(f, base);
+        assert_true(sleepers_reach(f, base + 1));
         assert_int_equal(f->n_stops, 0); /* the hook first */
         kc_fake_clock_advance(f->clock, 5 * SEC + SEC / 2);
         pthread_join(th, NULL);
@@ -1727,7 +1735,7 @@ static void test_pre_stop_sleep_grace(void **state)
         assert_int_equal(sync_once(f, &pod, &err), 0);
         k.grace = 3;
         assert_int_equal(pthread_create(&th, NULL, kill_thread_main, &k), 0);
-        wait_sleepers(f, base);
+        assert_true(sleepers_reach(f, base + 1));
         kc_fake_clock_advance(f->clock, 3 * SEC);
         pthread_join(th, NULL);
         assert_int_equal(f->n_stops, 2);
