@@ -695,6 +695,200 @@ static uint64_t rng_next(uint64_t *s)
         return z ^ (z >> 31);
 }
 
+/*
+ * A service listing what the test describes, copied into a fresh arena on
+ * every call (no pointer the manager saw before comes back), in the order
+ * the test gives: the manager's position-based fast paths (issue 18) must
+ * give what a manager without any history gives.
+ */
+#define RND_PODS 8
+
+struct rnd_world {
+        char uid[RND_PODS][8], name[RND_PODS][8], ids[RND_PODS][5][16];
+        struct kc_label labels[RND_PODS][3];
+        struct kc_pod_sandbox sb[RND_PODS * 2];
+        struct kc_cri_container c[RND_PODS * 3];
+        size_t n_sb, n_c;
+};
+
+static const struct kc_label rnd_hash[] = { { KC_ANNOTATION_CONTAINER_HASH, "1f" } };
+
+static int rnd_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
+                                struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
+{
+        struct rnd_world *w = self;
+        struct kc_pod_sandbox_list l = { 0 };
+        size_t i;
+
+        (void)err;
+        assert_int_equal(kc_arena_new(&l.arena), 0);
+        l.items = kc_arena_alloc(l.arena, sizeof(*l.items) * (w->n_sb + 1));
+        assert_non_null(l.items);
+        for (i = 0; i < w->n_sb; i++)
+                if (filter->state < 0 || (int)w->sb[i].state == filter->state)
+                        assert_int_equal(
+                                kc__pod_sandbox_copy(l.arena, &w->sb[i],
+                                                     (struct kc_pod_sandbox *)&l.items[l.n++]),
+                                0);
+        *ret = l;
+        return 0;
+}
+
+static int rnd_list_containers(void *self, const struct kc_container_filter *filter,
+                               struct kc_container_list *ret, struct kc_runtime_error *err)
+{
+        struct rnd_world *w = self;
+        struct kc_container_list l = { 0 };
+        size_t i;
+
+        (void)err;
+        assert_int_equal(kc_arena_new(&l.arena), 0);
+        l.items = kc_arena_alloc(l.arena, sizeof(*l.items) * (w->n_c + 1));
+        assert_non_null(l.items);
+        for (i = 0; i < w->n_c; i++)
+                if (filter->state < 0 || (int)w->c[i].state == filter->state)
+                        assert_int_equal(
+                                kc__cri_container_copy(l.arena, &w->c[i],
+                                                       (struct kc_cri_container *)&l.items[l.n++]),
+                                0);
+        *ret = l;
+        return 0;
+}
+
+static const struct kc_runtime_service_ops rnd_ops = {
+        .list_pod_sandbox = rnd_list_pod_sandbox,
+        .list_containers = rnd_list_containers,
+};
+
+/* Every field GetPods fills, compared. */
+static void assert_pods_equal(const struct kc_pod *a, const struct kc_pod *b)
+{
+        assert_string_equal(a->id, b->id);
+        assert_true(kc__streq(a->name, b->name));
+        assert_true(kc__streq(a->namespace, b->namespace));
+        assert_true(a->created_at == b->created_at);
+        assert_containers_equal(a->containers, a->n_containers, b->containers, b->n_containers);
+        assert_containers_equal(a->sandboxes, a->n_sandboxes, b->sandboxes, b->n_sandboxes);
+}
+
+static void rnd_shuffle(void *v, size_t n, size_t size, uint64_t *seed);
+
+/* One round's listing: pods present at random, items in one of several orders. */
+static void rnd_world_make(struct rnd_world *w, uint64_t *seed, bool keep_order)
+{
+        size_t p, k;
+
+        if (keep_order && rng_next(seed) % 2) {
+                /* The same items in the same places, a few states flipped. */
+                for (k = 0; k < w->n_c; k++)
+                        if (rng_next(seed) % 4 == 0)
+                                w->c[k].state = (enum kc_container_state)(rng_next(seed) % 4);
+                return;
+        }
+        w->n_sb = w->n_c = 0;
+        for (p = 0; p < RND_PODS; p++) {
+                size_t nsb = rng_next(seed) % 3, nc = rng_next(seed) % 4;
+
+                if (rng_next(seed) % 4 == 0)
+                        continue;
+                for (k = 0; k < nsb; k++)
+                        w->sb[w->n_sb++] = (struct kc_pod_sandbox){
+                                .id = w->ids[p][k],
+                                .metadata = { w->name[p], w->uid[p], "ns", 0 },
+                                .state = rng_next(seed) % 2 ? KC_SANDBOX_STATE_READY
+                                                            : KC_SANDBOX_STATE_NOTREADY,
+                                .created_at = (int64_t)(rng_next(seed) % 4),
+                                .labels = w->labels[p],
+                                .n_labels = 3,
+                        };
+                for (k = 0; k < nc; k++)
+                        w->c[w->n_c++] = (struct kc_cri_container){
+                                .id = w->ids[p][2 + k],
+                                .metadata = { w->ids[p][2 + k], 0 },
+                                .image = rng_next(seed) % 2 ? "busybox" : "nginx",
+                                .state = (enum kc_container_state)(rng_next(seed) % 4),
+                                .created_at = (int64_t)(rng_next(seed) % 4),
+                                .labels = w->labels[p],
+                                .n_labels = 3,
+                                .annotations = rnd_hash,
+                                .n_annotations = rng_next(seed) % 2,
+                        };
+        }
+        if (rng_next(seed) % 2) {
+                rnd_shuffle(w->sb, w->n_sb, sizeof(w->sb[0]), seed);
+                rnd_shuffle(w->c, w->n_c, sizeof(w->c[0]), seed);
+        }
+}
+
+static void rnd_shuffle(void *v, size_t n, size_t size, uint64_t *seed)
+{
+        char tmp[512], *b = v;
+        size_t i, k;
+
+        assert_true(size <= sizeof(tmp));
+        for (i = n; i > 1; i--) {
+                k = rng_next(seed) % i;
+                memcpy(tmp, b + (i - 1) * size, size);
+                memcpy(b + (i - 1) * size, b + k * size, size);
+                memcpy(b + k * size, tmp, size);
+        }
+}
+
+/*
+ * Issue 18: a manager that keeps its last pods and groups (found by position,
+ * checked by UID) lists exactly what a new manager lists, whatever the
+ * listings do between calls: pods come and go, items move, states change.
+ */
+static void test_get_pods_history_matches_fresh(void **state)
+{
+        struct fixture *f = *state;
+        struct rnd_world *w = calloc(1, sizeof(*w));
+        struct kc_runtime_service svc = { &rnd_ops, w };
+        struct kc_runtime_manager *mgr = NULL;
+        uint64_t seed = 18;
+        size_t p, k, reused = 0;
+
+        assert_non_null(w);
+        for (p = 0; p < RND_PODS; p++) {
+                snprintf(w->uid[p], sizeof(w->uid[p]), "u%zu", p);
+                /* Pods p and p + 4 differ only by UID: a pod taken for another shows. */
+                snprintf(w->name[p], sizeof(w->name[p]), "n%zu", p % 4);
+                for (k = 0; k < 5; k++)
+                        snprintf(w->ids[p][k], sizeof(w->ids[p][k]), "i%zu-%zu", p % 4, k);
+                w->labels[p][0] = (struct kc_label){ KC_LABEL_POD_UID, w->uid[p] };
+                w->labels[p][1] = (struct kc_label){ KC_LABEL_POD_NAME, w->name[p] };
+                w->labels[p][2] = (struct kc_label){ KC_LABEL_POD_NAMESPACE, "ns" };
+        }
+        assert_int_equal(kc_runtime_manager_new(svc, f->clock, &mgr), 0);
+        for (int round = 0; round < 3000; round++) {
+                bool all = round % 7 != 3;
+                struct kc_runtime_manager *fresh = NULL;
+                struct kc_pod_list a = { 0 }, b = { 0 }, again = { 0 };
+
+                rnd_world_make(w, &seed, round > 0);
+                assert_int_equal(kc_runtime_manager_new(svc, f->clock, &fresh), 0);
+                assert_int_equal(kc_runtime_manager_get_pods(mgr, all, &a, NULL), 0);
+                assert_int_equal(kc_runtime_manager_get_pods(fresh, all, &b, NULL), 0);
+                assert_int_equal(a.n, b.n);
+                for (k = 0; k < a.n; k++)
+                        assert_pods_equal(a.pods[k], b.pods[k]);
+                assert_int_equal(kc__runtime_manager_cached_pods(mgr, all), a.n);
+                /* Nothing changed: the same objects. */
+                assert_int_equal(kc_runtime_manager_get_pods(mgr, all, &again, NULL), 0);
+                assert_int_equal(again.n, a.n);
+                for (k = 0; k < a.n; k++)
+                        assert_ptr_equal(again.pods[k], a.pods[k]);
+                reused += a.n;
+                kc_pod_list_done(&again);
+                kc_pod_list_done(&a);
+                kc_pod_list_done(&b);
+                kc_runtime_manager_free(fresh);
+        }
+        assert_true(reused > 0);
+        kc_runtime_manager_free(mgr);
+        free(w);
+}
+
 #define CHURN_UNIVERSE 1500
 #define CHURN_ROUNDS 12
 
@@ -944,6 +1138,8 @@ static void test_get_pods_10k(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_get_pods_history_matches_fresh, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_cri_world, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_set_pods_world, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pod_status_ips, setup, teardown),
