@@ -800,6 +800,9 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct k
 /* ------------------------------------------------------------------------ */
 /* GetPodStatus                                                               */
 
+/* A pod's arrays up to this length live in struct status_parts itself, not on the heap. */
+#define STATUS_INLINE 8
+
 /* What GetPodStatus gathers before building the status; released together. */
 struct status_parts {
         struct kc_pod_sandbox_list sbl;
@@ -814,7 +817,38 @@ struct status_parts {
         size_t n_cs;
         const char **ips; /* strings in sb_res */
         size_t n_ips;
+        struct sort_key *order; /* sandboxes, then containers, by age */
+        struct kc_container_status *unsorted;
+
+        struct kc_pod_sandbox_status_result sb_res_buf[STATUS_INLINE];
+        struct kc_container_status_result c_res_buf[STATUS_INLINE];
+        struct kc_sandbox_status sbs_buf[STATUS_INLINE];
+        struct kc_container_status cs_buf[STATUS_INLINE], unsorted_buf[STATUS_INLINE];
+        const char *ips_buf[STATUS_INLINE];
+        struct sort_key order_buf[STATUS_INLINE];
 };
+
+/* @n zeroed elements of @size: in @buf when they fit its STATUS_INLINE, else on the heap. */
+static void *parts_array(void *buf, size_t n, size_t size)
+{
+        if (n <= STATUS_INLINE) {
+                memset(buf, 0, n * size);
+                return buf;
+        }
+        return calloc(n, size);
+}
+
+static void parts_array_free(void *p, void *buf)
+{
+        if (p != buf)
+                free(p);
+}
+
+/* Zeroes everything but the inline arrays (parts_array() zeroes what it hands out). */
+static void status_parts_init(struct status_parts *p)
+{
+        memset(p, 0, offsetof(struct status_parts, sb_res_buf));
+}
 
 static void status_parts_done(struct status_parts *p)
 {
@@ -824,13 +858,23 @@ static void status_parts_done(struct status_parts *p)
                 kc_runtime_result_done(&p->sb_res[i]);
         for (i = 0; i < p->n_c_res; i++)
                 kc_runtime_result_done(&p->c_res[i]);
-        free(p->sb_res);
-        free(p->c_res);
-        free(p->sbs);
-        free(p->cs);
-        free(p->ips);
+        parts_array_free(p->sb_res, p->sb_res_buf);
+        parts_array_free(p->c_res, p->c_res_buf);
+        parts_array_free(p->sbs, p->sbs_buf);
+        parts_array_free(p->cs, p->cs_buf);
+        parts_array_free(p->unsorted, p->unsorted_buf);
+        parts_array_free(p->ips, p->ips_buf);
+        parts_array_free(p->order, p->order_buf);
         pod_sandbox_list_done(&p->sbl);
         container_list_done(&p->cl);
+}
+
+/* p->order for @n items (what it held before is dropped). */
+static int parts_order(struct status_parts *p, size_t n)
+{
+        parts_array_free(p->order, p->order_buf);
+        p->order = parts_array(p->order_buf, n, sizeof(*p->order));
+        return p->order ? 0 : -ENOMEM;
 }
 
 /*
@@ -875,7 +919,7 @@ static int determine_pod_sandbox_ips(struct status_parts *p, const struct kc_pod
 {
         size_t k;
 
-        p->ips = calloc(st->n_additional_ips + 2, sizeof(*p->ips));
+        p->ips = parts_array(p->ips_buf, st->n_additional_ips + 1, sizeof(*p->ips));
         if (!p->ips)
                 return -ENOMEM;
         if (st->ip && st->ip[0])
@@ -899,36 +943,52 @@ static struct kc_sandbox_status sandbox_status_of(const struct kc_pod_sandbox *s
         };
 }
 
-/* As getSandboxIDByPodUID orders them: the listed sandboxes, newest first. NULL on ENOMEM. */
-static struct sort_key *sandboxes_newest_first(const struct kc_pod_sandbox_list *sbl)
+/* Sorts @n keys as sort_key_cmp() does; short runs (a pod's few objects) by insertion. */
+static void sort_keys(struct sort_key *k, size_t n)
 {
-        struct sort_key *order = calloc(sbl->n + 1, sizeof(*order));
+        size_t i, j;
+
+        if (n > STATUS_INLINE) {
+                qsort(k, n, sizeof(*k), sort_key_cmp);
+                return;
+        }
+        for (i = 1; i < n; i++) {
+                struct sort_key x = k[i];
+
+                for (j = i; j > 0 && sort_key_cmp(&k[j - 1], &x) > 0; j--)
+                        k[j] = k[j - 1];
+                k[j] = x;
+        }
+}
+
+/* As getSandboxIDByPodUID orders them: the listed sandboxes, newest first, in p->order. */
+static int sandboxes_newest_first(struct status_parts *p)
+{
         size_t i;
 
-        if (!order)
-                return NULL;
-        for (i = 0; i < sbl->n; i++)
-                order[i] = (struct sort_key){ sbl->items[i].created_at, i };
-        qsort(order, sbl->n, sizeof(*order), sort_key_cmp);
-        return order;
+        if (parts_order(p, p->sbl.n) < 0)
+                return -ENOMEM;
+        for (i = 0; i < p->sbl.n; i++)
+                p->order[i] = (struct sort_key){ p->sbl.items[i].created_at, i };
+        sort_keys(p->order, p->sbl.n);
+        return 0;
 }
 
 /* The status of each listed sandbox, newest first, and the pod IPs. */
 static int pod_sandbox_statuses(struct kc_runtime_manager *m, struct status_parts *p,
                                 struct kc_runtime_error *err)
 {
-        _cleanup_free_ struct sort_key *order = sandboxes_newest_first(&p->sbl);
         size_t i;
         int r;
 
-        p->sb_res = calloc(p->sbl.n + 1, sizeof(*p->sb_res));
-        p->sbs = calloc(p->sbl.n + 1, sizeof(*p->sbs));
-        if (!order || !p->sb_res || !p->sbs)
+        p->sb_res = parts_array(p->sb_res_buf, p->sbl.n, sizeof(*p->sb_res));
+        p->sbs = parts_array(p->sbs_buf, p->sbl.n, sizeof(*p->sbs));
+        if (sandboxes_newest_first(p) < 0 || !p->sb_res || !p->sbs)
                 return out_of_memory(err);
         for (i = 0; i < p->sbl.n; i++) {
                 const struct kc_pod_sandbox *st;
 
-                r = sandbox_status_call(m, p->sbl.items[order[i].idx].id, p, err);
+                r = sandbox_status_call(m, p->sbl.items[p->order[i].idx].id, p, err);
                 if (r < 0)
                         return r;
                 if (r > 0)
@@ -967,18 +1027,15 @@ static int pod_container_statuses(struct kc_runtime_manager *m,
                                   const struct kc_container_filter *cf, struct status_parts *p,
                                   struct kc_runtime_error *err)
 {
-        _cleanup_free_ struct sort_key *order = NULL;
-        _cleanup_free_ struct kc_container_status *unsorted = NULL;
         size_t i;
         int r;
 
         r = m->svc.ops->list_containers(m->svc.self, cf, &p->cl, err);
         if (r < 0)
                 return r;
-        order = calloc(p->cl.n + 1, sizeof(*order));
-        p->c_res = calloc(p->cl.n + 1, sizeof(*p->c_res));
-        unsorted = calloc(p->cl.n + 1, sizeof(*unsorted));
-        if (!order || !p->c_res || !unsorted)
+        p->c_res = parts_array(p->c_res_buf, p->cl.n, sizeof(*p->c_res));
+        p->unsorted = parts_array(p->unsorted_buf, p->cl.n, sizeof(*p->unsorted));
+        if (parts_order(p, p->cl.n) < 0 || !p->c_res || !p->unsorted)
                 return out_of_memory(err);
         for (i = 0; i < p->cl.n; i++) {
                 const struct kc_cri_container *st;
@@ -989,19 +1046,19 @@ static int pod_container_statuses(struct kc_runtime_manager *m,
                 if (r > 0)
                         continue;
                 st = &p->c_res[p->n_c_res].status;
-                order[p->n_cs] = (struct sort_key){ st->created_at, p->n_cs };
-                unsorted[p->n_cs] = container_status_of(st);
+                p->order[p->n_cs] = (struct sort_key){ st->created_at, p->n_cs };
+                p->unsorted[p->n_cs] = container_status_of(st);
                 /* toKubeContainerStatus: an exited container's termination message. */
                 if (kc__termination_message(st, p->c_res[p->n_c_res++].arena,
-                                            &unsorted[p->n_cs++].message) < 0)
+                                            &p->unsorted[p->n_cs++].message) < 0)
                         return out_of_memory(err);
         }
-        qsort(order, p->n_cs, sizeof(*order), sort_key_cmp);
-        p->cs = calloc(p->n_cs + 1, sizeof(*p->cs));
+        sort_keys(p->order, p->n_cs);
+        p->cs = parts_array(p->cs_buf, p->n_cs, sizeof(*p->cs));
         if (!p->cs)
                 return out_of_memory(err);
         for (i = 0; i < p->n_cs; i++)
-                p->cs[i] = unsorted[order[i].idx];
+                p->cs[i] = p->unsorted[p->order[i].idx];
         return 0;
 }
 
@@ -1009,10 +1066,11 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
                                       const char *name, const char *namespace,
                                       struct kc_pod_status **ret, struct kc_runtime_error *err)
 {
-        _cleanup_(status_parts_done) struct status_parts p = { 0 };
+        _cleanup_(status_parts_done) struct status_parts p;
         struct kc_label sel = { KC_LABEL_POD_UID, uid };
         int r;
 
+        status_parts_init(&p);
         if (!m || !uid || !ret)
                 return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
                                             "invalid argument");
