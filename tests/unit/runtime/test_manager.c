@@ -704,7 +704,7 @@ static uint64_t rng_next(uint64_t *s)
 #define RND_PODS 8
 
 struct rnd_world {
-        char uid[RND_PODS][8], name[RND_PODS][8], ids[RND_PODS][5][16];
+        char uid[RND_PODS][24], name[RND_PODS][24], ids[RND_PODS][5][32];
         struct kc_label labels[RND_PODS][3];
         struct kc_pod_sandbox sb[RND_PODS * 2];
         struct kc_cri_container c[RND_PODS * 3];
@@ -1014,7 +1014,7 @@ static void test_get_pod_status_order_any_size(void **state)
 
         for (size_t t = 0; t < KC_ELEMENTSOF(sizes); t++) {
                 size_t n = sizes[t], n_sb = n < 10 ? n : 10, i;
-                char uid[16], *sb[10], *c[20];
+                char uid[32], *sb[10], *c[20];
                 const char *want[20];
                 int64_t created[20];
                 struct kc_label sel = { KC_LABEL_POD_UID, uid };
@@ -1028,7 +1028,7 @@ static void test_get_pod_status_order_any_size(void **state)
                         kc_fake_clock_advance(f->clock, (int64_t)(rng_next(&seed) % 2));
                 }
                 for (i = 0; i < n; i++) {
-                        char name[16];
+                        char name[32];
 
                         snprintf(name, sizeof(name), "c%zu", i);
                         c[i] = start_ctr(f, sb[0], uid, "p", name, "top", 0, true);
