@@ -54,6 +54,12 @@ struct pod_reuse {
         size_t cap_next;
         uint32_t *item_group; /* the last listing's item (sandboxes, then containers) -> group */
         size_t n_items, cap_item_group;
+        /* pods[k]'s UID at uids + uid_off[k], back to back: compared in listing order
+         * without touching the pods themselves, which are cold in the cache by then. */
+        char *uids;
+        size_t len_uids, cap_uids;
+        size_t *uid_off;
+        size_t cap_uid_off;
 };
 
 /*
@@ -126,6 +132,8 @@ static void pod_reuse_clear(struct pod_reuse *pr, bool all_memory)
         free(pr->pods);
         free(pr->next);
         free(pr->item_group);
+        free(pr->uids);
+        free(pr->uid_off);
         *pr = (struct pod_reuse){ 0 };
 }
 
@@ -338,6 +346,12 @@ static int group_get(struct kc_runtime_manager *m, uint32_t *n_groups, const cha
         return 0;
 }
 
+/* The UID of cached pod @k. */
+static const char *cached_uid(const struct pod_reuse *pr, size_t k)
+{
+        return pr->uids + pr->uid_off[k];
+}
+
 /*
  * The group of item @i, whose pod UID @uid is not the item before's. Until
  * *indexed, each group k so far has the UID of cached pod k (all different),
@@ -354,11 +368,11 @@ static int group_find(struct kc_runtime_manager *m, const struct pod_reuse *pr, 
 
         if (!*indexed) {
                 gi = i < pr->n_items ? pr->item_group[i] : UINT32_MAX;
-                if (gi < *n_groups && kc__streq(m->groups[gi].uid, uid)) {
+                if (gi < *n_groups && kc__streq(cached_uid(pr, gi), uid)) {
                         *ret = gi;
                         return 0;
                 }
-                if (*n_groups < pr->n && kc__streq(pr->pods[*n_groups]->id, uid)) {
+                if (*n_groups < pr->n && kc__streq(cached_uid(pr, *n_groups), uid)) {
                         *ret = group_add(m, n_groups, uid, labels, n_labels);
                         return 0;
                 }
@@ -483,7 +497,7 @@ static int sort_key_cmp(const void *a, const void *b)
  */
 static int group_items(struct kc_runtime_manager *m, struct pod_reuse *pr,
                        const struct kc_pod_sandbox_list *sbl, const struct kc_container_list *cl,
-                       uint32_t *ret_n_groups)
+                       uint32_t *ret_n_groups, bool *ret_indexed)
 {
         const char *uid, *prev_uid = NULL;
         uint32_t n_groups = 0, gi = 0;
@@ -527,6 +541,7 @@ static int group_items(struct kc_runtime_manager *m, struct pod_reuse *pr,
                 }
         }
         *ret_n_groups = n_groups;
+        *ret_indexed = indexed;
         return 0;
 }
 
@@ -588,7 +603,7 @@ static size_t reuse_find(struct kc_runtime_manager *m, const struct pod_reuse *p
         uintptr_t v;
         size_t k;
 
-        if (gi < pr->n && pr->pods[gi] && kc__streq(pr->pods[gi]->id, uid))
+        if (gi < pr->n && pr->pods[gi] && kc__streq(cached_uid(pr, gi), uid))
                 return gi;
         if (!*indexed) {
                 if (kc_map_reserve(m->reuse_index, pr->n) < 0)
@@ -650,8 +665,32 @@ static int build_pods(struct kc_runtime_manager *m, struct pod_reuse *pr,
         return r;
 }
 
-/* The pods just built become the cache; the cached pods not reused go. */
-static void pod_reuse_advance(struct pod_reuse *pr, uint32_t n_groups, size_t n_items)
+/* Lays out the UIDs of pr->pods[0..n) in pr->uids. */
+static int pod_reuse_index_uids(struct pod_reuse *pr, size_t n)
+{
+        size_t k, len = 0, l;
+
+        for (k = 0; k < n; k++)
+                len += strlen(pr->pods[k]->id) + 1;
+        if (KC_ARRAY_GROW(pr->uids, pr->cap_uids, len, 1024) < 0 ||
+            KC_ARRAY_GROW(pr->uid_off, pr->cap_uid_off, n, 64) < 0)
+                return -ENOMEM;
+        for (k = 0, len = 0; k < n; k++) {
+                l = strlen(pr->pods[k]->id) + 1;
+                memcpy(pr->uids + len, pr->pods[k]->id, l);
+                pr->uid_off[k] = len;
+                len += l;
+        }
+        pr->len_uids = len;
+        return 0;
+}
+
+/*
+ * The pods just built become the cache; the cached pods not reused go.
+ * @same_uids: the groups had the cached pods' UIDs, in order (pr->uids holds).
+ */
+static void pod_reuse_advance(struct pod_reuse *pr, uint32_t n_groups, size_t n_items,
+                              bool same_uids)
 {
         struct kc_pod **swap = pr->pods;
         size_t cap = pr->cap;
@@ -665,6 +704,9 @@ static void pod_reuse_advance(struct pod_reuse *pr, uint32_t n_groups, size_t n_
         pr->cap_next = cap;
         pr->n = n_groups;
         pr->n_items = n_items;
+        /* Without memory for the UIDs, the cache starts over (the pods go too). */
+        if (!same_uids && pod_reuse_index_uids(pr, n_groups) < 0)
+                pod_reuse_clear(pr, false);
 }
 
 /* Groups, sorts and builds (or reuses) the pods; called with m->lock held. */
@@ -675,6 +717,7 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
         _cleanup_(kc_pod_list_done) struct kc_pod_list out = { 0 };
         struct pod_reuse *pr = &m->reuse[all];
         uint32_t n_groups = 0;
+        bool indexed = true;
         size_t n_items;
         int r;
 
@@ -687,7 +730,7 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
             SCRATCH(m, sb_perm, sbl->n) < 0 || SCRATCH(m, c_perm, cl->n) < 0)
                 return -ENOMEM;
 
-        r = group_items(m, pr, sbl, cl, &n_groups);
+        r = group_items(m, pr, sbl, cl, &n_groups, &indexed);
         /* The grouping keys point into this listing: forget them now. */
         if (kc_map_size(m->group_index) > 0)
                 kc_map_clear(m->group_index);
@@ -700,7 +743,8 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
         r = build_pods(m, pr, sbl, cl, n_groups, &out);
         if (r < 0)
                 goto fail;
-        pod_reuse_advance(pr, n_groups, n_items);
+        /* Unindexed, group k has cached pod k's UID: the UIDs are the same when as many. */
+        pod_reuse_advance(pr, n_groups, n_items, !indexed && n_groups == pr->n);
         *ret = out;
         out = (struct kc_pod_list){ 0 };
         return 0;

@@ -945,6 +945,50 @@ static void newest_first_ids(const char **ids, int64_t *created, size_t n)
 }
 
 /*
+ * Issue 18: two pods alike in everything but their UIDs swap places and
+ * swap back; the manager must never hand one out for the other (its UIDs by
+ * position must follow the pods it keeps).
+ */
+static void test_get_pods_twins_swapped(void **state)
+{
+        struct fixture *f = *state;
+        struct rnd_world *w = calloc(1, sizeof(*w));
+        struct kc_runtime_manager *mgr = NULL;
+        const size_t order[][2] = { { 0, 4 }, { 4, 0 }, { 0, 4 }, { 0, 4 }, { 4, 0 }, { 4, 0 } };
+
+        assert_non_null(w);
+        rnd_world_init(w, 4);
+        assert_int_equal(
+                kc_runtime_manager_new((struct kc_runtime_service){ &rnd_ops, w }, f->clock, &mgr),
+                0);
+        for (size_t round = 0; round < KC_ELEMENTSOF(order); round++) {
+                struct kc_pod_list l = { 0 };
+
+                w->n_sb = w->n_c = 0;
+                for (size_t k = 0; k < 2; k++) {
+                        size_t p = order[round][k];
+
+                        w->sb[w->n_sb++] = (struct kc_pod_sandbox){
+                                .id = w->ids[p][0],
+                                .metadata = { w->name[p], w->uid[p], "ns", 0 },
+                                .state = KC_SANDBOX_STATE_READY,
+                                .created_at = 1,
+                                .labels = w->labels[p],
+                                .n_labels = 3,
+                        };
+                }
+                assert_int_equal(kc_runtime_manager_get_pods(mgr, true, &l, NULL), 0);
+                assert_int_equal(l.n, 2);
+                /* Equal CreatedAt: listing order. */
+                assert_string_equal(l.pods[0]->id, w->uid[order[round][0]]);
+                assert_string_equal(l.pods[1]->id, w->uid[order[round][1]]);
+                kc_pod_list_done(&l);
+        }
+        kc_runtime_manager_free(mgr);
+        free(w);
+}
+
+/*
  * Issue 18: GetPodStatus sorts a pod's few sandboxes and containers by
  * insertion; over random listings with CreatedAt ties, newest first and ties
  * in listing order, as the sort it replaced.
@@ -1339,6 +1383,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_get_pod_status_order_any_size, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_get_pod_status_ties, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_twins_swapped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_cri_world, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_set_pods_world, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pod_status_ips, setup, teardown),
