@@ -43,6 +43,12 @@
 #include "runtime/container.h"
 #include "runtime/error.h"
 
+/* What some pods add to the running pod and container gauges. */
+struct running_counts {
+        uint64_t per_state[_KC_CONTAINER_STATE_MAX];
+        uint64_t pods;
+};
+
 /* A pod record: the snapshot events were last computed against, and the
  * snapshot of the current relist (upstream podRecord). */
 struct pod_record {
@@ -51,7 +57,12 @@ struct pod_record {
         struct kc_pod *current;
         bool reinspect;      /* in podsToReinspect for this relist */
         bool reinspect_next; /* needsReinspection being built */
-        char uid[];          /* map key */
+        uint64_t listed_gen; /* the relist that last listed it */
+        /* The pod the last listing had under this UID (a reference, or
+         * NULL) and what it adds to the running counts. */
+        struct kc_pod *listed;
+        struct running_counts counted;
+        char uid[]; /* map key */
 };
 
 struct kc_generic_pleg {
@@ -79,7 +90,11 @@ struct kc_generic_pleg {
         struct kc_list order; /* struct pod_record, in first-seen order */
         struct kc_pleg_event_spec *scratch;
         size_t scratch_cap;
-        unsigned relist_events; /* sent by the relist in progress (for its log line) */
+        uint64_t gen;                    /* relists that recorded a listing */
+        struct pod_record **by_position; /* the record of each pod of the last listing */
+        size_t n_by_position, cap_by_position;
+        struct running_counts running_sum; /* the sum of every record's counted */
+        unsigned relist_events;            /* sent by the relist in progress (for its log line) */
 
         /*
          * Pods owed a PodSync after a dropped event, in the order they were
@@ -182,6 +197,61 @@ static bool seen_before(const struct kc_container *const lists[4], const size_t 
         return false;
 }
 
+/* Do @old and @cur list the same container IDs and the same sandbox IDs, position by position? */
+static bool same_ids(const struct kc_pod *old, const struct kc_pod *cur)
+{
+        size_t i;
+
+        if (!old || !cur || old->n_containers != cur->n_containers ||
+            old->n_sandboxes != cur->n_sandboxes)
+                return false;
+        for (i = 0; i < old->n_containers; i++)
+                if (old->containers[i].id != cur->containers[i].id &&
+                    strcmp(old->containers[i].id, cur->containers[i].id) != 0)
+                        return false;
+        for (i = 0; i < old->n_sandboxes; i++)
+                if (old->sandboxes[i].id != cur->sandboxes[i].id &&
+                    strcmp(old->sandboxes[i].id, cur->sandboxes[i].id) != 0)
+                        return false;
+        return true;
+}
+
+/*
+ * computeEvents when same_ids() holds (the usual change: a state flipped).
+ * The union is then old's list (the new one adds no ID), and an ID's first
+ * occurrence is at the same position in both pods, which is where
+ * getContainerState finds it; so each first occurrence compares its own two
+ * entries, and only an entry whose state changed needs the duplicate check.
+ */
+static int compute_events_same_ids(const struct kc_pod *cur,
+                                   const struct kc_container *const lists[4],
+                                   const size_t counts[4], struct kc_pleg_event_spec **buf,
+                                   size_t *cap, size_t *ret_n)
+{
+        size_t n = 0, l, i, k;
+
+        for (l = 0; l < 2; l++)
+                for (i = 0; i < counts[l]; i++) {
+                        const struct kc_container *o = &lists[l][i];
+                        const struct kc_container *c =
+                                l == 0 ? &cur->containers[i] : &cur->sandboxes[i];
+                        enum kc_pleg_container_state os = kc__pleg_convert_state(o->state);
+                        enum kc_pleg_container_state cs = kc__pleg_convert_state(c->state);
+                        enum kc_pleg_event_type types[2];
+                        size_t m;
+
+                        if (os == cs || seen_before(lists, counts, l, i, o->id))
+                                continue;
+                        m = kc__pleg_generate_events(os, cs, types);
+                        if (KC_ARRAY_GROW(*buf, *cap, n + m, 16) < 0)
+                                return -ENOMEM;
+                        for (k = 0; k < m; k++)
+                                (*buf)[n++] = (struct kc_pleg_event_spec){ types[k], o->id };
+                }
+        *ret_n = n;
+        return 0;
+}
+
 int kc__pleg_compute_events(const struct kc_pod *old, const struct kc_pod *cur,
                             struct kc_pleg_event_spec **buf, size_t *cap, size_t *ret_n)
 {
@@ -205,6 +275,8 @@ int kc__pleg_compute_events(const struct kc_pod *old, const struct kc_pod *cur,
                 *ret_n = 0;
                 return 0;
         }
+        if (same_ids(old, cur))
+                return compute_events_same_ids(cur, lists, counts, buf, cap, ret_n);
         for (l = 0; l < 4; l++)
                 for (i = 0; i < counts[l]; i++) {
                         const char *id = lists[l][i].id;
@@ -234,39 +306,119 @@ static struct pod_record *record_free(struct pod_record *r)
                 return NULL;
         kc_pod_unref(r->old);
         kc_pod_unref(r->current);
+        kc_pod_unref(r->listed);
         free(r);
         return NULL;
 }
 
-/* setCurrent: clear every current snapshot, then record this listing. */
-static int records_set_current(struct kc_generic_pleg *g, const struct kc_pod_list *pods)
+/* What @p adds to the running gauges (updateRunningPodAndContainerMetrics). */
+static struct running_counts running_counts_of(const struct kc_pod *p)
+{
+        struct running_counts c = { 0 };
+        size_t j;
+        int s;
+
+        for (j = 0; j < p->n_containers; j++) {
+                s = p->containers[j].state;
+                if (s >= 0 && s < _KC_CONTAINER_STATE_MAX)
+                        c.per_state[s]++;
+        }
+        for (j = 0; j < p->n_sandboxes; j++)
+                if (p->sandboxes[j].state == KC_CONTAINER_STATE_RUNNING) {
+                        c.pods = 1;
+                        break;
+                }
+        return c;
+}
+
+/* Makes @p (may be NULL) the pod @r was last listed with, keeping g->running_sum the sum. */
+static void record_set_listed(struct kc_generic_pleg *g, struct pod_record *r, struct kc_pod *p)
+{
+        struct running_counts c = p ? running_counts_of(p) : (struct running_counts){ 0 };
+        int s;
+
+        for (s = 0; s < _KC_CONTAINER_STATE_MAX; s++)
+                g->running_sum.per_state[s] += c.per_state[s] - r->counted.per_state[s];
+        g->running_sum.pods += c.pods - r->counted.pods;
+        r->counted = c;
+        kc_pod_unref(r->listed);
+        r->listed = kc_pod_ref(p);
+}
+
+/*
+ * The record of listing position @i's pod @p: the one at the same position
+ * last time when it has the same UID (its pod the same object, or an equal
+ * ID), else the map's; NULL when the UID is new.
+ */
+static struct pod_record *record_find(struct kc_generic_pleg *g, size_t i, const struct kc_pod *p)
+{
+        struct pod_record *r = i < g->n_by_position ? g->by_position[i] : NULL;
+
+        if (r && (r->listed == p || strcmp(r->uid, p->id) == 0))
+                return r;
+        return kc_map_get(g->records, p->id);
+}
+
+/*
+ * setCurrent: every record's current snapshot becomes its pod in this
+ * listing, or NULL. A record whose pod is the same object as last time keeps
+ * it untouched; records the listing lacks are visited only when there are
+ * some. *ret_dup is set when a UID is listed twice (the last one wins, as
+ * upstream; the running counts are then not the records' sum).
+ */
+static int records_set_current(struct kc_generic_pleg *g, const struct kc_pod_list *pods,
+                               bool *ret_dup)
 {
         struct pod_record *r;
-        size_t i;
+        size_t i, touched = 0;
+        int q = 0;
 
-        kc_list_for_each_entry (r, &g->order, struct pod_record, link)
-                r->current = kc_pod_unref(r->current);
+        g->gen++;
+        if (KC_ARRAY_GROW(g->by_position, g->cap_by_position, pods->n, 64) < 0)
+                return -ENOMEM;
         for (i = 0; i < pods->n; i++) {
                 struct kc_pod *p = pods->pods[i];
 
-                r = kc_map_get(g->records, p->id);
+                r = record_find(g, i, p);
                 if (!r) {
                         size_t len = strlen(p->id) + 1;
 
                         r = calloc(1, sizeof(*r) + len);
-                        if (!r)
-                                return -ENOMEM;
+                        if (!r) {
+                                q = -ENOMEM;
+                                break;
+                        }
                         memcpy(r->uid, p->id, len);
                         if (kc_map_put(g->records, r->uid, r) < 0) {
                                 free(r);
-                                return -ENOMEM;
+                                q = -ENOMEM;
+                                break;
                         }
                         kc_list_add_tail(&g->order, &r->link);
                 }
-                kc_pod_unref(r->current);
-                r->current = kc_pod_ref(p);
+                if (r->listed_gen == g->gen)
+                        *ret_dup = true;
+                else
+                        touched++;
+                r->listed_gen = g->gen;
+                if (r->current != p) {
+                        kc_pod_unref(r->current);
+                        r->current = kc_pod_ref(p);
+                }
+                if (r->listed != p)
+                        record_set_listed(g, r, p);
+                g->by_position[i] = r;
         }
-        return 0;
+        /* Records are freed only while unlisted: the positions stay valid till the next call. */
+        g->n_by_position = q < 0 ? 0 : pods->n;
+        if (touched == kc_map_size(g->records))
+                return q;
+        kc_list_for_each_entry (r, &g->order, struct pod_record, link)
+                if (r->listed_gen != g->gen) {
+                        r->current = kc_pod_unref(r->current);
+                        record_set_listed(g, r, NULL);
+                }
+        return q;
 }
 
 /* update: the current snapshot becomes the old one, or the record goes. */
@@ -476,38 +628,37 @@ static void log_container_died(const struct kc_pod_status *status, const char *u
 /* ------------------------------------------------------------------------ */
 /* Relist                                                                     */
 
-static void update_running_metrics(struct kc_generic_pleg *g, const struct kc_pod_list *pods)
+/*
+ * The running pod and container gauges from this listing's counts: @recount
+ * counts them from @pods, else they are the records' sum, kept as each
+ * record's listed pod changed (equal when every UID is listed once).
+ */
+static void update_running_metrics(struct kc_generic_pleg *g, const struct kc_pod_list *pods,
+                                   bool recount)
 {
-        uint64_t per_state[_KC_CONTAINER_STATE_MAX] = { 0 };
-        bool present[_KC_CONTAINER_STATE_MAX] = { false };
-        uint64_t running_pods = 0;
-        size_t i, j;
+        struct running_counts c = g->running_sum;
+        size_t i;
         int s;
 
         if (!g->metrics)
                 return;
-        for (i = 0; i < pods->n; i++) {
-                const struct kc_pod *p = pods->pods[i];
+        if (recount) {
+                c = (struct running_counts){ 0 };
+                for (i = 0; i < pods->n; i++) {
+                        struct running_counts one = running_counts_of(pods->pods[i]);
 
-                for (j = 0; j < p->n_containers; j++) {
-                        s = p->containers[j].state;
-                        if (s >= 0 && s < _KC_CONTAINER_STATE_MAX) {
-                                per_state[s]++;
-                                present[s] = true;
-                        }
+                        for (s = 0; s < _KC_CONTAINER_STATE_MAX; s++)
+                                c.per_state[s] += one.per_state[s];
+                        c.pods += one.pods;
                 }
-                for (j = 0; j < p->n_sandboxes; j++)
-                        if (p->sandboxes[j].state == KC_CONTAINER_STATE_RUNNING) {
-                                running_pods++;
-                                break;
-                        }
         }
         /* Only the states present this round are set; others keep their value. */
         for (s = 0; s < _KC_CONTAINER_STATE_MAX; s++)
-                if (present[s])
+                if (c.per_state[s] > 0)
                         kc_gauge_vec_set_mp(g->metrics->running_containers,
-                                            kc_container_state_to_string(s), (double)per_state[s]);
-        kc_gauge_set_mp(g->metrics->running_pods, (double)running_pods);
+                                            kc_container_state_to_string(s),
+                                            (double)c.per_state[s]);
+        kc_gauge_set_mp(g->metrics->running_pods, (double)c.pods);
 }
 
 /* Whole seconds and the fraction separately: epoch nanoseconds do not fit a
@@ -582,6 +733,7 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
         struct kc_runtime_error err = { 0 };
         struct pod_record *r, *next;
         int64_t start, timestamp, last;
+        bool dup = false;
         int q;
 
         pthread_mutex_lock(&g->relist_lock);
@@ -609,8 +761,8 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
         /* Healthy() reads this from other threads; the value is all it needs. */
         atomic_store_explicit(&g->relist_time, timestamp, memory_order_relaxed);
 
-        update_running_metrics(g, &pods);
-        q = records_set_current(g, &pods);
+        q = records_set_current(g, &pods, &dup);
+        update_running_metrics(g, &pods, dup || q < 0);
         kc_pod_list_done(&pods);
         if (q < 0) {
                 kc_log_error_s(strerror(ENOMEM), "GenericPLEG: recording pods failed");
@@ -729,6 +881,7 @@ struct kc_generic_pleg *kc_generic_pleg_free(struct kc_generic_pleg *g)
                 free(g->resync[i]);
         free(g->resync);
         free(g->scratch);
+        free(g->by_position);
         pthread_mutex_destroy(&g->relist_lock);
         pthread_mutex_destroy(&g->cache_lock);
         pthread_mutex_destroy(&g->resync_lock);

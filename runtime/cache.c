@@ -201,7 +201,7 @@ bool kc_pod_cache_set(struct kc_pod_cache *c, const char *uid, struct kc_pod_sta
                       const char *err, int64_t ts_ns)
 {
         struct cache_entry *e, *old;
-        size_t len = strlen(uid) + 1;
+        size_t len;
         char *err_copy = NULL;
 
         if (err) {
@@ -209,8 +209,27 @@ bool kc_pod_cache_set(struct kc_pod_cache *c, const char *uid, struct kc_pod_sta
                 if (!err_copy)
                         return false;
         }
+        pthread_mutex_lock(&c->mu);
+        old = kc_map_get(c->entries, uid);
+        /* Newer wins: refuse only an entry strictly older than the cached one. */
+        if (c->newer_wins && old && old->modified > ts_ns) {
+                pthread_mutex_unlock(&c->mu);
+                free(err_copy);
+                return false;
+        }
+        if (old) {
+                /* The entry stays where it is (its key too): only its contents change. */
+                kc_pod_status_unref(old->status);
+                free(old->err);
+                old->status = kc_pod_status_ref(status);
+                old->err = err_copy;
+                old->modified = ts_ns;
+                goto notify;
+        }
+        len = strlen(uid) + 1;
         e = malloc(sizeof(*e) + len);
         if (!e) {
+                pthread_mutex_unlock(&c->mu);
                 free(err_copy);
                 return false;
         }
@@ -218,21 +237,12 @@ bool kc_pod_cache_set(struct kc_pod_cache *c, const char *uid, struct kc_pod_sta
         e->status = kc_pod_status_ref(status);
         e->err = err_copy;
         e->modified = ts_ns;
-
-        pthread_mutex_lock(&c->mu);
-        old = kc_map_get(c->entries, uid);
-        /* Newer wins: refuse only an entry strictly older than the cached one. */
-        if (c->newer_wins && old && old->modified > ts_ns) {
-                pthread_mutex_unlock(&c->mu);
-                cache_entry_free(e);
-                return false;
-        }
         if (kc_map_put(c->entries, e->uid, e) < 0) {
                 pthread_mutex_unlock(&c->mu);
                 cache_entry_free(e);
                 return false;
         }
-        cache_entry_free(old);
+notify:
         notify_locked(c, uid, ts_ns);
         pthread_mutex_unlock(&c->mu);
         return true;

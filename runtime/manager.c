@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/array.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "core/format.h"
@@ -30,18 +31,36 @@
 #include "termination.h"
 
 /*
- * The pod reuse cache: UID -> the kc_pod this manager returned last for it,
- * one map per value of GetPods' `all`. kc_pod objects are immutable, so
- * when a pod's freshly listed sandboxes and containers (and the fields taken
- * from them) equal the cached pod's, returning another reference to the
- * cached pod is indistinguishable from building a new one. Every listing is
- * still read in full and compared field by field: nothing is assumed about
- * the service returning the same memory twice (a CRI client never does).
+ * The pod reuse cache: the kc_pods this manager returned last, one per value
+ * of GetPods' `all`, in the order the listing first showed their UIDs (group
+ * order). kc_pod objects are immutable, so when a pod's freshly listed
+ * sandboxes and containers (and the fields taken from them) equal the cached
+ * pod's, returning another reference to the cached pod is indistinguishable
+ * from building a new one. Every listing is still read in full and compared
+ * field by field: nothing is assumed about the service returning the same
+ * memory twice (a CRI client never does).
  *
- * Each call builds the next cache in a second map (holding one reference per
- * pod it returned) and swaps it in at the end, so pods the listing no longer
- * has are dropped without any bookkeeping. Map keys are the pods' own ids.
+ * Listings mostly show the same pods in the same order as last time, so the
+ * cached pod of a group is looked for at the group's own position first, and
+ * an item's group where the same item position's was last time (both checked
+ * by UID); only a listing that breaks that pays for hash maps, built then.
+ * Each call moves the references it reuses into the next array and drops the
+ * rest, so pods the listing no longer has go without any bookkeeping.
  */
+struct pod_reuse {
+        struct kc_pod **pods; /* one reference each; NULL once moved on */
+        size_t n, cap;
+        struct kc_pod **next; /* being built by the current call */
+        size_t cap_next;
+        uint32_t *item_group; /* the last listing's item (sandboxes, then containers) -> group */
+        size_t n_items, cap_item_group;
+        /* pods[k]'s UID at uids + uid_off[k], back to back: compared in listing order
+         * without touching the pods themselves, which are cold in the cache by then. */
+        char *uids;
+        size_t len_uids, cap_uids;
+        size_t *uid_off;
+        size_t cap_uid_off;
+};
 
 /*
  * The last listing GetPods built pods from, per value of `all`, when its
@@ -85,13 +104,11 @@ struct kc_runtime_manager {
 
         /* GetPods state, reused across calls. get_pods may run on several threads. */
         pthread_mutex_t lock;
-        struct kc_map *cache[2];    /* [all]: pod UID -> struct kc_pod (one reference) */
-        struct kc_map *next_cache;  /* being built by the current call; empty between calls */
-        struct kc_map *group_index; /* per call: pod UID -> group index + 1 */
+        struct pod_reuse reuse[2];  /* [all] */
+        struct kc_map *reuse_index; /* per call, when needed: pod UID -> reuse.pods index + 1 */
+        struct kc_map *group_index; /* per call, when needed: pod UID -> group index + 1 */
         struct group *groups;
         size_t cap_groups;
-        uint32_t *item_group; /* item (sandboxes, then containers) -> group */
-        size_t cap_item_group;
         uint32_t *sb_perm, *c_perm; /* items laid out group by group, in listing order */
         size_t cap_sb_perm, cap_c_perm;
         struct sort_key *order;
@@ -101,17 +118,23 @@ struct kc_runtime_manager {
         struct last_listing last[2]; /* [all] */
 };
 
-/* Drops every pod reference @m holds and empties it. */
-static void pod_map_clear(struct kc_map *m)
+/* Drops the cached pods; with @all_memory, the arrays too. */
+static void pod_reuse_clear(struct pod_reuse *pr, bool all_memory)
 {
-        size_t it = 0;
-        void *p;
+        size_t i;
 
-        if (!m)
+        for (i = 0; i < pr->n; i++)
+                kc_pod_unref(pr->pods[i]);
+        pr->n = 0;
+        pr->n_items = 0;
+        if (!all_memory)
                 return;
-        while (kc_map_next(m, &it, NULL, &p))
-                kc_pod_unref(p);
-        kc_map_clear(m);
+        free(pr->pods);
+        free(pr->next);
+        free(pr->item_group);
+        free(pr->uids);
+        free(pr->uid_off);
+        *pr = (struct pod_reuse){ 0 };
 }
 
 /* A NULL-terminated array of malloc'd strings. */
@@ -147,8 +170,7 @@ int kc_runtime_manager_new(struct kc_runtime_service svc, struct kc_clock *clock
         m->svc = svc;
         m->clock = clock;
         pthread_mutex_init(&m->lock, NULL);
-        if (kc_map_new(&m->cache[0]) < 0 || kc_map_new(&m->cache[1]) < 0 ||
-            kc_map_new(&m->next_cache) < 0 || kc_map_new(&m->group_index) < 0) {
+        if (kc_map_new(&m->reuse_index) < 0 || kc_map_new(&m->group_index) < 0) {
                 kc_runtime_manager_free(m);
                 return -ENOMEM;
         }
@@ -163,14 +185,12 @@ struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m)
         if (!m)
                 return NULL;
         for (i = 0; i < 2; i++) {
-                pod_map_clear(m->cache[i]);
-                kc_map_free(m->cache[i]);
+                pod_reuse_clear(&m->reuse[i], true);
                 last_listing_done(&m->last[i]);
         }
-        kc_map_free(m->next_cache);
+        kc_map_free(m->reuse_index);
         kc_map_free(m->group_index);
         free(m->groups);
-        free(m->item_group);
         free(m->sb_perm);
         free(m->c_perm);
         free(m->order);
@@ -296,7 +316,19 @@ static const char *sandbox_pod_uid(const struct kc_pod_sandbox *s)
         return uid ? uid : s->metadata.uid;
 }
 
-/* The group of the items with pod UID @uid, new when this call had not seen it. */
+/* Appends a group for @uid, which has none yet. */
+static uint32_t group_add(struct kc_runtime_manager *m, uint32_t *n_groups, const char *uid,
+                          const struct kc_label *labels, size_t n_labels)
+{
+        m->groups[*n_groups] = (struct group){
+                .uid = uid,
+                .name = kc__label_get(labels, n_labels, KC_LABEL_POD_NAME),
+                .namespace = kc__label_get(labels, n_labels, KC_LABEL_POD_NAMESPACE),
+        };
+        return (*n_groups)++;
+}
+
+/* The group of the items with pod UID @uid, by group_index; new when this call had not seen it. */
 static int group_get(struct kc_runtime_manager *m, uint32_t *n_groups, const char *uid,
                      const struct kc_label *labels, size_t n_labels, uint32_t *ret)
 {
@@ -310,13 +342,49 @@ static int group_get(struct kc_runtime_manager *m, uint32_t *n_groups, const cha
         r = kc_map_put(m->group_index, uid, (void *)(uintptr_t)(*n_groups + 1));
         if (r < 0)
                 return r;
-        m->groups[*n_groups] = (struct group){
-                .uid = uid,
-                .name = kc__label_get(labels, n_labels, KC_LABEL_POD_NAME),
-                .namespace = kc__label_get(labels, n_labels, KC_LABEL_POD_NAMESPACE),
-        };
-        *ret = (*n_groups)++;
+        *ret = group_add(m, n_groups, uid, labels, n_labels);
         return 0;
+}
+
+/* The UID of cached pod @k. */
+static const char *cached_uid(const struct pod_reuse *pr, size_t k)
+{
+        return pr->uids + pr->uid_off[k];
+}
+
+/*
+ * The group of item @i, whose pod UID @uid is not the item before's. Until
+ * *indexed, each group k so far has the UID of cached pod k (all different),
+ * so a UID is placed without the map: in the group item @i had last time
+ * when that group has this UID, or in a new group when the next cached pod
+ * has it. Anything else indexes the groups so far and goes on by the map.
+ */
+static int group_find(struct kc_runtime_manager *m, const struct pod_reuse *pr, size_t i,
+                      bool *indexed, uint32_t *n_groups, const char *uid,
+                      const struct kc_label *labels, size_t n_labels, uint32_t *ret)
+{
+        uint32_t gi, k;
+        int r;
+
+        if (!*indexed) {
+                gi = i < pr->n_items ? pr->item_group[i] : UINT32_MAX;
+                if (gi < *n_groups && kc__streq(cached_uid(pr, gi), uid)) {
+                        *ret = gi;
+                        return 0;
+                }
+                if (*n_groups < pr->n && kc__streq(cached_uid(pr, *n_groups), uid)) {
+                        *ret = group_add(m, n_groups, uid, labels, n_labels);
+                        return 0;
+                }
+                for (k = 0; k < *n_groups; k++) {
+                        r = kc_map_put(m->group_index, m->groups[k].uid,
+                                       (void *)(uintptr_t)(k + 1));
+                        if (r < 0)
+                                return r;
+                }
+                *indexed = true;
+        }
+        return group_get(m, n_groups, uid, labels, n_labels, ret);
 }
 
 static enum kc_container_state sandbox_cstate(const struct kc_pod_sandbox *s)
@@ -427,11 +495,13 @@ static int sort_key_cmp(const void *a, const void *b)
  * Runtimes list a pod's objects together, so an item with the same UID as
  * the one before skips the lookup.
  */
-static int group_items(struct kc_runtime_manager *m, const struct kc_pod_sandbox_list *sbl,
-                       const struct kc_container_list *cl, uint32_t *ret_n_groups)
+static int group_items(struct kc_runtime_manager *m, struct pod_reuse *pr,
+                       const struct kc_pod_sandbox_list *sbl, const struct kc_container_list *cl,
+                       uint32_t *ret_n_groups, bool *ret_indexed)
 {
         const char *uid, *prev_uid = NULL;
         uint32_t n_groups = 0, gi = 0;
+        bool indexed = false;
         struct group *g;
         size_t i;
         int r;
@@ -451,13 +521,13 @@ static int group_items(struct kc_runtime_manager *m, const struct kc_pod_sandbox
                 }
                 if (!uid)
                         uid = "";
-                if (!prev_uid || strcmp(uid, prev_uid) != 0) {
-                        r = group_get(m, &n_groups, uid, labels, n_labels, &gi);
+                if (!prev_uid || !kc__streq(uid, prev_uid)) {
+                        r = group_find(m, pr, i, &indexed, &n_groups, uid, labels, n_labels, &gi);
                         if (r < 0)
                                 return r;
                         prev_uid = uid;
                 }
-                m->item_group[i] = gi;
+                pr->item_group[i] = gi;
                 g = &m->groups[gi];
                 if (i < sbl->n) {
                         const struct kc_pod_sandbox *s = &sbl->items[i];
@@ -471,12 +541,13 @@ static int group_items(struct kc_runtime_manager *m, const struct kc_pod_sandbox
                 }
         }
         *ret_n_groups = n_groups;
+        *ret_indexed = indexed;
         return 0;
 }
 
 /* Pass 2: lays each pod's entries out contiguously in sb_perm / c_perm, in listing order. */
-static void lay_out_groups(struct kc_runtime_manager *m, size_t n_sandboxes, size_t n_containers,
-                           uint32_t n_groups)
+static void lay_out_groups(struct kc_runtime_manager *m, const uint32_t *item_group,
+                           size_t n_sandboxes, size_t n_containers, uint32_t n_groups)
 {
         struct group *g;
         uint32_t gi, off;
@@ -493,11 +564,11 @@ static void lay_out_groups(struct kc_runtime_manager *m, size_t n_sandboxes, siz
                 m->groups[gi].n_containers = 0;
         }
         for (i = 0; i < n_sandboxes; i++) {
-                g = &m->groups[m->item_group[i]];
+                g = &m->groups[item_group[i]];
                 m->sb_perm[g->sb_off + g->n_sandboxes++] = (uint32_t)i;
         }
         for (i = 0; i < n_containers; i++) {
-                g = &m->groups[m->item_group[n_sandboxes + i]];
+                g = &m->groups[item_group[n_sandboxes + i]];
                 m->c_perm[g->c_off + g->n_containers++] = (uint32_t)i;
         }
 }
@@ -522,40 +593,120 @@ static int sort_groups(struct kc_runtime_manager *m, uint32_t n_groups)
 }
 
 /*
- * Pass 3: reuses or builds each pod, in m->order, into @out; the next cache
- * takes one reference to each.
+ * The index in pr->pods of the cached pod with UID @uid (group @gi's), or
+ * SIZE_MAX: the one at the group's own position, else through reuse_index
+ * (built on first need; without memory, nothing is reused).
  */
-static int build_pods(struct kc_runtime_manager *m, bool all, const struct kc_pod_sandbox_list *sbl,
-                      const struct kc_container_list *cl, uint32_t n_groups,
-                      struct kc_pod_list *out)
+static size_t reuse_find(struct kc_runtime_manager *m, const struct pod_reuse *pr, uint32_t gi,
+                         const char *uid, bool *indexed)
 {
-        size_t i;
-        int r;
+        uintptr_t v;
+        size_t k;
+
+        if (gi < pr->n && pr->pods[gi] && kc__streq(cached_uid(pr, gi), uid))
+                return gi;
+        if (!*indexed) {
+                if (kc_map_reserve(m->reuse_index, pr->n) < 0)
+                        return SIZE_MAX;
+                /* Keyed by the pods' own ids; cannot fail after the reserve. */
+                for (k = 0; k < pr->n; k++)
+                        if (pr->pods[k])
+                                (void)kc_map_put(m->reuse_index, pr->pods[k]->id,
+                                                 (void *)(uintptr_t)(k + 1));
+                *indexed = true;
+        }
+        v = (uintptr_t)kc_map_get(m->reuse_index, uid);
+        return v && pr->pods[v - 1] ? v - 1 : SIZE_MAX;
+}
+
+/*
+ * Pass 3: reuses or builds each pod, in m->order, into @out and pr->next
+ * (in group order; a reused pod's reference moves there from pr->pods).
+ * On failure the pods placed in pr->next so far are dropped.
+ */
+static int build_pods(struct kc_runtime_manager *m, struct pod_reuse *pr,
+                      const struct kc_pod_sandbox_list *sbl, const struct kc_container_list *cl,
+                      uint32_t n_groups, struct kc_pod_list *out)
+{
+        bool indexed = false;
+        size_t i, j;
+        int r = 0;
 
         if (n_groups > 0) {
                 out->pods = malloc(n_groups * sizeof(*out->pods));
                 if (!out->pods)
                         return -ENOMEM;
         }
-        r = kc_map_reserve(m->next_cache, n_groups);
-        if (r < 0)
-                return r;
+        if (KC_ARRAY_GROW(pr->next, pr->cap_next, n_groups, 64) < 0)
+                return -ENOMEM;
         for (i = 0; i < n_groups; i++) {
-                const struct group *g = &m->groups[m->order[i].idx];
-                struct kc_pod *p = kc_map_get(m->cache[all], g->uid);
+                uint32_t gi = (uint32_t)m->order[i].idx;
+                const struct group *g = &m->groups[gi];
+                struct kc_pod *p;
 
+                j = reuse_find(m, pr, gi, g->uid, &indexed);
+                p = j != SIZE_MAX ? pr->pods[j] : NULL;
                 if (p && pod_unchanged(p, g, sbl, m->sb_perm, cl, m->c_perm)) {
-                        kc_pod_ref(p);
+                        pr->pods[j] = NULL;
                 } else {
                         r = pod_build(m, g, sbl, cl, &p);
                         if (r < 0)
-                                return r;
+                                break;
                 }
-                /* Keyed by the pod's own copy of the UID; cannot fail after the reserve. */
-                (void)kc_map_put(m->next_cache, p->id, p);
+                pr->next[gi] = p;
                 out->pods[out->n++] = kc_pod_ref(p);
         }
+        /* Its keys are the cached pods' ids, which may go now. */
+        if (indexed)
+                kc_map_clear(m->reuse_index);
+        if (r < 0)
+                for (j = 0; j < i; j++)
+                        kc_pod_unref(pr->next[m->order[j].idx]);
+        return r;
+}
+
+/* Lays out the UIDs of pr->pods[0..n) in pr->uids. */
+static int pod_reuse_index_uids(struct pod_reuse *pr, size_t n)
+{
+        size_t k, len = 0, l;
+
+        for (k = 0; k < n; k++)
+                len += strlen(pr->pods[k]->id) + 1;
+        if (KC_ARRAY_GROW(pr->uids, pr->cap_uids, len, 1024) < 0 ||
+            KC_ARRAY_GROW(pr->uid_off, pr->cap_uid_off, n, 64) < 0)
+                return -ENOMEM;
+        for (k = 0, len = 0; k < n; k++) {
+                l = strlen(pr->pods[k]->id) + 1;
+                memcpy(pr->uids + len, pr->pods[k]->id, l);
+                pr->uid_off[k] = len;
+                len += l;
+        }
+        pr->len_uids = len;
         return 0;
+}
+
+/*
+ * The pods just built become the cache; the cached pods not reused go.
+ * @same_uids: the groups had the cached pods' UIDs, in order (pr->uids holds).
+ */
+static void pod_reuse_advance(struct pod_reuse *pr, uint32_t n_groups, size_t n_items,
+                              bool same_uids)
+{
+        struct kc_pod **swap = pr->pods;
+        size_t cap = pr->cap;
+        size_t i;
+
+        for (i = 0; i < pr->n; i++)
+                kc_pod_unref(pr->pods[i]);
+        pr->pods = pr->next;
+        pr->cap = pr->cap_next;
+        pr->next = swap;
+        pr->cap_next = cap;
+        pr->n = n_groups;
+        pr->n_items = n_items;
+        /* Without memory for the UIDs, the cache starts over (the pods go too). */
+        if (!same_uids && pod_reuse_index_uids(pr, n_groups) < 0)
+                pod_reuse_clear(pr, false);
 }
 
 /* Groups, sorts and builds (or reuses) the pods; called with m->lock held. */
@@ -564,44 +715,42 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
                            const struct kc_container_list *cl, struct kc_pod_list *ret)
 {
         _cleanup_(kc_pod_list_done) struct kc_pod_list out = { 0 };
+        struct pod_reuse *pr = &m->reuse[all];
         uint32_t n_groups = 0;
-        struct kc_map *swap;
+        bool indexed = true;
         size_t n_items;
         int r;
 
         if (sbl->n > UINT32_MAX / 2 || cl->n > UINT32_MAX / 2)
                 return -ENOMEM;
         n_items = sbl->n + cl->n;
-        if (SCRATCH(m, groups, n_items) < 0 || SCRATCH(m, item_group, n_items) < 0 ||
+        /* item_group keeps its contents (the last listing's groups) while it grows. */
+        if (SCRATCH(m, groups, n_items) < 0 ||
+            KC_ARRAY_GROW(pr->item_group, pr->cap_item_group, n_items, 64) < 0 ||
             SCRATCH(m, sb_perm, sbl->n) < 0 || SCRATCH(m, c_perm, cl->n) < 0)
                 return -ENOMEM;
 
-        r = group_items(m, sbl, cl, &n_groups);
+        r = group_items(m, pr, sbl, cl, &n_groups, &indexed);
+        /* The grouping keys point into this listing: forget them now. */
+        if (kc_map_size(m->group_index) > 0)
+                kc_map_clear(m->group_index);
         if (r < 0)
                 goto fail;
-        lay_out_groups(m, sbl->n, cl->n, n_groups);
-        /* The grouping keys point into this listing: forget them now. */
-        kc_map_clear(m->group_index);
+        lay_out_groups(m, pr->item_group, sbl->n, cl->n, n_groups);
         r = sort_groups(m, n_groups);
         if (r < 0)
-                return r;
-        r = build_pods(m, all, sbl, cl, n_groups, &out);
+                goto fail;
+        r = build_pods(m, pr, sbl, cl, n_groups, &out);
         if (r < 0)
                 goto fail;
-
-        /* The old cache's references go; pods this listing lacks go with them. */
-        pod_map_clear(m->cache[all]);
-        swap = m->cache[all];
-        m->cache[all] = m->next_cache;
-        m->next_cache = swap;
-        (void)kc_map_reserve(m->group_index, n_groups); /* best effort: sizes the next call */
+        /* Unindexed, group k has cached pod k's UID: the UIDs are the same when as many. */
+        pod_reuse_advance(pr, n_groups, n_items, !indexed && n_groups == pr->n);
         *ret = out;
         out = (struct kc_pod_list){ 0 };
         return 0;
 fail:
-        /* Leave the cache as it was; undo the partial next one. */
-        kc_map_clear(m->group_index);
-        pod_map_clear(m->next_cache);
+        /* Forget the cache (the item groups were partly overwritten): the next call builds anew. */
+        pod_reuse_clear(pr, false);
         return r;
 }
 
@@ -610,7 +759,7 @@ size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all)
         size_t n;
 
         pthread_mutex_lock(&m->lock);
-        n = kc_map_size(m->cache[all]);
+        n = m->reuse[all].n;
         pthread_mutex_unlock(&m->lock);
         return n;
 }
@@ -695,6 +844,9 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct k
 /* ------------------------------------------------------------------------ */
 /* GetPodStatus                                                               */
 
+/* A pod's arrays up to this length live in struct status_parts itself, not on the heap. */
+#define STATUS_INLINE 8
+
 /* What GetPodStatus gathers before building the status; released together. */
 struct status_parts {
         struct kc_pod_sandbox_list sbl;
@@ -709,7 +861,38 @@ struct status_parts {
         size_t n_cs;
         const char **ips; /* strings in sb_res */
         size_t n_ips;
+        struct sort_key *order; /* sandboxes, then containers, by age */
+        struct kc_container_status *unsorted;
+
+        struct kc_pod_sandbox_status_result sb_res_buf[STATUS_INLINE];
+        struct kc_container_status_result c_res_buf[STATUS_INLINE];
+        struct kc_sandbox_status sbs_buf[STATUS_INLINE];
+        struct kc_container_status cs_buf[STATUS_INLINE], unsorted_buf[STATUS_INLINE];
+        const char *ips_buf[STATUS_INLINE];
+        struct sort_key order_buf[STATUS_INLINE];
 };
+
+/* @n zeroed elements of @size: in @buf when they fit its STATUS_INLINE, else on the heap. */
+static void *parts_array(void *buf, size_t n, size_t size)
+{
+        if (n <= STATUS_INLINE) {
+                memset(buf, 0, n * size);
+                return buf;
+        }
+        return calloc(n, size);
+}
+
+static void parts_array_free(void *p, void *buf)
+{
+        if (p != buf)
+                free(p);
+}
+
+/* Zeroes everything but the inline arrays (parts_array() zeroes what it hands out). */
+static void status_parts_init(struct status_parts *p)
+{
+        memset(p, 0, offsetof(struct status_parts, sb_res_buf));
+}
 
 static void status_parts_done(struct status_parts *p)
 {
@@ -719,13 +902,23 @@ static void status_parts_done(struct status_parts *p)
                 kc_runtime_result_done(&p->sb_res[i]);
         for (i = 0; i < p->n_c_res; i++)
                 kc_runtime_result_done(&p->c_res[i]);
-        free(p->sb_res);
-        free(p->c_res);
-        free(p->sbs);
-        free(p->cs);
-        free(p->ips);
+        parts_array_free(p->sb_res, p->sb_res_buf);
+        parts_array_free(p->c_res, p->c_res_buf);
+        parts_array_free(p->sbs, p->sbs_buf);
+        parts_array_free(p->cs, p->cs_buf);
+        parts_array_free(p->unsorted, p->unsorted_buf);
+        parts_array_free(p->ips, p->ips_buf);
+        parts_array_free(p->order, p->order_buf);
         pod_sandbox_list_done(&p->sbl);
         container_list_done(&p->cl);
+}
+
+/* p->order for @n items (what it held before is dropped). */
+static int parts_order(struct status_parts *p, size_t n)
+{
+        parts_array_free(p->order, p->order_buf);
+        p->order = parts_array(p->order_buf, n, sizeof(*p->order));
+        return p->order ? 0 : -ENOMEM;
 }
 
 /*
@@ -770,7 +963,7 @@ static int determine_pod_sandbox_ips(struct status_parts *p, const struct kc_pod
 {
         size_t k;
 
-        p->ips = calloc(st->n_additional_ips + 2, sizeof(*p->ips));
+        p->ips = parts_array(p->ips_buf, st->n_additional_ips + 1, sizeof(*p->ips));
         if (!p->ips)
                 return -ENOMEM;
         if (st->ip && st->ip[0])
@@ -794,36 +987,52 @@ static struct kc_sandbox_status sandbox_status_of(const struct kc_pod_sandbox *s
         };
 }
 
-/* As getSandboxIDByPodUID orders them: the listed sandboxes, newest first. NULL on ENOMEM. */
-static struct sort_key *sandboxes_newest_first(const struct kc_pod_sandbox_list *sbl)
+/* Sorts @n keys as sort_key_cmp() does; short runs (a pod's few objects) by insertion. */
+static void sort_keys(struct sort_key *k, size_t n)
 {
-        struct sort_key *order = calloc(sbl->n + 1, sizeof(*order));
+        size_t i, j;
+
+        if (n > STATUS_INLINE) {
+                qsort(k, n, sizeof(*k), sort_key_cmp);
+                return;
+        }
+        for (i = 1; i < n; i++) {
+                struct sort_key x = k[i];
+
+                for (j = i; j > 0 && sort_key_cmp(&k[j - 1], &x) > 0; j--)
+                        k[j] = k[j - 1];
+                k[j] = x;
+        }
+}
+
+/* As getSandboxIDByPodUID orders them: the listed sandboxes, newest first, in p->order. */
+static int sandboxes_newest_first(struct status_parts *p)
+{
         size_t i;
 
-        if (!order)
-                return NULL;
-        for (i = 0; i < sbl->n; i++)
-                order[i] = (struct sort_key){ sbl->items[i].created_at, i };
-        qsort(order, sbl->n, sizeof(*order), sort_key_cmp);
-        return order;
+        if (parts_order(p, p->sbl.n) < 0)
+                return -ENOMEM;
+        for (i = 0; i < p->sbl.n; i++)
+                p->order[i] = (struct sort_key){ p->sbl.items[i].created_at, i };
+        sort_keys(p->order, p->sbl.n);
+        return 0;
 }
 
 /* The status of each listed sandbox, newest first, and the pod IPs. */
 static int pod_sandbox_statuses(struct kc_runtime_manager *m, struct status_parts *p,
                                 struct kc_runtime_error *err)
 {
-        _cleanup_free_ struct sort_key *order = sandboxes_newest_first(&p->sbl);
         size_t i;
         int r;
 
-        p->sb_res = calloc(p->sbl.n + 1, sizeof(*p->sb_res));
-        p->sbs = calloc(p->sbl.n + 1, sizeof(*p->sbs));
-        if (!order || !p->sb_res || !p->sbs)
+        p->sb_res = parts_array(p->sb_res_buf, p->sbl.n, sizeof(*p->sb_res));
+        p->sbs = parts_array(p->sbs_buf, p->sbl.n, sizeof(*p->sbs));
+        if (sandboxes_newest_first(p) < 0 || !p->sb_res || !p->sbs)
                 return out_of_memory(err);
         for (i = 0; i < p->sbl.n; i++) {
                 const struct kc_pod_sandbox *st;
 
-                r = sandbox_status_call(m, p->sbl.items[order[i].idx].id, p, err);
+                r = sandbox_status_call(m, p->sbl.items[p->order[i].idx].id, p, err);
                 if (r < 0)
                         return r;
                 if (r > 0)
@@ -862,18 +1071,15 @@ static int pod_container_statuses(struct kc_runtime_manager *m,
                                   const struct kc_container_filter *cf, struct status_parts *p,
                                   struct kc_runtime_error *err)
 {
-        _cleanup_free_ struct sort_key *order = NULL;
-        _cleanup_free_ struct kc_container_status *unsorted = NULL;
         size_t i;
         int r;
 
         r = m->svc.ops->list_containers(m->svc.self, cf, &p->cl, err);
         if (r < 0)
                 return r;
-        order = calloc(p->cl.n + 1, sizeof(*order));
-        p->c_res = calloc(p->cl.n + 1, sizeof(*p->c_res));
-        unsorted = calloc(p->cl.n + 1, sizeof(*unsorted));
-        if (!order || !p->c_res || !unsorted)
+        p->c_res = parts_array(p->c_res_buf, p->cl.n, sizeof(*p->c_res));
+        p->unsorted = parts_array(p->unsorted_buf, p->cl.n, sizeof(*p->unsorted));
+        if (parts_order(p, p->cl.n) < 0 || !p->c_res || !p->unsorted)
                 return out_of_memory(err);
         for (i = 0; i < p->cl.n; i++) {
                 const struct kc_cri_container *st;
@@ -884,19 +1090,19 @@ static int pod_container_statuses(struct kc_runtime_manager *m,
                 if (r > 0)
                         continue;
                 st = &p->c_res[p->n_c_res].status;
-                order[p->n_cs] = (struct sort_key){ st->created_at, p->n_cs };
-                unsorted[p->n_cs] = container_status_of(st);
+                p->order[p->n_cs] = (struct sort_key){ st->created_at, p->n_cs };
+                p->unsorted[p->n_cs] = container_status_of(st);
                 /* toKubeContainerStatus: an exited container's termination message. */
                 if (kc__termination_message(st, p->c_res[p->n_c_res++].arena,
-                                            &unsorted[p->n_cs++].message) < 0)
+                                            &p->unsorted[p->n_cs++].message) < 0)
                         return out_of_memory(err);
         }
-        qsort(order, p->n_cs, sizeof(*order), sort_key_cmp);
-        p->cs = calloc(p->n_cs + 1, sizeof(*p->cs));
+        sort_keys(p->order, p->n_cs);
+        p->cs = parts_array(p->cs_buf, p->n_cs, sizeof(*p->cs));
         if (!p->cs)
                 return out_of_memory(err);
         for (i = 0; i < p->n_cs; i++)
-                p->cs[i] = unsorted[order[i].idx];
+                p->cs[i] = p->unsorted[p->order[i].idx];
         return 0;
 }
 
@@ -904,10 +1110,11 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
                                       const char *name, const char *namespace,
                                       struct kc_pod_status **ret, struct kc_runtime_error *err)
 {
-        _cleanup_(status_parts_done) struct status_parts p = { 0 };
+        _cleanup_(status_parts_done) struct status_parts p;
         struct kc_label sel = { KC_LABEL_POD_UID, uid };
         int r;
 
+        status_parts_init(&p);
         if (!m || !uid || !ret)
                 return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
                                             "invalid argument");

@@ -7,6 +7,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -224,6 +225,102 @@ static void test_event_names(void **state)
         kc_pleg_event_free(e);
 }
 
+/* The upstream algorithm as written: the union, de-duplicated, each ID's state looked up. */
+static enum kc_pleg_container_state ref_state(const struct kc_pod *p, const char *id)
+{
+        size_t i;
+
+        for (i = 0; i < p->n_containers; i++)
+                if (strcmp(p->containers[i].id, id) == 0)
+                        return kc__pleg_convert_state(p->containers[i].state);
+        for (i = 0; i < p->n_sandboxes; i++)
+                if (strcmp(p->sandboxes[i].id, id) == 0)
+                        return kc__pleg_convert_state(p->sandboxes[i].state);
+        return N;
+}
+
+static size_t ref_compute_events(const struct kc_pod *old, const struct kc_pod *cur,
+                                 struct kc_pleg_event_spec *out)
+{
+        const char *seen[32];
+        size_t n_seen = 0, n = 0, l, i, j, k;
+
+        for (l = 0; l < 4; l++) {
+                const struct kc_pod *p = l < 2 ? old : cur;
+                const struct kc_container *v = l % 2 ? p->sandboxes : p->containers;
+                size_t cnt = l % 2 ? p->n_sandboxes : p->n_containers;
+
+                for (i = 0; i < cnt; i++) {
+                        enum kc_pleg_event_type t[2];
+                        size_t m;
+
+                        for (j = 0; j < n_seen && strcmp(seen[j], v[i].id) != 0; j++)
+                                ;
+                        if (j < n_seen)
+                                continue;
+                        seen[n_seen++] = v[i].id;
+                        m = kc__pleg_generate_events(ref_state(old, v[i].id),
+                                                     ref_state(cur, v[i].id), t);
+                        for (k = 0; k < m; k++)
+                                out[n++] = (struct kc_pleg_event_spec){ t[k], v[i].id };
+                }
+        }
+        return n;
+}
+
+/*
+ * Issue 18: a pair of snapshots listing the same IDs in the same places (the
+ * usual change, a state flipped) takes a shorter path; it must give what the
+ * full union gives, duplicated IDs included, and so must every other pair.
+ * Random pods over a small ID pool, so duplicates and shared IDs are common.
+ */
+static void test_same_ids_matches_union(void **state)
+{
+        static const char *const pool[] = { "a", "b", "c", "d", "e" };
+        static const enum kc_container_state states[] = {
+                KC_CONTAINER_STATE_CREATED,
+                KC_CONTAINER_STATE_RUNNING,
+                KC_CONTAINER_STATE_EXITED,
+                KC_CONTAINER_STATE_UNKNOWN,
+        };
+        struct kc_pleg_event_spec *buf = NULL, want[32];
+        size_t cap = 0, n, n_want, same = 0, i, k;
+        unsigned seed = 18;
+
+        (void)state;
+        for (i = 0; i < 20000; i++) {
+                struct ctr oc[4], os[3], nc[4], ns[3];
+                size_t noc = (size_t)rand_r(&seed) % 5, nos = (size_t)rand_r(&seed) % 4;
+                bool keep_ids = rand_r(&seed) % 4 != 0;
+                struct kc_pod *old, *cur;
+
+                for (k = 0; k < noc; k++)
+                        oc[k] = (struct ctr){ pool[rand_r(&seed) % 5], states[rand_r(&seed) % 4] };
+                for (k = 0; k < nos; k++)
+                        os[k] = (struct ctr){ pool[rand_r(&seed) % 5], states[rand_r(&seed) % 4] };
+                for (k = 0; k < noc; k++)
+                        nc[k] = (struct ctr){ keep_ids ? oc[k].id : pool[rand_r(&seed) % 5],
+                                              states[rand_r(&seed) % 4] };
+                for (k = 0; k < nos; k++)
+                        ns[k] = (struct ctr){ keep_ids ? os[k].id : pool[rand_r(&seed) % 5],
+                                              states[rand_r(&seed) % 4] };
+                old = mkpod("p", oc, noc, os, nos);
+                cur = mkpod("p", nc, noc, ns, nos);
+                same += keep_ids;
+                n_want = ref_compute_events(old, cur, want);
+                assert_int_equal(kc__pleg_compute_events(old, cur, &buf, &cap, &n), 0);
+                assert_int_equal(n, n_want);
+                for (k = 0; k < n; k++) {
+                        assert_int_equal(buf[k].type, want[k].type);
+                        assert_string_equal(buf[k].container_id, want[k].container_id);
+                }
+                kc_pod_unref(old);
+                kc_pod_unref(cur);
+        }
+        assert_true(same > 10000);
+        free(buf);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -234,6 +331,7 @@ int main(void)
                 cmocka_unit_test(test_created_transitions),
                 cmocka_unit_test(test_buffer_growth),
                 cmocka_unit_test(test_event_names),
+                cmocka_unit_test(test_same_ids_matches_union),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

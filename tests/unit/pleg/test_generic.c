@@ -884,6 +884,202 @@ static void test_evented_zero_timestamp(void **state)
         env_free(e);
 }
 
+/* A runtime that lists exactly the kc_pod objects a test hands it, in its order. */
+struct scripted {
+        struct kc_pod *pods[16];
+        size_t n;
+};
+
+static int scripted_get_pods(void *self, bool all, struct kc_pod_list *ret,
+                             struct kc_runtime_error *err)
+{
+        struct scripted *sc = self;
+        size_t i;
+
+        (void)all;
+        (void)err;
+        ret->pods = calloc(sc->n + 1, sizeof(*ret->pods));
+        assert_non_null(ret->pods);
+        for (i = 0; i < sc->n; i++)
+                ret->pods[i] = kc_pod_ref(sc->pods[i]);
+        ret->n = sc->n;
+        return 0;
+}
+
+static int scripted_get_pod_status(void *self, const char *uid, const char *name, const char *ns,
+                                   struct kc_pod_status **ret, struct kc_runtime_error *err)
+{
+        (void)self;
+        (void)err;
+        return kc_pod_status_new(
+                &(struct kc_pod_status){ .id = uid, .name = name, .namespace = ns }, ret);
+}
+
+static const struct kc_pod_runtime_ops scripted_ops = {
+        .get_pods = scripted_get_pods,
+        .get_pod_status = scripted_get_pod_status,
+};
+
+/* Sets the listing (taking the references); the previous one is dropped. */
+static void scripted_set(struct scripted *sc, size_t n, struct kc_pod *const *pods)
+{
+        size_t i;
+
+        for (i = 0; i < sc->n; i++)
+                kc_pod_unref(sc->pods[i]);
+        for (i = 0; i < n; i++)
+                sc->pods[i] = pods[i];
+        sc->n = n;
+}
+
+/* A fresh pod @uid: container "<uid>c<i>" in states[i], one sandbox "<uid>s" in @sb. */
+static struct kc_pod *fresh_pod(const char *uid, size_t n, const enum kc_container_state *states,
+                                enum kc_container_state sb)
+{
+        struct kc_container c[4], sbx;
+        char ids[5][32];
+        struct kc_pod *p = NULL;
+        size_t i;
+
+        assert_true(n <= 4);
+        for (i = 0; i < n; i++) {
+                snprintf(ids[i], sizeof(ids[i]), "%sc%zu", uid, i);
+                c[i] = (struct kc_container){ .id = ids[i], .name = ids[i], .state = states[i] };
+        }
+        snprintf(ids[4], sizeof(ids[4]), "%ss", uid);
+        sbx = (struct kc_container){ .id = ids[4], .name = ids[4], .state = sb };
+        assert_int_equal(kc_pod_new(&(struct kc_pod){ .id = uid,
+                                                      .name = uid,
+                                                      .namespace = "ns",
+                                                      .containers = c,
+                                                      .n_containers = n,
+                                                      .sandboxes = &sbx,
+                                                      .n_sandboxes = 1 },
+                                    &p),
+                         0);
+        return p;
+}
+
+/*
+ * Issue 18: records are found by listing position when the pod there has the
+ * same UID; a reordered listing, pods rebuilt as new objects, and pods
+ * listed in the same objects must each give the events the UIDs call for.
+ */
+static void test_records_follow_uids_not_positions(void **state)
+{
+        const enum kc_container_state run[] = { KC_CONTAINER_STATE_RUNNING },
+                                      ex[] = { KC_CONTAINER_STATE_EXITED };
+        struct env *e = env_new();
+        struct scripted sc = { 0 };
+        struct kc_pod *a = fresh_pod("a", 1, run, KC_CONTAINER_STATE_RUNNING);
+        struct kc_pod *b = fresh_pod("b", 1, run, KC_CONTAINER_STATE_RUNNING);
+
+        (void)state;
+        e->probe.inner = (struct kc_pod_runtime){ &scripted_ops, &sc };
+        scripted_set(&sc, 2, (struct kc_pod *[]){ kc_pod_ref(a), kc_pod_ref(b) });
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "a ContainerStarted ac0;a ContainerStarted as;"
+                                      "b ContainerStarted bc0;b ContainerStarted bs");
+        /* Swapped, b's container exited (a new object), a an equal new object. */
+        scripted_set(&sc, 2,
+                     (struct kc_pod *[]){ fresh_pod("b", 1, ex, KC_CONTAINER_STATE_RUNNING),
+                                          fresh_pod("a", 1, run, KC_CONTAINER_STATE_RUNNING) });
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "b ContainerDied bc0");
+        /* Swapped back, the same objects: nothing happened. */
+        scripted_set(&sc, 2, (struct kc_pod *[]){ kc_pod_ref(sc.pods[1]), kc_pod_ref(sc.pods[0]) });
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "");
+        /* a goes, a new c takes its position, then a comes back (exited) at b's. */
+        scripted_set(&sc, 2,
+                     (struct kc_pod *[]){ fresh_pod("c", 1, run, KC_CONTAINER_STATE_RUNNING),
+                                          kc_pod_ref(sc.pods[1]) });
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "a ContainerDied ac0;a ContainerRemoved ac0;"
+                                      "a ContainerDied as;a ContainerRemoved as;"
+                                      "c ContainerStarted cc0;c ContainerStarted cs");
+        scripted_set(&sc, 2,
+                     (struct kc_pod *[]){ kc_pod_ref(sc.pods[0]),
+                                          fresh_pod("a", 1, ex, KC_CONTAINER_STATE_EXITED) });
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e),
+                            "b ContainerRemoved bc0;b ContainerDied bs;"
+                            "b ContainerRemoved bs;a ContainerDied ac0;a ContainerDied as");
+        scripted_set(&sc, 0, NULL);
+        kc_pod_unref(a);
+        kc_pod_unref(b);
+        env_free(e);
+}
+
+/*
+ * Issue 18, F-PLEG-21: the running gauges are kept as each record's pod
+ * changes; over random listings (pods kept as the same objects, rebuilt,
+ * dropped, reordered, listed twice) they must equal a count of the listing.
+ */
+static void test_running_gauges_follow_listings(void **state)
+{
+        static const char *const uids[] = { "p0", "p1", "p2", "p3", "p4", "p5" };
+        static const char *const labels[] = { "created", "running", "exited", "unknown" };
+        struct kc_pod *last[6] = { NULL };
+        double want[4] = { -1, -1, -1, -1 };
+        struct env *e = env_new();
+        struct scripted sc = { 0 };
+        unsigned seed = 21, round;
+        size_t i, k;
+
+        (void)state;
+        e->probe.inner = (struct kc_pod_runtime){ &scripted_ops, &sc };
+        for (round = 0; round < 300; round++) {
+                struct kc_pod *list[16];
+                size_t n = 0, per_state[4] = { 0 }, running = 0;
+
+                for (i = 0; i < 6; i++) {
+                        enum kc_container_state st[4];
+                        size_t nc = (size_t)rand_r(&seed) % 5;
+
+                        if (rand_r(&seed) % 10 < 3)
+                                continue;
+                        if (!last[i] || rand_r(&seed) % 2) {
+                                for (k = 0; k < nc; k++)
+                                        st[k] = (enum kc_container_state)(rand_r(&seed) % 4);
+                                kc_pod_unref(last[i]);
+                                last[i] = fresh_pod(uids[i], nc, st,
+                                                    rand_r(&seed) % 2 ? KC_CONTAINER_STATE_RUNNING
+                                                                      : KC_CONTAINER_STATE_EXITED);
+                        }
+                        list[n++] = kc_pod_ref(last[i]);
+                        if (rand_r(&seed) % 10 == 0)
+                                list[n++] = kc_pod_ref(last[i]);
+                }
+                for (i = n; i > 1; i--) {
+                        struct kc_pod *t;
+
+                        k = (size_t)rand_r(&seed) % i;
+                        t = list[i - 1];
+                        list[i - 1] = list[k];
+                        list[k] = t;
+                }
+                for (i = 0; i < n; i++) {
+                        for (k = 0; k < list[i]->n_containers; k++)
+                                per_state[list[i]->containers[k].state]++;
+                        running += list[i]->sandboxes[0].state == KC_CONTAINER_STATE_RUNNING;
+                }
+                scripted_set(&sc, n, list);
+                assert_int_equal(kc_generic_pleg_relist(e->pleg), 0);
+                (void)drain(e);
+                for (k = 0; k < 4; k++) {
+                        if (per_state[k] > 0)
+                                want[k] = (double)per_state[k];
+                        assert_true(state_gauge(e, labels[k]) == want[k]);
+                }
+                assert_true(kc_gauge_value(e->metrics.running_pods) == (double)running);
+        }
+        scripted_set(&sc, 0, NULL);
+        for (i = 0; i < 6; i++)
+                kc_pod_unref(last[i]);
+        env_free(e);
+}
+
 /* The PLEG interface (start, stop, watch, healthy, relist, update) reaches GenericPLEG. */
 static void test_pleg_interface(void **state)
 {
@@ -940,6 +1136,8 @@ int main(void)
                 cmocka_unit_test(test_evented_timestamps),
                 cmocka_unit_test(test_evented_zero_timestamp),
                 cmocka_unit_test(test_pleg_interface),
+                cmocka_unit_test(test_records_follow_uids_not_positions),
+                cmocka_unit_test(test_running_gauges_follow_listings),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

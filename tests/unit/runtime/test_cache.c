@@ -83,6 +83,42 @@ static void test_set_get_delete(void **state)
         kc_pod_cache_free(c);
 }
 
+/* F-CACHE-02, issue 18: a Set over an entry replaces all of it (status, error, time) in place. */
+static void test_set_overwrites_entry(void **state)
+{
+        struct kc_pod_cache *c = NULL;
+        struct kc_pod_status *a = mkstatus("u1", "1.1.1.1"), *b = mkstatus("u1", "2.2.2.2");
+        struct kc_pod_status *s = NULL;
+        char *err = NULL;
+        int64_t ts = 0;
+
+        (void)state;
+        assert_int_equal(kc_pod_cache_new(&c), 0);
+        assert_true(kc_pod_cache_set(c, "u1", a, "boom", T0));
+        assert_true(kc_pod_cache_set(c, "u2", b, NULL, T0));
+        assert_true(kc_pod_cache_set(c, "u1", b, NULL, T0 + 3));
+        assert_int_equal(kc_pod_cache_get(c, "u1", &s, &err), 1);
+        assert_ptr_equal(s, b);
+        assert_null(err);
+        kc_pod_status_unref(s);
+        assert_int_equal(kc_pod_cache_get_modified(c, "u1", &ts), 1);
+        assert_true(ts == T0 + 3);
+        assert_true(kc_pod_cache_set(c, "u1", NULL, "gone", T0 + 4));
+        assert_int_equal(kc_pod_cache_get(c, "u1", &s, &err), 1);
+        assert_null(s);
+        assert_string_equal(err, "gone");
+        free(err);
+        /* The other entry is untouched; the old status lives on only in our reference. */
+        assert_int_equal(kc_pod_cache_get(c, "u2", &s, &err), 1);
+        assert_ptr_equal(s, b);
+        kc_pod_status_unref(s);
+        assert_int_equal(kc_pod_cache_get_modified(c, "u2", &ts), 1);
+        assert_true(ts == T0);
+        kc_pod_status_unref(a);
+        kc_pod_status_unref(b);
+        kc_pod_cache_free(c);
+}
+
 static bool ready(struct kc_pod_cache *c, const char *uid, int64_t min)
 {
         struct kc_pod_status *s = NULL;
@@ -282,6 +318,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_get_miss_default),
                 cmocka_unit_test(test_set_get_delete),
+                cmocka_unit_test(test_set_overwrites_entry),
                 cmocka_unit_test(test_readiness_strict),
                 cmocka_unit_test(test_notification_non_strict),
                 cmocka_unit_test(test_delete_silent_update_time_wakes),

@@ -695,6 +695,440 @@ static uint64_t rng_next(uint64_t *s)
         return z ^ (z >> 31);
 }
 
+/*
+ * A service listing what the test describes, copied into a fresh arena on
+ * every call (no pointer the manager saw before comes back), in the order
+ * the test gives: the manager's position-based fast paths (issue 18) must
+ * give what a manager without any history gives.
+ */
+#define RND_PODS 8
+
+struct rnd_world {
+        char uid[RND_PODS][24], name[RND_PODS][24], ids[RND_PODS][5][32];
+        struct kc_label labels[RND_PODS][3];
+        struct kc_pod_sandbox sb[RND_PODS * 2];
+        struct kc_cri_container c[RND_PODS * 3];
+        size_t n_sb, n_c;
+};
+
+static const struct kc_label rnd_hash[] = { { KC_ANNOTATION_CONTAINER_HASH, "1f" } };
+
+static int rnd_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
+                                struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
+{
+        struct rnd_world *w = self;
+        struct kc_pod_sandbox_list l = { 0 };
+        size_t i;
+
+        (void)err;
+        assert_int_equal(kc_arena_new(&l.arena), 0);
+        l.items = kc_arena_alloc(l.arena, sizeof(*l.items) * (w->n_sb + 1));
+        assert_non_null(l.items);
+        for (i = 0; i < w->n_sb; i++)
+                if ((filter->state < 0 || (int)w->sb[i].state == filter->state) &&
+                    kc__labels_match(w->sb[i].labels, w->sb[i].n_labels, filter->label_selector,
+                                     filter->n_label_selector))
+                        assert_int_equal(
+                                kc__pod_sandbox_copy(l.arena, &w->sb[i],
+                                                     (struct kc_pod_sandbox *)&l.items[l.n++]),
+                                0);
+        *ret = l;
+        return 0;
+}
+
+static int rnd_list_containers(void *self, const struct kc_container_filter *filter,
+                               struct kc_container_list *ret, struct kc_runtime_error *err)
+{
+        struct rnd_world *w = self;
+        struct kc_container_list l = { 0 };
+        size_t i;
+
+        (void)err;
+        assert_int_equal(kc_arena_new(&l.arena), 0);
+        l.items = kc_arena_alloc(l.arena, sizeof(*l.items) * (w->n_c + 1));
+        assert_non_null(l.items);
+        for (i = 0; i < w->n_c; i++)
+                if ((filter->state < 0 || (int)w->c[i].state == filter->state) &&
+                    kc__labels_match(w->c[i].labels, w->c[i].n_labels, filter->label_selector,
+                                     filter->n_label_selector))
+                        assert_int_equal(
+                                kc__cri_container_copy(l.arena, &w->c[i],
+                                                       (struct kc_cri_container *)&l.items[l.n++]),
+                                0);
+        *ret = l;
+        return 0;
+}
+
+static int rnd_pod_sandbox_status(void *self, const char *id,
+                                  struct kc_pod_sandbox_status_result *ret,
+                                  struct kc_runtime_error *err)
+{
+        struct rnd_world *w = self;
+
+        for (size_t i = 0; i < w->n_sb; i++)
+                if (strcmp(w->sb[i].id, id) == 0) {
+                        assert_int_equal(kc_arena_new(&ret->arena), 0);
+                        return kc__pod_sandbox_copy(ret->arena, &w->sb[i], &ret->status);
+                }
+        return kc_runtime_error_set(err, -ENOENT, KC_RUNTIME_NOT_FOUND, "no sandbox %s", id);
+}
+
+static int rnd_container_status(void *self, const char *id, struct kc_container_status_result *ret,
+                                struct kc_runtime_error *err)
+{
+        struct rnd_world *w = self;
+
+        for (size_t i = 0; i < w->n_c; i++)
+                if (strcmp(w->c[i].id, id) == 0) {
+                        assert_int_equal(kc_arena_new(&ret->arena), 0);
+                        return kc__cri_container_copy(ret->arena, &w->c[i], &ret->status);
+                }
+        return kc_runtime_error_set(err, -ENOENT, KC_RUNTIME_NOT_FOUND, "no container %s", id);
+}
+
+static const struct kc_runtime_service_ops rnd_ops = {
+        .list_pod_sandbox = rnd_list_pod_sandbox,
+        .list_containers = rnd_list_containers,
+        .pod_sandbox_status = rnd_pod_sandbox_status,
+        .container_status = rnd_container_status,
+};
+
+/* Every field GetPods fills, compared. */
+static void assert_pods_equal(const struct kc_pod *a, const struct kc_pod *b)
+{
+        assert_string_equal(a->id, b->id);
+        assert_true(kc__streq(a->name, b->name));
+        assert_true(kc__streq(a->namespace, b->namespace));
+        assert_true(a->created_at == b->created_at);
+        assert_containers_equal(a->containers, a->n_containers, b->containers, b->n_containers);
+        assert_containers_equal(a->sandboxes, a->n_sandboxes, b->sandboxes, b->n_sandboxes);
+}
+
+static void rnd_shuffle(void *v, size_t n, size_t size, uint64_t *seed);
+
+/* One round's listing: pods present at random, items in one of several orders. */
+static void rnd_world_make(struct rnd_world *w, uint64_t *seed, bool keep_order)
+{
+        size_t p, k;
+
+        if (keep_order && rng_next(seed) % 2) {
+                /* The same items in the same places, a few states flipped. */
+                for (k = 0; k < w->n_c; k++)
+                        if (rng_next(seed) % 4 == 0)
+                                w->c[k].state = (enum kc_container_state)(rng_next(seed) % 4);
+                return;
+        }
+        w->n_sb = w->n_c = 0;
+        for (p = 0; p < RND_PODS; p++) {
+                size_t nsb = rng_next(seed) % 3, nc = rng_next(seed) % 4;
+
+                if (rng_next(seed) % 4 == 0)
+                        continue;
+                for (k = 0; k < nsb; k++)
+                        w->sb[w->n_sb++] = (struct kc_pod_sandbox){
+                                .id = w->ids[p][k],
+                                .metadata = { w->name[p], w->uid[p], "ns", 0 },
+                                .state = rng_next(seed) % 2 ? KC_SANDBOX_STATE_READY
+                                                            : KC_SANDBOX_STATE_NOTREADY,
+                                .created_at = (int64_t)(rng_next(seed) % 4),
+                                .labels = w->labels[p],
+                                .n_labels = 3,
+                        };
+                for (k = 0; k < nc; k++)
+                        w->c[w->n_c++] = (struct kc_cri_container){
+                                .id = w->ids[p][2 + k],
+                                .metadata = { w->ids[p][2 + k], 0 },
+                                .image = rng_next(seed) % 2 ? "busybox" : "nginx",
+                                .state = (enum kc_container_state)(rng_next(seed) % 4),
+                                .created_at = (int64_t)(rng_next(seed) % 4),
+                                .labels = w->labels[p],
+                                .n_labels = 3,
+                                .annotations = rnd_hash,
+                                .n_annotations = rng_next(seed) % 2,
+                        };
+        }
+        if (rng_next(seed) % 2) {
+                rnd_shuffle(w->sb, w->n_sb, sizeof(w->sb[0]), seed);
+                rnd_shuffle(w->c, w->n_c, sizeof(w->c[0]), seed);
+        }
+}
+
+static void rnd_shuffle(void *v, size_t n, size_t size, uint64_t *seed)
+{
+        char tmp[512], *b = v;
+        size_t i, k;
+
+        assert_true(size <= sizeof(tmp));
+        for (i = n; i > 1; i--) {
+                k = rng_next(seed) % i;
+                memcpy(tmp, b + (i - 1) * size, size);
+                memcpy(b + (i - 1) * size, b + k * size, size);
+                memcpy(b + k * size, tmp, size);
+        }
+}
+
+static void rnd_world_init(struct rnd_world *w, size_t distinct)
+{
+        for (size_t p = 0; p < RND_PODS; p++) {
+                snprintf(w->uid[p], sizeof(w->uid[p]), "u%zu", p);
+                snprintf(w->name[p], sizeof(w->name[p]), "n%zu", p % distinct);
+                for (size_t k = 0; k < 5; k++)
+                        snprintf(w->ids[p][k], sizeof(w->ids[p][k]), "i%zu-%zu", p % distinct, k);
+                w->labels[p][0] = (struct kc_label){ KC_LABEL_POD_UID, w->uid[p] };
+                w->labels[p][1] = (struct kc_label){ KC_LABEL_POD_NAME, w->name[p] };
+                w->labels[p][2] = (struct kc_label){ KC_LABEL_POD_NAMESPACE, "ns" };
+        }
+}
+
+/*
+ * Issue 18: a manager that keeps its last pods and groups (found by position,
+ * checked by UID) lists exactly what a new manager lists, whatever the
+ * listings do between calls: pods come and go, items move, states change.
+ */
+static void test_get_pods_history_matches_fresh(void **state)
+{
+        struct fixture *f = *state;
+        struct rnd_world *w = calloc(1, sizeof(*w));
+        struct kc_runtime_service svc = { &rnd_ops, w };
+        struct kc_runtime_manager *mgr = NULL;
+        uint64_t seed = 18;
+        size_t k, reused = 0;
+
+        assert_non_null(w);
+        /* Pods p and p + 4 differ only by UID: a pod taken for another shows. */
+        rnd_world_init(w, 4);
+        assert_int_equal(kc_runtime_manager_new(svc, f->clock, &mgr), 0);
+        for (int round = 0; round < 3000; round++) {
+                bool all = round % 7 != 3;
+                struct kc_runtime_manager *fresh = NULL;
+                struct kc_pod_list a = { 0 }, b = { 0 }, again = { 0 };
+
+                rnd_world_make(w, &seed, round > 0);
+                assert_int_equal(kc_runtime_manager_new(svc, f->clock, &fresh), 0);
+                assert_int_equal(kc_runtime_manager_get_pods(mgr, all, &a, NULL), 0);
+                assert_int_equal(kc_runtime_manager_get_pods(fresh, all, &b, NULL), 0);
+                assert_int_equal(a.n, b.n);
+                for (k = 0; k < a.n; k++)
+                        assert_pods_equal(a.pods[k], b.pods[k]);
+                assert_int_equal(kc__runtime_manager_cached_pods(mgr, all), a.n);
+                /* Nothing changed: the same objects. */
+                assert_int_equal(kc_runtime_manager_get_pods(mgr, all, &again, NULL), 0);
+                assert_int_equal(again.n, a.n);
+                for (k = 0; k < a.n; k++)
+                        assert_ptr_equal(again.pods[k], a.pods[k]);
+                reused += a.n;
+                kc_pod_list_done(&again);
+                kc_pod_list_done(&a);
+                kc_pod_list_done(&b);
+                kc_runtime_manager_free(fresh);
+        }
+        assert_true(reused > 0);
+        kc_runtime_manager_free(mgr);
+        free(w);
+}
+
+/* The IDs of @n items ordered newest first, ties in listing order (a stable sort). */
+static void newest_first_ids(const char **ids, int64_t *created, size_t n)
+{
+        size_t i, k;
+
+        for (i = 1; i < n; i++)
+                for (k = i; k > 0 && created[k - 1] < created[k]; k--) {
+                        const char *t = ids[k];
+                        int64_t c = created[k];
+
+                        ids[k] = ids[k - 1];
+                        created[k] = created[k - 1];
+                        ids[k - 1] = t;
+                        created[k - 1] = c;
+                }
+}
+
+/*
+ * Issue 18: two pods alike in everything but their UIDs swap places and
+ * swap back; the manager must never hand one out for the other (its UIDs by
+ * position must follow the pods it keeps).
+ */
+static void test_get_pods_twins_swapped(void **state)
+{
+        struct fixture *f = *state;
+        struct rnd_world *w = calloc(1, sizeof(*w));
+        struct kc_runtime_manager *mgr = NULL;
+        const size_t order[][2] = { { 0, 4 }, { 4, 0 }, { 0, 4 }, { 0, 4 }, { 4, 0 }, { 4, 0 } };
+
+        assert_non_null(w);
+        rnd_world_init(w, 4);
+        assert_int_equal(
+                kc_runtime_manager_new((struct kc_runtime_service){ &rnd_ops, w }, f->clock, &mgr),
+                0);
+        for (size_t round = 0; round < KC_ELEMENTSOF(order); round++) {
+                struct kc_pod_list l = { 0 };
+
+                w->n_sb = w->n_c = 0;
+                for (size_t k = 0; k < 2; k++) {
+                        size_t p = order[round][k];
+
+                        w->sb[w->n_sb++] = (struct kc_pod_sandbox){
+                                .id = w->ids[p][0],
+                                .metadata = { w->name[p], w->uid[p], "ns", 0 },
+                                .state = KC_SANDBOX_STATE_READY,
+                                .created_at = 1,
+                                .labels = w->labels[p],
+                                .n_labels = 3,
+                        };
+                }
+                assert_int_equal(kc_runtime_manager_get_pods(mgr, true, &l, NULL), 0);
+                assert_int_equal(l.n, 2);
+                /* Equal CreatedAt: listing order. */
+                assert_string_equal(l.pods[0]->id, w->uid[order[round][0]]);
+                assert_string_equal(l.pods[1]->id, w->uid[order[round][1]]);
+                kc_pod_list_done(&l);
+        }
+        kc_runtime_manager_free(mgr);
+        free(w);
+}
+
+/*
+ * Issue 18: GetPodStatus sorts a pod's few sandboxes and containers by
+ * insertion; over random listings with CreatedAt ties, newest first and ties
+ * in listing order, as the sort it replaced.
+ */
+static void test_get_pod_status_ties(void **state)
+{
+        struct fixture *f = *state;
+        struct rnd_world *w = calloc(1, sizeof(*w));
+        struct kc_runtime_manager *mgr = NULL;
+        uint64_t seed = 5;
+        size_t ties = 0;
+
+        assert_non_null(w);
+        rnd_world_init(w, RND_PODS);
+        assert_int_equal(
+                kc_runtime_manager_new((struct kc_runtime_service){ &rnd_ops, w }, f->clock, &mgr),
+                0);
+        for (int round = 0; round < 500; round++) {
+                rnd_world_make(w, &seed, false);
+                for (size_t p = 0; p < RND_PODS; p++) {
+                        const char *want_sb[2], *want_c[3];
+                        int64_t created_sb[2], created_c[3];
+                        size_t n_sb = 0, n_c = 0, i;
+                        struct kc_pod_status *s = NULL;
+
+                        for (i = 0; i < w->n_sb; i++)
+                                if (w->sb[i].labels == w->labels[p]) {
+                                        want_sb[n_sb] = w->sb[i].id;
+                                        created_sb[n_sb++] = w->sb[i].created_at;
+                                }
+                        for (i = 0; i < w->n_c; i++)
+                                if (w->c[i].labels == w->labels[p]) {
+                                        want_c[n_c] = w->c[i].id;
+                                        created_c[n_c++] = w->c[i].created_at;
+                                }
+                        for (i = 1; i < n_c; i++)
+                                ties += created_c[i] == created_c[0];
+                        newest_first_ids(want_sb, created_sb, n_sb);
+                        newest_first_ids(want_c, created_c, n_c);
+                        assert_int_equal(kc_runtime_manager_get_pod_status(mgr, w->uid[p], "n",
+                                                                           "ns", &s, NULL),
+                                         0);
+                        assert_int_equal(s->n_sandboxes, n_sb);
+                        for (i = 0; i < n_sb; i++)
+                                assert_string_equal(s->sandboxes[i].id, want_sb[i]);
+                        assert_int_equal(s->n_containers, n_c);
+                        for (i = 0; i < n_c; i++)
+                                assert_string_equal(s->containers[i].id, want_c[i]);
+                        kc_pod_status_unref(s);
+                }
+        }
+        assert_true(ties > 100);
+        kc_runtime_manager_free(mgr);
+        free(w);
+}
+
+/*
+ * Issue 18: GetPodStatus keeps a pod's few sandboxes and containers in
+ * arrays of its own and sorts them by insertion; past that size, on the
+ * heap and by qsort. Either way: newest first, ties in listing order.
+ */
+static void test_get_pod_status_order_any_size(void **state)
+{
+        static const size_t sizes[] = { 1, 3, 8, 9, 20 };
+        struct fixture *f = *state;
+        uint64_t seed = 7;
+
+        for (size_t t = 0; t < KC_ELEMENTSOF(sizes); t++) {
+                size_t n = sizes[t], n_sb = n < 10 ? n : 10, i;
+                char uid[32], *sb[10], *c[20];
+                const char *want[20];
+                int64_t created[20];
+                struct kc_label sel = { KC_LABEL_POD_UID, uid };
+                struct kc_container_list cl = { 0 };
+                struct kc_pod_sandbox_list sbl = { 0 };
+                struct kc_pod_status *s = NULL;
+
+                snprintf(uid, sizeof(uid), "u-order-%zu", n);
+                for (i = 0; i < n_sb; i++) {
+                        sb[i] = run_sandbox(f, uid, "p", (uint32_t)i);
+                        kc_fake_clock_advance(f->clock, (int64_t)(rng_next(&seed) % 2));
+                }
+                for (i = 0; i < n; i++) {
+                        char name[32];
+
+                        snprintf(name, sizeof(name), "c%zu", i);
+                        c[i] = start_ctr(f, sb[0], uid, "p", name, "top", 0, true);
+                        kc_fake_clock_advance(f->clock, (int64_t)(rng_next(&seed) % 2));
+                }
+                assert_int_equal(
+                        kc_runtime_manager_get_pod_status(f->mgr, uid, "p", "default", &s, NULL),
+                        0);
+
+                assert_int_equal(f->svc.ops->list_pod_sandbox(
+                                         f->svc.self,
+                                         &(struct kc_pod_sandbox_filter){ .state = -1,
+                                                                          .label_selector = &sel,
+                                                                          .n_label_selector = 1 },
+                                         &sbl, NULL),
+                                 0);
+                assert_int_equal(sbl.n, n_sb);
+                for (i = 0; i < n_sb; i++) {
+                        want[i] = sbl.items[i].id;
+                        created[i] = sbl.items[i].created_at;
+                }
+                newest_first_ids(want, created, n_sb);
+                assert_int_equal(s->n_sandboxes, n_sb);
+                for (i = 0; i < n_sb; i++)
+                        assert_string_equal(s->sandboxes[i].id, want[i]);
+
+                assert_int_equal(f->svc.ops->list_containers(
+                                         f->svc.self,
+                                         &(struct kc_container_filter){ .state = -1,
+                                                                        .label_selector = &sel,
+                                                                        .n_label_selector = 1 },
+                                         &cl, NULL),
+                                 0);
+                assert_int_equal(cl.n, n);
+                for (i = 0; i < n; i++) {
+                        want[i] = cl.items[i].id;
+                        created[i] = cl.items[i].created_at;
+                }
+                newest_first_ids(want, created, n);
+                assert_int_equal(s->n_containers, n);
+                for (i = 0; i < n; i++) {
+                        assert_string_equal(s->containers[i].id, want[i]);
+                        assert_int_equal(s->containers[i].state, KC_CONTAINER_STATE_RUNNING);
+                        assert_int_equal(s->containers[i].hash, 0xdeadbeef);
+                }
+                assert_int_equal(s->n_ips, 1);
+                kc_pod_status_unref(s);
+                kc_runtime_result_done(&sbl);
+                kc_runtime_result_done(&cl);
+                for (i = 0; i < n_sb; i++)
+                        free(sb[i]);
+                for (i = 0; i < n; i++)
+                        free(c[i]);
+        }
+}
+
 #define CHURN_UNIVERSE 1500
 #define CHURN_ROUNDS 12
 
@@ -944,6 +1378,12 @@ static void test_get_pods_10k(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_get_pods_history_matches_fresh, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_get_pod_status_order_any_size, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_get_pod_status_ties, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_twins_swapped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_cri_world, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_set_pods_world, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pod_status_ips, setup, teardown),
