@@ -12,7 +12,10 @@
  * An arena can be shared once it is filled: kc_arena_ref() takes another
  * reference and kc_arena_free() drops one; the last one frees it. A result
  * that several holders read (a list memo's last result, issue 18) is
- * handed out that way instead of being copied.
+ * handed out that way instead of being copied. An arena can also hold
+ * references to other arenas (kc_arena_hold()), dropped when it is freed, so
+ * a result built in it may point into shared ones (the simulated runtime's
+ * objects, issue 18) without copying them.
  *
  * Full-size (16 KiB) chunks are recycled through a process-wide cache of at
  * most 32 MiB. Runtime list results are arenas of megabytes made and freed
@@ -50,10 +53,18 @@ static struct {
         size_t n;
 } chunk_cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* A reference kc_arena_hold() took beyond the first, in the holding arena's own memory. */
+struct kc_arena_hold {
+        struct kc_arena_hold *next;
+        struct kc_arena *arena;
+};
+
 struct kc_arena {
         struct kc_arena_chunk *head; /* the chunk being filled first */
         size_t next_chunk;           /* size of the next regular chunk */
         unsigned refs;               /* atomic */
+        struct kc_arena *held;       /* the first arena held (kc_arena_hold), or NULL */
+        struct kc_arena_hold *holds; /* the others, newest first */
 };
 
 int kc_arena_new(struct kc_arena **ret)
@@ -117,6 +128,10 @@ struct kc_arena *kc_arena_free(struct kc_arena *a)
 
         if (!a || __atomic_sub_fetch(&a->refs, 1, __ATOMIC_ACQ_REL) != 0)
                 return NULL;
+        /* The hold records live in the chunks: release what they hold first. */
+        kc_arena_free(a->held);
+        for (struct kc_arena_hold *h = a->holds; h; h = h->next)
+                kc_arena_free(h->arena);
         for (c = a->head; c; c = next) {
                 next = c->next;
                 chunk_free(c);
@@ -217,4 +232,24 @@ char *kc_arena_strdup(struct kc_arena *a, const char *s)
         if (p)
                 memcpy(p, s, len + 1);
         return p;
+}
+
+int kc_arena_hold(struct kc_arena *a, struct kc_arena *other)
+{
+        struct kc_arena_hold *h;
+
+        if (!a || a == other)
+                return -EINVAL;
+        if (!other)
+                return 0;
+        if (!a->held) {
+                a->held = kc_arena_ref(other);
+                return 0;
+        }
+        h = arena_alloc(a, sizeof(*h));
+        if (!h)
+                return -ENOMEM;
+        *h = (struct kc_arena_hold){ .next = a->holds, .arena = kc_arena_ref(other) };
+        a->holds = h;
+        return 0;
 }

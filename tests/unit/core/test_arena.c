@@ -132,6 +132,44 @@ static void test_arena_ref(void **state)
         assert_null(kc_arena_free(a));
 }
 
+/*
+ * An arena holding others keeps them alive until it is freed itself, then
+ * drops exactly the references it took (issue 18: the simulated runtime's
+ * results point into its objects' arenas). ASan reports the use after free
+ * or the leak when a hold is lost or released twice.
+ */
+static void test_arena_hold(void **state)
+{
+        struct kc_arena *result = NULL, *obj[3] = { NULL };
+        const char *s[3];
+        size_t i;
+
+        (void)state;
+        assert_int_equal(kc_arena_new(&result), 0);
+        assert_int_equal(kc_arena_hold(result, result), -EINVAL);
+        assert_int_equal(kc_arena_hold(NULL, result), -EINVAL);
+        assert_int_equal(kc_arena_hold(result, NULL), 0);
+        for (i = 0; i < 3; i++) {
+                assert_int_equal(kc_arena_new(&obj[i]), 0);
+                s[i] = kc_arena_strdup(obj[i], i == 0 ? "zero" : i == 1 ? "one" : "two");
+                assert_int_equal(kc_arena_hold(result, obj[i]), 0);
+                assert_true(kc_arena_shared(obj[i]));
+        }
+        /* The same arena twice: two references, both dropped with the holder. */
+        assert_int_equal(kc_arena_hold(result, obj[1]), 0);
+        for (i = 0; i < 3; i++)
+                kc_arena_free(obj[i]);
+        assert_string_equal(s[0], "zero");
+        assert_string_equal(s[1], "one");
+        assert_string_equal(s[2], "two");
+        /* A held arena shared elsewhere outlives the holder. */
+        kc_arena_ref(obj[2]);
+        assert_null(kc_arena_free(result));
+        assert_false(kc_arena_shared(obj[2]));
+        assert_string_equal(s[2], "two");
+        kc_arena_free(obj[2]);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -140,6 +178,7 @@ int main(void)
                 cmocka_unit_test(test_arena_strdup),
                 cmocka_unit_test(test_arena_recycled_chunks_are_zeroed),
                 cmocka_unit_test(test_arena_ref),
+                cmocka_unit_test(test_arena_hold),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
