@@ -24,8 +24,8 @@
 #include "sim_internal.h"
 
 /*
- * Listing walks objects that are cold by now; fetch the next one (struct and
- * blob, a few hundred bytes in one allocation) while copying this one.
+ * Listing walks objects that are cold by now; fetch the next one (its
+ * struct, a few hundred bytes) while copying this one.
  */
 #define PREFETCH_OBJ_BYTES 512
 
@@ -52,6 +52,9 @@ struct sim_listing {
         /* The pods a filter (never NULL) lets the call look at. */
         struct sim_scope (*scope)(struct kc_sim *s, const void *filter);
         bool (*matches)(const struct sim_object *o, const void *filter);
+        /* Whether @p filter (never NULL) lists every object of a state (*ret_state, -1: any). */
+        bool (*full)(const void *filter, int *ret_state);
+        unsigned memo; /* its row of kc_sim.list_memo */
         int (*copy)(struct kc_arena *a, const struct sim_object *o, void *item);
 };
 
@@ -99,6 +102,56 @@ static int list_pod_locked(const struct sim_listing *k, const struct sim_state *
         return 0;
 }
 
+/* The memo slot of a full listing by @p filter (NULL: not a full listing); *ret_state its state. */
+static struct sim_list_memo *memo_slot(struct kc_sim *s, const struct sim_listing *k,
+                                       const void *filter, int *ret_state)
+{
+        int state = -1;
+
+        if (filter && !k->full(filter, &state))
+                return NULL;
+        state = state < 0 ? -1 : state;
+        *ret_state = state;
+        return &s->list_memo[k->memo][state >= 0];
+}
+
+void kc__sim_list_memo_done(struct kc_sim *s)
+{
+        for (size_t i = 0; i < KC_ELEMENTSOF(s->list_memo); i++)
+                for (size_t j = 0; j < KC_ELEMENTSOF(s->list_memo[i]); j++) {
+                        kc_arena_free(s->list_memo[i][j].arena);
+                        s->list_memo[i][j] = (struct sim_list_memo){ 0 };
+                }
+}
+
+/*
+ * A full listing, by identity (issue 18): another reference to the last one
+ * of @p m's class when nothing it shows changed since. Time has moved on by
+ * now (kc__sim_enter_locked): exits due before this call are in the generation.
+ */
+static bool memo_hit(const struct sim_state *st, const struct sim_list_memo *m, int state,
+                     void **ret_items, size_t *ret_n, struct kc_arena **ret_arena)
+{
+        if (!m || !m->arena || m->gen != st->gen || m->state != state)
+                return false;
+        *ret_items = m->items;
+        *ret_n = m->n;
+        *ret_arena = kc_arena_ref(m->arena);
+        return true;
+}
+
+/* Remembers the full listing just made, in place of the last one of its class. */
+static void memo_keep(const struct sim_state *st, struct sim_list_memo *m, int state, void *items,
+                      size_t n, struct kc_arena *a)
+{
+        if (!m)
+                return;
+        kc_arena_free(m->arena);
+        *m = (struct sim_list_memo){
+                .arena = kc_arena_ref(a), .items = items, .n = n, .gen = st->gen, .state = state
+        };
+}
+
 /*
  * A list call for objects of kind @p k: enters the call (@p key names the
  * object for faults and latency), then copies the objects in the filter's
@@ -111,15 +164,19 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
 {
         KC_LOCK_GUARD(&s->lock);
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct sim_list_memo *memo;
         struct sim_scope scope;
         struct sim_pod *p;
         char *items = NULL;
         size_t n = 0, cap;
-        int r;
+        int r, state = -1;
 
         r = kc__sim_enter_locked(s, k->op, key, err);
         if (r < 0)
                 return r;
+        memo = memo_slot(s, k, filter, &state);
+        if (memo_hit(&s->st, memo, state, ret_items, ret_n, ret_arena))
+                return 0;
         if (kc_arena_new(&a) < 0)
                 return kc__sim_oom(err);
         scope = filter ? k->scope(s, filter) : (struct sim_scope){ .narrowed = false };
@@ -145,6 +202,7 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
                 return r;
         *ret_items = n > 0 ? items : NULL;
         *ret_n = n;
+        memo_keep(&s->st, memo, state, *ret_items, n, a);
         *ret_arena = TAKE_PTR(a);
         return 0;
 }
@@ -205,6 +263,14 @@ static struct sim_scope sandbox_scope(struct kc_sim *s, const void *filter)
         return selector_scope(s, f->label_selector, f->n_label_selector);
 }
 
+static bool sandbox_full(const void *filter, int *ret_state)
+{
+        const struct kc_pod_sandbox_filter *f = filter;
+
+        *ret_state = f->state;
+        return !f->id && f->n_label_selector == 0;
+}
+
 static const struct sim_listing sandbox_listing = {
         .op = SIM_OP_LIST_POD_SANDBOX,
         .pod_objects = offsetof(struct sim_pod, sandboxes),
@@ -212,6 +278,8 @@ static const struct sim_listing sandbox_listing = {
         .item_size = sizeof(struct kc_pod_sandbox),
         .scope = sandbox_scope,
         .matches = sandbox_matches,
+        .full = sandbox_full,
+        .memo = 0,
         .copy = sandbox_copy,
 };
 
@@ -277,6 +345,14 @@ static struct sim_scope container_scope(struct kc_sim *s, const void *filter)
         return selector_scope(s, f->label_selector, f->n_label_selector);
 }
 
+static bool container_full(const void *filter, int *ret_state)
+{
+        const struct kc_container_filter *f = filter;
+
+        *ret_state = f->state;
+        return !f->id && !f->pod_sandbox_id && f->n_label_selector == 0;
+}
+
 static const struct sim_listing container_listing = {
         .op = SIM_OP_LIST_CONTAINERS,
         .pod_objects = offsetof(struct sim_pod, containers),
@@ -284,6 +360,8 @@ static const struct sim_listing container_listing = {
         .item_size = sizeof(struct kc_cri_container),
         .scope = container_scope,
         .matches = container_matches,
+        .full = container_full,
+        .memo = 1,
         .copy = container_copy,
 };
 
