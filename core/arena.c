@@ -18,7 +18,10 @@
  * objects, issue 18) without copying them.
  *
  * Full-size (16 KiB) chunks are recycled through a process-wide cache of at
- * most 32 MiB. Runtime list results are arenas of megabytes made and freed
+ * most 32 MiB, and large chunks (a request's own, 256 KiB or more, which
+ * malloc maps anew each time) through one of at most 8 chunks and 64 MiB:
+ * a listing's items array of megabytes, new on every relist that saw a
+ * change, was otherwise paged in afresh each time (issue 18). Runtime list results are arenas of megabytes made and freed
  * on every relist; handing their chunks back to malloc let glibc trim the
  * heap and fault the same pages in again on the next relist, which cost
  * about two thirds of a no-change relist at 10,000 pods (12.7 ms against
@@ -38,6 +41,9 @@
 #define KC_ARENA_CHUNK (16u * 1024u)
 #define KC_ARENA_ALIGN alignof(max_align_t)
 #define KC_ARENA_CACHE_MAX ((32u << 20) / KC_ARENA_CHUNK) /* chunks kept for reuse */
+#define KC_ARENA_BIG_MIN (256u << 10)                     /* a large chunk: mmap'd by malloc */
+#define KC_ARENA_BIG_MAX 8u                               /* large chunks kept for reuse */
+#define KC_ARENA_BIG_BYTES (64u << 20)                    /* ... holding at most this much */
 
 struct kc_arena_chunk {
         struct kc_arena_chunk *next;
@@ -46,11 +52,16 @@ struct kc_arena_chunk {
         alignas(max_align_t) unsigned char data[];
 };
 
-/* Recycled full-size chunks, linked through ->next. Any thread. */
+/*
+ * Recycled full-size chunks, linked through ->next, and large ones (a
+ * request's own chunk: a list result's items array). Any thread.
+ */
 static struct {
         pthread_mutex_t lock;
         struct kc_arena_chunk *head;
         size_t n;
+        struct kc_arena_chunk *big;
+        size_t n_big, big_bytes;
 } chunk_cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* A reference kc_arena_hold() took beyond the first, in the holding arena's own memory. */
@@ -102,11 +113,15 @@ __attribute__((destructor)) static void chunk_cache_release(void)
                 chunk_cache.head = c->next;
                 free(c);
         }
-        chunk_cache.n = 0;
+        while ((c = chunk_cache.big)) {
+                chunk_cache.big = c->next;
+                free(c);
+        }
+        chunk_cache.n = chunk_cache.n_big = chunk_cache.big_bytes = 0;
         pthread_mutex_unlock(&chunk_cache.lock);
 }
 
-/* Returns a chunk to the cache when it is full-size and the cache has room. */
+/* Returns a chunk to the cache when it is full-size or large and the cache has room. */
 static void chunk_free(struct kc_arena_chunk *c)
 {
         if (c->size == KC_ARENA_CHUNK) {
@@ -118,8 +133,42 @@ static void chunk_free(struct kc_arena_chunk *c)
                         c = NULL;
                 }
                 pthread_mutex_unlock(&chunk_cache.lock);
+        } else if (c->size >= KC_ARENA_BIG_MIN) {
+                pthread_mutex_lock(&chunk_cache.lock);
+                if (chunk_cache.n_big < KC_ARENA_BIG_MAX &&
+                    c->size <= KC_ARENA_BIG_BYTES - chunk_cache.big_bytes) {
+                        c->next = chunk_cache.big;
+                        chunk_cache.big = c;
+                        chunk_cache.n_big++;
+                        chunk_cache.big_bytes += c->size;
+                        c = NULL;
+                }
+                pthread_mutex_unlock(&chunk_cache.lock);
         }
         free(c);
+}
+
+/*
+ * The smallest cached large chunk of @p size bytes or more, up to twice
+ * that (not to hold much more than asked), taken out of the cache; NULL when none.
+ */
+static struct kc_arena_chunk *big_chunk_take(size_t size)
+{
+        struct kc_arena_chunk **best = NULL, **pc, *c = NULL;
+
+        pthread_mutex_lock(&chunk_cache.lock);
+        for (pc = &chunk_cache.big; *pc; pc = &(*pc)->next)
+                if ((*pc)->size >= size && (*pc)->size / 2 <= size &&
+                    (!best || (*pc)->size < (*best)->size))
+                        best = pc;
+        if (best) {
+                c = *best;
+                *best = c->next;
+                chunk_cache.n_big--;
+                chunk_cache.big_bytes -= c->size;
+        }
+        pthread_mutex_unlock(&chunk_cache.lock);
+        return c;
 }
 
 struct kc_arena *kc_arena_free(struct kc_arena *a)
@@ -155,6 +204,15 @@ static struct kc_arena_chunk *chunk_new(size_t size)
                         chunk_cache.n--;
                 }
                 pthread_mutex_unlock(&chunk_cache.lock);
+        }
+        /*
+         * A large chunk from the cache keeps its size: its memory is paged in
+         * already, where a new one would be faulted in page by page again.
+         */
+        if (size >= KC_ARENA_BIG_MIN && (c = big_chunk_take(size))) {
+                c->next = NULL;
+                c->used = 0;
+                return c;
         }
         /* Not zeroed here: arena_alloc() zeroes each block it hands out. */
         if (!c)

@@ -111,6 +111,36 @@ static void test_arena_recycled_chunks_are_zeroed(void **state)
         kc_arena_free(b);
 }
 
+/*
+ * A large block's chunk is recycled too, for a request of up to its size
+ * and down to half of it, zeroed again (issue 18: a listing's items array,
+ * new at every changed relist, was paged in afresh each time).
+ */
+static void test_arena_recycled_large_chunks(void **state)
+{
+        enum { BIG = 1 << 20 };
+        struct kc_arena *a = NULL, *b = NULL;
+        unsigned char *p, *q;
+        size_t j;
+
+        (void)state;
+        assert_int_equal(kc_arena_new(&a), 0);
+        p = kc_arena_alloc(a, BIG);
+        assert_non_null(p);
+        memset(p, 0xff, BIG);
+        kc_arena_free(a);
+
+        assert_int_equal(kc_arena_new(&b), 0);
+        q = kc_arena_alloc(b, BIG - BIG / 4);
+        assert_non_null(q);
+        /* Addresses only: the old block is never dereferenced through p. */
+        assert_true((uintptr_t)q == (uintptr_t)p);
+        for (j = 0; j < BIG - BIG / 4; j++)
+                if (q[j] != 0)
+                        fail_msg("byte %zu of a recycled chunk is not zeroed", j);
+        kc_arena_free(b);
+}
+
 /* A shared arena lives until its last reference goes (issue 18: list memos share results). */
 static void test_arena_ref(void **state)
 {
@@ -177,6 +207,7 @@ int main(void)
                 cmocka_unit_test(test_arena_distinct_blocks),
                 cmocka_unit_test(test_arena_strdup),
                 cmocka_unit_test(test_arena_recycled_chunks_are_zeroed),
+                cmocka_unit_test(test_arena_recycled_large_chunks),
                 cmocka_unit_test(test_arena_ref),
                 cmocka_unit_test(test_arena_hold),
         };
