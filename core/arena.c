@@ -71,11 +71,12 @@ struct kc_arena_hold {
 };
 
 struct kc_arena {
-        struct kc_arena_chunk *head; /* the chunk being filled first */
-        size_t next_chunk;           /* size of the next regular chunk */
-        unsigned refs;               /* atomic */
-        struct kc_arena *held;       /* the first arena held (kc_arena_hold), or NULL */
-        struct kc_arena_hold *holds; /* the others, newest first */
+        struct kc_arena_chunk *head;  /* the chunk being filled first */
+        size_t next_chunk;            /* size of the next regular chunk */
+        unsigned refs;                /* atomic */
+        struct kc_arena_chunk *inner; /* allocated with the arena (kc_arena_new_block), or NULL */
+        struct kc_arena *held;        /* the first arena held (kc_arena_hold), or NULL */
+        struct kc_arena_hold *holds;  /* the others, newest first */
 };
 
 int kc_arena_new(struct kc_arena **ret)
@@ -88,6 +89,30 @@ int kc_arena_new(struct kc_arena **ret)
         a->next_chunk = KC_ARENA_FIRST_CHUNK;
         a->refs = 1;
         *ret = a;
+        return 0;
+}
+
+int kc_arena_new_block(size_t size, struct kc_arena **ret, void **ret_block)
+{
+        const size_t off = (sizeof(struct kc_arena) + alignof(struct kc_arena_chunk) - 1) &
+                           ~(alignof(struct kc_arena_chunk) - 1);
+        struct kc_arena_chunk *c;
+        struct kc_arena *a;
+
+        if (size > SIZE_MAX - KC_ARENA_ALIGN - off - sizeof(*c))
+                return -ENOMEM;
+        size = size == 0 ? KC_ARENA_ALIGN : (size + KC_ARENA_ALIGN - 1) & ~(KC_ARENA_ALIGN - 1);
+        a = malloc(off + sizeof(*c) + size);
+        if (!a)
+                return -ENOMEM;
+        c = (struct kc_arena_chunk *)((char *)a + off);
+        *c = (struct kc_arena_chunk){ .size = size, .used = size };
+        memset(c->data, 0, size);
+        *a = (struct kc_arena){
+                .head = c, .next_chunk = KC_ARENA_FIRST_CHUNK, .refs = 1, .inner = c
+        };
+        *ret = a;
+        *ret_block = c->data;
         return 0;
 }
 
@@ -171,6 +196,26 @@ static struct kc_arena_chunk *big_chunk_take(size_t size)
         return c;
 }
 
+/*
+ * Drops the references of @p h and the records after it. The arenas held are
+ * cold (a listing holds one per object listed): each is fetched a few
+ * records ahead of its turn.
+ */
+static void holds_release(struct kc_arena_hold *h)
+{
+        struct kc_arena_hold *ahead = h;
+
+        for (int k = 0; k < 8 && ahead; k++, ahead = ahead->next)
+                __builtin_prefetch(ahead->arena, 1);
+        for (; h; h = h->next) {
+                if (ahead) {
+                        __builtin_prefetch(ahead->arena, 1);
+                        ahead = ahead->next;
+                }
+                kc_arena_free(h->arena);
+        }
+}
+
 struct kc_arena *kc_arena_free(struct kc_arena *a)
 {
         struct kc_arena_chunk *c, *next;
@@ -179,11 +224,11 @@ struct kc_arena *kc_arena_free(struct kc_arena *a)
                 return NULL;
         /* The hold records live in the chunks: release what they hold first. */
         kc_arena_free(a->held);
-        for (struct kc_arena_hold *h = a->holds; h; h = h->next)
-                kc_arena_free(h->arena);
+        holds_release(a->holds);
         for (c = a->head; c; c = next) {
                 next = c->next;
-                chunk_free(c);
+                if (c != a->inner)
+                        chunk_free(c);
         }
         free(a);
         return NULL;

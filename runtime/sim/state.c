@@ -150,12 +150,12 @@ void kc__sim_state_remove_pod(struct sim_state *st, struct sim_pod *p)
  */
 static int object_arena_alloc(struct kc__packer *pk, struct kc_arena **ret)
 {
-        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        void *base;
 
-        if (kc_arena_new(&a) < 0 || !(pk->base = kc_arena_alloc(a, pk->off)))
+        if (kc_arena_new_block(pk->off, ret, &base) < 0)
                 return -ENOMEM;
+        pk->base = base;
         pk->off = 0;
-        *ret = TAKE_PTR(a);
         return 0;
 }
 

@@ -17,6 +17,15 @@ struct kc_arena;
 /** A new arena holding one reference. */
 int kc_arena_new(struct kc_arena **ret);
 /**
+ * A new arena holding one reference and one zeroed block of @p size bytes
+ * (*@p ret_block), allocated together: one allocation where kc_arena_new()
+ * and kc_arena_alloc() make two, and the arena's header sits right before
+ * the block (an object that keeps itself in its own arena, shared by the
+ * results pointing into it: the simulated runtime's, issue 18).
+ * @return 0 or -ENOMEM.
+ */
+int kc_arena_new_block(size_t size, struct kc_arena **ret, void **ret_block);
+/**
  * Drops one reference (NULL is fine); the last one frees every block.
  * @return NULL.
  */

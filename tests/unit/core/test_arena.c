@@ -200,6 +200,30 @@ static void test_arena_hold(void **state)
         kc_arena_free(obj[2]);
 }
 
+/* An arena made with its first block: zeroed, aligned, more blocks after it, one free. */
+static void test_arena_new_block(void **state)
+{
+        struct kc_arena *a = NULL;
+        unsigned char *block = NULL, *more;
+        size_t j;
+
+        (void)state;
+        assert_int_equal(kc_arena_new_block(300, &a, (void **)&block), 0);
+        assert_non_null(block);
+        assert_int_equal((uintptr_t)block % alignof(max_align_t), 0);
+        for (j = 0; j < 300; j++)
+                assert_int_equal(block[j], 0);
+        memset(block, 0x5a, 300);
+        more = kc_arena_alloc(a, 64);
+        assert_non_null(more);
+        assert_true(more + 64 <= block || more >= block + 300);
+        assert_string_equal(kc_arena_strdup(a, "after"), "after");
+        kc_arena_ref(a);
+        assert_null(kc_arena_free(a));
+        assert_int_equal(block[299], 0x5a); /* still there: one reference left */
+        assert_null(kc_arena_free(a));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -210,6 +234,7 @@ int main(void)
                 cmocka_unit_test(test_arena_recycled_large_chunks),
                 cmocka_unit_test(test_arena_ref),
                 cmocka_unit_test(test_arena_hold),
+                cmocka_unit_test(test_arena_new_block),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
