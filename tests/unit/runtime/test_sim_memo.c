@@ -398,11 +398,12 @@ static void test_results_outlive_objects_and_sim(void **state)
         struct kc_container_list pod_cl = { 0 };
         const struct kc_label sel = { KC_LABEL_POD_UID, "u1" };
         const char *const forever[] = { "nginx" };
-        _cleanup_free_ char *sb = NULL, *app = NULL;
+        _cleanup_free_ char *sb = NULL, *app = NULL, *side = NULL;
         struct listing l;
 
         sb = run_sandbox(f, "u1");
         app = create_ctr(f, sb, "u1", "app", forever, 1);
+        side = create_ctr(f, sb, "u1", "side", forever, 1);
         l = list_all(f, -1);
         assert_int_equal(f->svc.ops->container_status(f->svc.self, app, &cr, &err), 0);
         assert_int_equal(f->svc.ops->pod_sandbox_status(f->svc.self, sb, &sr, &err), 0);
@@ -423,9 +424,12 @@ static void test_results_outlive_objects_and_sim(void **state)
         assert_string_equal(cr.status.mounts[0].host_path, "/var/lib/data");
         assert_string_equal(sr.status.metadata.name, "pod");
         assert_string_equal(sr.status.labels[0].value, "u1");
-        assert_string_equal(l.cl.items[0].log_path, "/var/log/pods/x/c/0.log");
+        /* Each result on its own: side is in no status result. */
+        assert_string_equal(l.cl.items[1].id, side);
+        assert_string_equal(l.cl.items[1].labels[1].value, "side");
+        assert_string_equal(l.cl.items[1].log_path, "/var/log/pods/x/c/0.log");
         assert_string_equal(l.sbl.items[0].id, sb);
-        assert_string_equal(pod_cl.items[0].labels[1].value, "app");
+        assert_string_equal(pod_cl.items[1].labels[1].value, "side");
         kc_runtime_result_done(&cr);
         kc_runtime_result_done(&sr);
         kc_runtime_result_done(&pod_cl);
