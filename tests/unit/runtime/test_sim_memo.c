@@ -267,6 +267,76 @@ static void test_list_new_after_each_mutation(void **state)
         listing_done(&l);
 }
 
+/*
+ * kc_sim_set_pods keeps what did not change: the pod the kubecontainer face
+ * returned and the objects (their strings are the same memory), while the
+ * changed container gets its new state with the times a new load would
+ * give it; reordering the snapshot is a change of the listing.
+ */
+static void test_set_pods_keeps_unchanged(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct kc_sim_container_spec c2[] = { { "c9", "job", KC_CONTAINER_STATE_RUNNING, 0 } };
+        struct kc_sim_pod_spec two[2] = { pods[0],
+                                          { .id = "p2",
+                                            .name = "batch",
+                                            .namespace = "ns",
+                                            .containers = c2,
+                                            .n_containers = 1 } };
+        struct kc_pod_list a = { 0 }, b = { 0 };
+        struct listing la, lb;
+        const char *c1_id, *c9_id;
+        int64_t started;
+
+        assert_int_equal(kc_sim_set_pods(f->sim, two, 2), 0);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &a, NULL), 0);
+        la = list_all(f, -1);
+        c1_id = find_listed(&la, "c1")->id;
+        c9_id = find_listed(&la, "c9")->id;
+        started = find_listed(&la, "c9")->created_at;
+
+        kc_fake_clock_advance(f->clock, 5 * SEC);
+        c2[0] = (struct kc_sim_container_spec){ "c9", "job", KC_CONTAINER_STATE_EXITED, 4 };
+        assert_int_equal(kc_sim_set_pods(f->sim, two, 2), 0);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &b, NULL), 0);
+        assert_int_equal(b.n, 2);
+        assert_ptr_equal(a.pods[0], b.pods[0]); /* p1: the same result, nothing changed */
+        assert_true(a.pods[1] != b.pods[1]);
+        lb = list_all(f, -1);
+        assert_true(new_listing(&la, &lb));
+        assert_ptr_equal(find_listed(&lb, "c1")->id, c1_id); /* the same object */
+        assert_ptr_equal(find_listed(&lb, "c9")->id, c9_id);
+        assert_int_equal(find_listed(&lb, "c9")->state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(find_listed(&lb, "c9")->created_at, started);
+        listing_done(&la);
+        {
+                struct kc_container_status_result cr = { 0 };
+                struct kc_runtime_error err = { 0 };
+
+                assert_int_equal(f->svc.ops->container_status(f->svc.self, "c9", &cr, &err), 0);
+                assert_int_equal(cr.status.exit_code, 4);
+                assert_string_equal(cr.status.reason, "Error");
+                assert_true(cr.status.started_at == started);
+                assert_true(cr.status.finished_at == T0 + 5 * SEC);
+                kc_runtime_result_done(&cr);
+        }
+
+        /* The same pods in another order: a new listing, in the snapshot's order. */
+        {
+                struct kc_sim_pod_spec swapped[2] = { two[1], two[0] };
+
+                assert_int_equal(kc_sim_set_pods(f->sim, swapped, 2), 0);
+                la = list_all(f, -1);
+                assert_true(new_listing(&lb, &la));
+                assert_string_equal(la.cl.items[0].id, "c9");
+                assert_ptr_equal(la.cl.items[0].id, c9_id);
+                listing_done(&la);
+        }
+        listing_done(&lb);
+        kc_pod_list_done(&a);
+        kc_pod_list_done(&b);
+}
+
 /* Faults and latency still apply to every call, memo or not. */
 static void test_list_faults_still_apply(void **state)
 {
@@ -442,6 +512,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_list_identity_no_change, sim_faces_setup,
                                                 sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_list_new_after_each_mutation, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_set_pods_keeps_unchanged, sim_faces_setup,
                                                 sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_list_faults_still_apply, sim_faces_setup,
                                                 sim_faces_teardown),
