@@ -48,9 +48,7 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 run build 'unit|scenario|e2e|stress|chaos|integration'
 # Benchmarks are figures, never pass/fail; a short run keeps them working
 # (only a crash or an error fails here).
-echo "==> build: bench_relist --quick"
-./build/bench/bench_relist --quick
-echo "==> build: bench_relist_pb --quick, against the Go port (bench/go-relist/run.sh)"
+echo "==> build: bench_relist_pb and bench_relist --quick, against the Go port over bytes and in memory (bench/go-relist/run.sh)"
 bash bench/go-relist/run.sh build --quick
 echo "==> build: bench_probes --quick (100 pods x 2 probes at 1 s: exec on the sim, tcp on 127.0.0.1)"
 ./build/bench/bench_probes --quick
