@@ -393,7 +393,12 @@ static bool others_asleep(void)
  * apart. (The channels need not be empty: syncLoop itself may be asleep in
  * a latency spike of a housekeeping call until the clock moves on.) The
  * wall-clock bound is a safety net: a timeout only counts (a lost pod or a
- * deadlock shows in the final checks).
+ * deadlock shows in the final checks). A call the sim already counts in
+ * delayed_now but not yet asleep on the clock is running or runnable, so
+ * others_asleep() keeps the step unsettled until its sleep is registered.
+ * (The updates and crashes a second starts with meet its first advance
+ * unsettled: a call they set off may see that advance anywhere, before its
+ * sleep included, and its spike then ends a quarter later, at x.0.)
  */
 static void settle(struct chaos *c, int stable_polls, bool want_relist, uint64_t relists_before)
 {

@@ -479,6 +479,9 @@ static void test_exec_sleep_and_timeout(void **state)
         pthread_t t;
 
         assert_int_equal(pthread_create(&t, NULL, exec_main, &c), 0);
+        /* Each wait is on the clock's sleepers, not on the sim's delayed count:
+         * the exec is counted before its sleep is registered, and an advance
+         * in between would not end that sleep (the join would hang). */
         assert_true(KC_TEST_WAIT_UNTIL(kc_fake_clock_sleepers(f->clock) == 1, 5000));
         assert_int_equal(kc_sim_get_stats(f->sim, &st), 0);
         assert_int_equal(st.delayed_now, 1);
