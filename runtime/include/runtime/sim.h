@@ -177,7 +177,12 @@ int kc_sim_container_config(struct kc_sim *s, const char *container_id,
 /** Counters for fault-injection drivers (kc_sim_get_stats()). */
 struct kc_sim_stats {
         uint64_t calls;        /* every call so far, all ops */
-        unsigned delayed_now;  /* calls asleep in an injected latency right now */
+        /*
+         * Calls in an injected latency or an exec sleep now. A call is counted
+         * just before it sleeps on the clock: a test that advances a fake
+         * clock waits for kc_fake_clock_sleepers() as well.
+         */
+        unsigned delayed_now;
         size_t faults_pending; /* injected faults not used up yet */
         size_t delays_pending; /* injected latency spikes not used up yet */
         uint64_t faults_taken; /* calls failed by an injected fault */
