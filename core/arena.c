@@ -12,10 +12,16 @@
  * An arena can be shared once it is filled: kc_arena_ref() takes another
  * reference and kc_arena_free() drops one; the last one frees it. A result
  * that several holders read (a list memo's last result, issue 18) is
- * handed out that way instead of being copied.
+ * handed out that way instead of being copied. An arena can also hold
+ * references to other arenas (kc_arena_hold()), dropped when it is freed, so
+ * a result built in it may point into shared ones (the simulated runtime's
+ * objects, issue 18) without copying them.
  *
  * Full-size (16 KiB) chunks are recycled through a process-wide cache of at
- * most 32 MiB. Runtime list results are arenas of megabytes made and freed
+ * most 32 MiB, and large chunks (a request's own, 256 KiB or more, which
+ * malloc maps anew each time) through one of at most 8 chunks and 64 MiB:
+ * a listing's items array of megabytes, new on every relist that saw a
+ * change, was otherwise paged in afresh each time (issue 18). Runtime list results are arenas of megabytes made and freed
  * on every relist; handing their chunks back to malloc let glibc trim the
  * heap and fault the same pages in again on the next relist, which cost
  * about two thirds of a no-change relist at 10,000 pods (12.7 ms against
@@ -35,6 +41,9 @@
 #define KC_ARENA_CHUNK (16u * 1024u)
 #define KC_ARENA_ALIGN alignof(max_align_t)
 #define KC_ARENA_CACHE_MAX ((32u << 20) / KC_ARENA_CHUNK) /* chunks kept for reuse */
+#define KC_ARENA_BIG_MIN (256u << 10)                     /* a large chunk: mmap'd by malloc */
+#define KC_ARENA_BIG_MAX 8u                               /* large chunks kept for reuse */
+#define KC_ARENA_BIG_BYTES (64u << 20)                    /* ... holding at most this much */
 
 struct kc_arena_chunk {
         struct kc_arena_chunk *next;
@@ -43,17 +52,31 @@ struct kc_arena_chunk {
         alignas(max_align_t) unsigned char data[];
 };
 
-/* Recycled full-size chunks, linked through ->next. Any thread. */
+/*
+ * Recycled full-size chunks, linked through ->next, and large ones (a
+ * request's own chunk: a list result's items array). Any thread.
+ */
 static struct {
         pthread_mutex_t lock;
         struct kc_arena_chunk *head;
         size_t n;
+        struct kc_arena_chunk *big;
+        size_t n_big, big_bytes;
 } chunk_cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* A reference kc_arena_hold() took beyond the first, in the holding arena's own memory. */
+struct kc_arena_hold {
+        struct kc_arena_hold *next;
+        struct kc_arena *arena;
+};
+
 struct kc_arena {
-        struct kc_arena_chunk *head; /* the chunk being filled first */
-        size_t next_chunk;           /* size of the next regular chunk */
-        unsigned refs;               /* atomic */
+        struct kc_arena_chunk *head;  /* the chunk being filled first */
+        size_t next_chunk;            /* size of the next regular chunk */
+        unsigned refs;                /* atomic */
+        struct kc_arena_chunk *inner; /* allocated with the arena (kc_arena_new_block), or NULL */
+        struct kc_arena *held;        /* the first arena held (kc_arena_hold), or NULL */
+        struct kc_arena_hold *holds;  /* the others, newest first */
 };
 
 int kc_arena_new(struct kc_arena **ret)
@@ -66,6 +89,30 @@ int kc_arena_new(struct kc_arena **ret)
         a->next_chunk = KC_ARENA_FIRST_CHUNK;
         a->refs = 1;
         *ret = a;
+        return 0;
+}
+
+int kc_arena_new_block(size_t size, struct kc_arena **ret, void **ret_block)
+{
+        const size_t off = (sizeof(struct kc_arena) + alignof(struct kc_arena_chunk) - 1) &
+                           ~(alignof(struct kc_arena_chunk) - 1);
+        struct kc_arena_chunk *c;
+        struct kc_arena *a;
+
+        if (size > SIZE_MAX - KC_ARENA_ALIGN - off - sizeof(*c))
+                return -ENOMEM;
+        size = size == 0 ? KC_ARENA_ALIGN : (size + KC_ARENA_ALIGN - 1) & ~(KC_ARENA_ALIGN - 1);
+        a = malloc(off + sizeof(*c) + size);
+        if (!a)
+                return -ENOMEM;
+        c = (struct kc_arena_chunk *)((char *)a + off);
+        *c = (struct kc_arena_chunk){ .size = size, .used = size };
+        memset(c->data, 0, size);
+        *a = (struct kc_arena){
+                .head = c, .next_chunk = KC_ARENA_FIRST_CHUNK, .refs = 1, .inner = c
+        };
+        *ret = a;
+        *ret_block = c->data;
         return 0;
 }
 
@@ -91,11 +138,15 @@ __attribute__((destructor)) static void chunk_cache_release(void)
                 chunk_cache.head = c->next;
                 free(c);
         }
-        chunk_cache.n = 0;
+        while ((c = chunk_cache.big)) {
+                chunk_cache.big = c->next;
+                free(c);
+        }
+        chunk_cache.n = chunk_cache.n_big = chunk_cache.big_bytes = 0;
         pthread_mutex_unlock(&chunk_cache.lock);
 }
 
-/* Returns a chunk to the cache when it is full-size and the cache has room. */
+/* Returns a chunk to the cache when it is full-size or large and the cache has room. */
 static void chunk_free(struct kc_arena_chunk *c)
 {
         if (c->size == KC_ARENA_CHUNK) {
@@ -107,8 +158,62 @@ static void chunk_free(struct kc_arena_chunk *c)
                         c = NULL;
                 }
                 pthread_mutex_unlock(&chunk_cache.lock);
+        } else if (c->size >= KC_ARENA_BIG_MIN) {
+                pthread_mutex_lock(&chunk_cache.lock);
+                if (chunk_cache.n_big < KC_ARENA_BIG_MAX &&
+                    c->size <= KC_ARENA_BIG_BYTES - chunk_cache.big_bytes) {
+                        c->next = chunk_cache.big;
+                        chunk_cache.big = c;
+                        chunk_cache.n_big++;
+                        chunk_cache.big_bytes += c->size;
+                        c = NULL;
+                }
+                pthread_mutex_unlock(&chunk_cache.lock);
         }
         free(c);
+}
+
+/*
+ * The smallest cached large chunk of @p size bytes or more, up to twice
+ * that (not to hold much more than asked), taken out of the cache; NULL when none.
+ */
+static struct kc_arena_chunk *big_chunk_take(size_t size)
+{
+        struct kc_arena_chunk **best = NULL, **pc, *c = NULL;
+
+        pthread_mutex_lock(&chunk_cache.lock);
+        for (pc = &chunk_cache.big; *pc; pc = &(*pc)->next)
+                if ((*pc)->size >= size && (*pc)->size / 2 <= size &&
+                    (!best || (*pc)->size < (*best)->size))
+                        best = pc;
+        if (best) {
+                c = *best;
+                *best = c->next;
+                chunk_cache.n_big--;
+                chunk_cache.big_bytes -= c->size;
+        }
+        pthread_mutex_unlock(&chunk_cache.lock);
+        return c;
+}
+
+/*
+ * Drops the references of @p h and the records after it. The arenas held are
+ * cold (a listing holds one per object listed): each is fetched a few
+ * records ahead of its turn.
+ */
+static void holds_release(struct kc_arena_hold *h)
+{
+        struct kc_arena_hold *ahead = h;
+
+        for (int k = 0; k < 8 && ahead; k++, ahead = ahead->next)
+                __builtin_prefetch(ahead->arena, 1);
+        for (; h; h = h->next) {
+                if (ahead) {
+                        __builtin_prefetch(ahead->arena, 1);
+                        ahead = ahead->next;
+                }
+                kc_arena_free(h->arena);
+        }
 }
 
 struct kc_arena *kc_arena_free(struct kc_arena *a)
@@ -117,9 +222,13 @@ struct kc_arena *kc_arena_free(struct kc_arena *a)
 
         if (!a || __atomic_sub_fetch(&a->refs, 1, __ATOMIC_ACQ_REL) != 0)
                 return NULL;
+        /* The hold records live in the chunks: release what they hold first. */
+        kc_arena_free(a->held);
+        holds_release(a->holds);
         for (c = a->head; c; c = next) {
                 next = c->next;
-                chunk_free(c);
+                if (c != a->inner)
+                        chunk_free(c);
         }
         free(a);
         return NULL;
@@ -140,6 +249,15 @@ static struct kc_arena_chunk *chunk_new(size_t size)
                         chunk_cache.n--;
                 }
                 pthread_mutex_unlock(&chunk_cache.lock);
+        }
+        /*
+         * A large chunk from the cache keeps its size: its memory is paged in
+         * already, where a new one would be faulted in page by page again.
+         */
+        if (size >= KC_ARENA_BIG_MIN && (c = big_chunk_take(size))) {
+                c->next = NULL;
+                c->used = 0;
+                return c;
         }
         /* Not zeroed here: arena_alloc() zeroes each block it hands out. */
         if (!c)
@@ -217,4 +335,24 @@ char *kc_arena_strdup(struct kc_arena *a, const char *s)
         if (p)
                 memcpy(p, s, len + 1);
         return p;
+}
+
+int kc_arena_hold(struct kc_arena *a, struct kc_arena *other)
+{
+        struct kc_arena_hold *h;
+
+        if (!a || a == other)
+                return -EINVAL;
+        if (!other)
+                return 0;
+        if (!a->held) {
+                a->held = kc_arena_ref(other);
+                return 0;
+        }
+        h = arena_alloc(a, sizeof(*h));
+        if (!h)
+                return -ENOMEM;
+        *h = (struct kc_arena_hold){ .next = a->holds, .arena = kc_arena_ref(other) };
+        a->holds = h;
+        return 0;
 }

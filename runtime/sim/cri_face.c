@@ -345,12 +345,9 @@ static int sim_pod_sandbox_status(void *self, const char *id,
         r = enter_sandbox_locked(s, SIM_OP_POD_SANDBOX_STATUS, id, true, &sb, err);
         if (r < 0)
                 return r;
-        if (kc_arena_new(&a) < 0)
+        if (kc_arena_new(&a) < 0 || kc__sim_sandbox_view(a, sb, &v) < 0)
                 return kc__sim_oom(err);
-        v = sb->v;
-        kc__sim_sandbox_ips(sb, &v.ip, &v.additional_ips, &v.n_additional_ips);
-        if (kc__pod_sandbox_copy(a, &v, &ret->status) < 0)
-                return kc__sim_oom(err);
+        ret->status = v;
         ret->arena = TAKE_PTR(a);
         return 0;
 }
@@ -552,10 +549,13 @@ static int sim_container_status(void *self, const char *id, struct kc_container_
         r = enter_container_locked(s, SIM_OP_CONTAINER_STATUS, id, true, &c, err);
         if (r < 0)
                 return r;
-        if (kc_arena_new(&a) < 0)
+        /*
+         * The view's strings are the container's own (state.c): a new arena
+         * holding the container's, which the caller may add to.
+         */
+        if (kc_arena_new(&a) < 0 || kc_arena_hold(a, c->o.arena) < 0)
                 return kc__sim_oom(err);
-        if (kc__cri_container_copy(a, &c->v, &ret->status) < 0)
-                return kc__sim_oom(err);
+        ret->status = c->v;
         ret->arena = TAKE_PTR(a);
         return 0;
 }

@@ -24,17 +24,22 @@
 #include "sim_internal.h"
 
 /*
- * Listing walks objects that are cold by now; fetch the next one (struct and
- * blob, a few hundred bytes in one allocation) while copying this one.
+ * Listing walks objects that are cold by now; fetch the next one of the pod
+ * (its struct, a few hundred bytes) while copying this one. (Looking across
+ * pods for it cost more misses on the pods than it saved.)
  */
 #define PREFETCH_OBJ_BYTES 512
 
+/* The header of an object's arena sits right before it (kc_arena_new_block()): fetched too. */
+#define PREFETCH_ARENA_BYTES 128
+
 static inline void prefetch_next(const void *next)
 {
+        const char *p = (const char *)next - PREFETCH_ARENA_BYTES;
         size_t k;
 
-        for (k = 0; next && k < PREFETCH_OBJ_BYTES; k += 64)
-                __builtin_prefetch((const char *)next + k);
+        for (k = 0; k < PREFETCH_ARENA_BYTES + PREFETCH_OBJ_BYTES; k += 64)
+                __builtin_prefetch(p + k);
 }
 
 /* The pods a list call looks at: every pod, or only @p only (none when NULL). */
@@ -52,6 +57,9 @@ struct sim_listing {
         /* The pods a filter (never NULL) lets the call look at. */
         struct sim_scope (*scope)(struct kc_sim *s, const void *filter);
         bool (*matches)(const struct sim_object *o, const void *filter);
+        /* Whether @p filter (never NULL) lists every object of a state (*ret_state, -1: any). */
+        bool (*full)(const void *filter, int *ret_state);
+        unsigned memo; /* its row of kc_sim.list_memo */
         int (*copy)(struct kc_arena *a, const struct sim_object *o, void *item);
 };
 
@@ -60,33 +68,20 @@ static struct sim_objects *pod_objects(const struct sim_listing *k, struct sim_p
         return (struct sim_objects *)((char *)p + k->pod_objects);
 }
 
-/* The object after @p o in the walk (across pods), NULL at the end. */
-static const struct sim_object *walk_next(const struct sim_listing *k, const struct sim_state *st,
-                                          const struct sim_object *o)
-{
-        struct sim_pod *p = o->pod;
-        struct kc_list *next_pod;
-
-        if (o->link.next != &pod_objects(k, p)->list)
-                return kc_list_entry(o->link.next, struct sim_object, link);
-        next_pod = p->link.next;
-        if (next_pod == &st->pod_list)
-                return NULL;
-        p = kc_list_entry(next_pod, struct sim_pod, link);
-        return kc_list_empty(&pod_objects(k, p)->list)
-                       ? NULL
-                       : kc_list_entry(pod_objects(k, p)->list.next, struct sim_object, link);
-}
-
 /* Appends the objects of kind @p k in @p p that match @p filter to @p items (room for @p cap). */
 static int list_pod_locked(const struct sim_listing *k, const struct sim_state *st,
                            struct sim_pod *p, const void *filter, struct kc_arena *a, char *items,
                            size_t cap, size_t *n, struct kc_runtime_error *err)
 {
+        struct kc_list *head = &pod_objects(k, p)->list;
         struct sim_object *o;
 
-        kc_list_for_each_entry (o, &pod_objects(k, p)->list, struct sim_object, link) {
-                prefetch_next(walk_next(k, st, o));
+        /* The next pod's struct while this one's objects are copied (its lists are in it). */
+        if (p->link.next != &st->pod_list)
+                __builtin_prefetch(kc_list_entry(p->link.next, struct sim_pod, link));
+        kc_list_for_each_entry (o, head, struct sim_object, link) {
+                if (o->link.next != head)
+                        prefetch_next(kc_list_entry(o->link.next, struct sim_object, link));
                 if (!k->matches(o, filter))
                         continue;
                 if (*n == cap) /* the counts are maintained with the lists */
@@ -97,6 +92,56 @@ static int list_pod_locked(const struct sim_listing *k, const struct sim_state *
                 (*n)++;
         }
         return 0;
+}
+
+/* The memo slot of a full listing by @p filter (NULL: not a full listing); *ret_state its state. */
+static struct sim_list_memo *memo_slot(struct kc_sim *s, const struct sim_listing *k,
+                                       const void *filter, int *ret_state)
+{
+        int state = -1;
+
+        if (filter && !k->full(filter, &state))
+                return NULL;
+        state = state < 0 ? -1 : state;
+        *ret_state = state;
+        return &s->list_memo[k->memo][state >= 0];
+}
+
+void kc__sim_list_memo_done(struct kc_sim *s)
+{
+        for (size_t i = 0; i < KC_ELEMENTSOF(s->list_memo); i++)
+                for (size_t j = 0; j < KC_ELEMENTSOF(s->list_memo[i]); j++) {
+                        kc_arena_free(s->list_memo[i][j].arena);
+                        s->list_memo[i][j] = (struct sim_list_memo){ 0 };
+                }
+}
+
+/*
+ * A full listing, by identity (issue 18): another reference to the last one
+ * of @p m's class when nothing it shows changed since. Time has moved on by
+ * now (kc__sim_enter_locked): exits due before this call are in the generation.
+ */
+static bool memo_hit(const struct sim_state *st, const struct sim_list_memo *m, int state,
+                     void **ret_items, size_t *ret_n, struct kc_arena **ret_arena)
+{
+        if (!m || !m->arena || m->gen != st->gen || m->state != state)
+                return false;
+        *ret_items = m->items;
+        *ret_n = m->n;
+        *ret_arena = kc_arena_ref(m->arena);
+        return true;
+}
+
+/* Remembers the full listing just made, in place of the last one of its class. */
+static void memo_keep(const struct sim_state *st, struct sim_list_memo *m, int state, void *items,
+                      size_t n, struct kc_arena *a)
+{
+        if (!m)
+                return;
+        kc_arena_free(m->arena);
+        *m = (struct sim_list_memo){
+                .arena = kc_arena_ref(a), .items = items, .n = n, .gen = st->gen, .state = state
+        };
 }
 
 /*
@@ -111,15 +156,19 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
 {
         KC_LOCK_GUARD(&s->lock);
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct sim_list_memo *memo;
         struct sim_scope scope;
         struct sim_pod *p;
         char *items = NULL;
         size_t n = 0, cap;
-        int r;
+        int r, state = -1;
 
         r = kc__sim_enter_locked(s, k->op, key, err);
         if (r < 0)
                 return r;
+        memo = memo_slot(s, k, filter, &state);
+        if (memo_hit(&s->st, memo, state, ret_items, ret_n, ret_arena))
+                return 0;
         if (kc_arena_new(&a) < 0)
                 return kc__sim_oom(err);
         scope = filter ? k->scope(s, filter) : (struct sim_scope){ .narrowed = false };
@@ -145,6 +194,7 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
                 return r;
         *ret_items = n > 0 ? items : NULL;
         *ret_n = n;
+        memo_keep(&s->st, memo, state, *ret_items, n, a);
         *ret_arena = TAKE_PTR(a);
         return 0;
 }
@@ -205,6 +255,14 @@ static struct sim_scope sandbox_scope(struct kc_sim *s, const void *filter)
         return selector_scope(s, f->label_selector, f->n_label_selector);
 }
 
+static bool sandbox_full(const void *filter, int *ret_state)
+{
+        const struct kc_pod_sandbox_filter *f = filter;
+
+        *ret_state = f->state;
+        return !f->id && f->n_label_selector == 0;
+}
+
 static const struct sim_listing sandbox_listing = {
         .op = SIM_OP_LIST_POD_SANDBOX,
         .pod_objects = offsetof(struct sim_pod, sandboxes),
@@ -212,6 +270,8 @@ static const struct sim_listing sandbox_listing = {
         .item_size = sizeof(struct kc_pod_sandbox),
         .scope = sandbox_scope,
         .matches = sandbox_matches,
+        .full = sandbox_full,
+        .memo = 0,
         .copy = sandbox_copy,
 };
 
@@ -277,6 +337,14 @@ static struct sim_scope container_scope(struct kc_sim *s, const void *filter)
         return selector_scope(s, f->label_selector, f->n_label_selector);
 }
 
+static bool container_full(const void *filter, int *ret_state)
+{
+        const struct kc_container_filter *f = filter;
+
+        *ret_state = f->state;
+        return !f->id && !f->pod_sandbox_id && f->n_label_selector == 0;
+}
+
 static const struct sim_listing container_listing = {
         .op = SIM_OP_LIST_CONTAINERS,
         .pod_objects = offsetof(struct sim_pod, containers),
@@ -284,6 +352,8 @@ static const struct sim_listing container_listing = {
         .item_size = sizeof(struct kc_cri_container),
         .scope = container_scope,
         .matches = container_matches,
+        .full = container_full,
+        .memo = 1,
         .copy = container_copy,
 };
 

@@ -82,6 +82,7 @@ struct kc_sim *kc_sim_free(struct kc_sim *s)
 {
         if (!s)
                 return NULL;
+        kc__sim_list_memo_done(s);
         kc__sim_state_done(&s->st);
         kc__sim_faults_done(s);
         kc__sim_map_free_values(s->images);

@@ -81,13 +81,17 @@ struct sim_pod;
 /*
  * What sandboxes and containers share, the first member of both (so a
  * prefetch of an object starts at its allocation): the place in their pod
- * and the region holding the CRI view's strings and arrays ("blob").
+ * and the region holding the CRI view's strings and arrays ("blob"). The
+ * object and its blob are one block in the object's own arena; the blob
+ * never changes while the object lives, so results point into it and hold
+ * the arena instead of copying it (issue 18).
  */
 struct sim_object {
         struct kc_list link; /* on the pod's list of this kind, in insertion order */
         struct sim_pod *pod;
-        const char *blob;
-        size_t blob_size;
+        struct kc_arena *arena; /* holds the object itself; freed with it */
+        bool from_spec;         /* loaded by kc_sim_set_pods */
+        bool keep;              /* set_pods.c, while loading: the snapshot keeps it */
 };
 
 /* A pod's sandboxes or containers. */
@@ -158,6 +162,8 @@ struct sim_pod {
         const char *const *ips; /* pod-level IPs (kc_sim_set_pods pods) */
         size_t n_ips;
         bool from_spec; /* loaded by kc_sim_set_pods: listed even when empty */
+        bool keep;      /* set_pods.c, while loading: the snapshot keeps it */
+        uint64_t *gen;  /* its state's generation, once added to one */
         struct sim_objects sandboxes;
         struct sim_objects containers;
 
@@ -176,6 +182,8 @@ struct sim_state {
         struct kc_map *sandboxes;         /* id -> sim_sandbox */
         struct kc_map *containers;        /* id -> sim_container */
         int64_t next_deadline;            /* earliest running deadline, INT64_MAX if none */
+        /* Bumped by every change a CRI listing could show (kc__sim_pod_touch()). */
+        uint64_t gen;
 };
 
 #define sim_for_each_pod(p, st) kc_list_for_each_entry (p, &(st)->pod_list, struct sim_pod, link)
@@ -204,6 +212,18 @@ struct sim_image {
         uint64_t size;
 };
 
+/*
+ * The last full listing of one kind and filter class (cri_list.c): handed
+ * out again, as another reference, while the state's generation is the same.
+ */
+struct sim_list_memo {
+        struct kc_arena *arena; /* a reference; NULL: none */
+        void *items;
+        size_t n;
+        uint64_t gen;
+        int state; /* the filter's state, -1: any */
+};
+
 struct kc_sim {
         pthread_mutex_t lock;
         struct kc_clock *clock;
@@ -229,6 +249,9 @@ struct kc_sim {
 
         uint64_t op_counts[_SIM_OP_MAX];
         struct kc_map *status_counts; /* uid -> struct status_count (GetPodStatus), owned */
+
+        /* [sandboxes, containers][any state, one state]: bounded to these four. */
+        struct sim_list_memo list_memo[2][2];
 
         struct kc_container *kscratch; /* kubecontainer-face build buffer */
         size_t kscratch_cap;
@@ -257,10 +280,8 @@ void kc__sim_map_free_values(struct kc_map *m);
 int kc__sim_state_init(struct sim_state *st);
 /* Frees every pod and object; leaves @p st empty but unusable until kc__sim_state_init(). */
 void kc__sim_state_done(struct sim_state *st);
-/* Frees what @p dst holds and moves @p src into it; @p src is left done. */
-void kc__sim_state_replace(struct sim_state *dst, struct sim_state *src);
 
-/* Drops the kubecontainer face's cached results of @p p: it changed. */
+/* @p p changed: drops the kubecontainer face's cached results and bumps the generation. */
 void kc__sim_pod_touch(struct sim_pod *p);
 /* A pod group: one allocation with its strings. Not linked yet. */
 struct sim_pod *kc__sim_pod_alloc(const char *uid, const char *name, const char *ns,
@@ -292,6 +313,9 @@ void kc__sim_sandbox_ips(const struct sim_sandbox *sb, const char **ip, const ch
 /* A ListPodSandbox item (no network status) in @p a. @return 0 or -ENOMEM. */
 int kc__sim_sandbox_copy_listed(struct kc_arena *a, const struct sim_sandbox *sb,
                                 struct kc_pod_sandbox *out);
+/* A PodSandboxStatus view (with its IPs) in @p a. @return 0 or -ENOMEM. */
+int kc__sim_sandbox_view(struct kc_arena *a, const struct sim_sandbox *sb,
+                         struct kc_pod_sandbox *out);
 /* A ListContainers item (no status-only fields) in @p a. @return 0 or -ENOMEM. */
 int kc__sim_container_copy_listed(struct kc_arena *a, const struct sim_container *c,
                                   struct kc_cri_container *out);
@@ -439,3 +463,5 @@ int kc__sim_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *fil
                              struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err);
 int kc__sim_list_containers(void *self, const struct kc_container_filter *filter,
                             struct kc_container_list *ret, struct kc_runtime_error *err);
+/* Drops the remembered listings. */
+void kc__sim_list_memo_done(struct kc_sim *s);

@@ -4,11 +4,12 @@
  * order), each with its sandboxes and containers (insertion order), plus
  * id -> object maps.
  *
- * Sandboxes and containers are one allocation each. The CRI view's strings
- * and arrays sit in one region right after the struct ("blob"), so a list
- * call copies an object with one memcpy and a pointer relocation instead of
- * a strlen and a copy per string. Well-known label keys are static literals
- * and are not copied at all.
+ * Sandboxes and containers are one block each, in an arena of their own.
+ * The CRI view's strings and arrays sit in one region right after the
+ * struct ("blob") and never change while the object lives, so a list or
+ * status call hands out a copy of the view's struct and a hold on the
+ * object's arena instead of copying strings (issue 18). Well-known label
+ * keys are static literals and are not copied at all.
  */
 #include <errno.h>
 #include <stdalign.h>
@@ -20,6 +21,7 @@
 
 #include "../internal.h"
 #include "core/arena.h"
+#include "core/cleanup.h"
 #include "core/list.h"
 #include "core/map.h"
 #include "runtime/container.h"
@@ -33,6 +35,8 @@
 
 void kc__sim_pod_touch(struct sim_pod *p)
 {
+        if (p->gen)
+                (*p->gen)++;
         p->cache_all = kc_pod_unref(p->cache_all);
         p->cache_running = kc_pod_unref(p->cache_running);
         p->cache_running_valid = false;
@@ -79,23 +83,6 @@ int kc__sim_state_init(struct sim_state *st)
         return 0;
 }
 
-void kc__sim_state_replace(struct sim_state *dst, struct sim_state *src)
-{
-        kc__sim_state_done(dst);
-        *dst = *src;
-        /*
-         * The copied head still points at src's neighbours: put dst's head
-         * into the ring next to src's, then take src's out, which leaves
-         * dst heading the same pods in the same order.
-         */
-        kc_list_init(&dst->pod_list);
-        kc_list_add_tail(&src->pod_list, &dst->pod_list);
-        kc_list_del(&src->pod_list);
-        /* The maps belong to dst now. */
-        *src = (struct sim_state){ .next_deadline = INT64_MAX };
-        kc_list_init(&src->pod_list);
-}
-
 struct sim_pod *kc__sim_pod_alloc(const char *uid, const char *name, const char *ns,
                                   const char *const *ips, size_t n_ips)
 {
@@ -139,6 +126,8 @@ int kc__sim_state_add_pod(struct sim_state *st, struct sim_pod *p)
                 return r;
         kc_list_add_tail(&st->pod_list, &p->link);
         st->n_pods++;
+        p->gen = &st->gen;
+        kc__sim_pod_touch(p);
         return 0;
 }
 
@@ -155,27 +144,36 @@ void kc__sim_state_remove_pod(struct sim_state *st, struct sim_pod *p)
 /* ------------------------------------------------------------------------ */
 /* Sandboxes and containers                                                   */
 
+/*
+ * After the measuring pass: the object's own arena, holding one block of the
+ * measured size where the copying pass lays it out.
+ */
+static int object_arena_alloc(struct kc__packer *pk, struct kc_arena **ret)
+{
+        void *base;
+
+        if (kc_arena_new_block(pk->off, ret, &base) < 0)
+                return -ENOMEM;
+        pk->base = base;
+        pk->off = 0;
+        return 0;
+}
+
 struct sim_sandbox *kc__sim_sandbox_alloc(const struct kc_pod_sandbox *tmpl)
 {
         struct kc__packer pk = { .intern_keys = true };
         struct sim_sandbox *sb = NULL;
-        size_t blob_off = 0;
+        struct kc_arena *a = NULL;
         int pass;
 
         for (pass = 0; pass < 2; pass++) {
                 sb = kc__pack_reserve(&pk, sizeof(*sb), alignof(struct sim_sandbox));
                 (void)kc__pack_reserve(&pk, 0, BLOB_ALIGN);
-                blob_off = pk.off;
                 kc__pack_pod_sandbox(&pk, tmpl, sb ? &sb->v : NULL);
-                if (pass == 0) {
-                        pk.base = calloc(1, pk.off);
-                        if (!pk.base)
-                                return NULL;
-                        pk.off = 0;
-                }
+                if (pass == 0 && object_arena_alloc(&pk, &a) < 0)
+                        return NULL;
         }
-        sb->o.blob = pk.base + blob_off;
-        sb->o.blob_size = pk.off - blob_off;
+        sb->o.arena = a;
         kc_list_init(&sb->o.link);
         return sb;
 }
@@ -186,7 +184,7 @@ struct sim_container *kc__sim_container_alloc(const struct kc_cri_container *tmp
 {
         struct kc__packer pk = { .intern_keys = true };
         struct sim_container *c = NULL;
-        size_t blob_off = 0, blob_end = 0;
+        struct kc_arena *a = NULL;
         const char **argv;
         int pass;
         size_t i;
@@ -194,9 +192,7 @@ struct sim_container *kc__sim_container_alloc(const struct kc_cri_container *tmp
         for (pass = 0; pass < 2; pass++) {
                 c = kc__pack_reserve(&pk, sizeof(*c), alignof(struct sim_container));
                 (void)kc__pack_reserve(&pk, 0, BLOB_ALIGN);
-                blob_off = pk.off;
                 kc__pack_cri_container(&pk, tmpl, c ? &c->v : NULL);
-                blob_end = pk.off;
                 argv = kc__pack_array(&pk, const char *, n_cmd + n_args);
                 for (i = 0; i < n_cmd + n_args; i++) {
                         const char *a = kc__pack_str(&pk, i < n_cmd ? cmd[i] : args[i - n_cmd]);
@@ -204,15 +200,10 @@ struct sim_container *kc__sim_container_alloc(const struct kc_cri_container *tmp
                         if (argv)
                                 argv[i] = a ? a : "";
                 }
-                if (pass == 0) {
-                        pk.base = calloc(1, pk.off);
-                        if (!pk.base)
-                                return NULL;
-                        pk.off = 0;
-                }
+                if (pass == 0 && object_arena_alloc(&pk, &a) < 0)
+                        return NULL;
         }
-        c->o.blob = pk.base + blob_off;
-        c->o.blob_size = blob_end - blob_off;
+        c->o.arena = a;
         kc_list_init(&c->o.link);
         c->argv = argv;
         c->argc = n_cmd + n_args;
@@ -226,7 +217,7 @@ void kc__sim_sandbox_free(struct sim_sandbox *sb)
         if (!sb)
                 return;
         kc_arena_free(sb->cfg_arena);
-        free(sb);
+        kc_arena_free(sb->o.arena); /* holds sb itself; results may keep it a while */
 }
 
 void kc__sim_container_free(struct sim_container *c)
@@ -235,7 +226,7 @@ void kc__sim_container_free(struct sim_container *c)
                 return;
         kc_arena_free(c->cfg_arena);
         kc__sim_fs_done(&c->fs);
-        free(c);
+        kc_arena_free(c->o.arena); /* holds c itself; results may keep it a while */
 }
 
 /* Puts @p o, already in the id map, at the end of @p p's list @p objs. */
@@ -325,89 +316,66 @@ void kc__sim_sandbox_ips(const struct sim_sandbox *sb, const char **ip, const ch
 /* ------------------------------------------------------------------------ */
 /* Copies for the list calls                                                  */
 
-/* @p p moved from [ob, ob + n) to nb; pointers elsewhere (static literals) stay. */
-static const void *reloc(const void *p, const char *ob, size_t n, char *nb)
-{
-        const char *q = p;
-
-        if (q && q >= ob && q < ob + n)
-                return nb + (q - ob);
-        return p;
-}
-
-static struct kc_label *reloc_labels(const struct kc_label *l, size_t n_labels, const char *ob,
-                                     size_t n, char *nb)
-{
-        struct kc_label *out = (struct kc_label *)reloc(l, ob, n, nb);
-        size_t i;
-
-        /* The array was copied with the region: fix its entries in place. */
-        if (out && (const void *)out != (const void *)l)
-                for (i = 0; i < n_labels; i++) {
-                        out[i].key = reloc(out[i].key, ob, n, nb);
-                        out[i].value = reloc(out[i].value, ob, n, nb);
-                }
-        return out;
-}
-
-/* A copy of @p o's blob in @p a (NULL for an empty one). @return 0 or -ENOMEM. */
-static int blob_dup(struct kc_arena *a, const struct sim_object *o, char **ret)
-{
-        char *nb = NULL;
-
-        if (o->blob_size > 0) {
-                nb = kc_arena_alloc(a, o->blob_size);
-                if (!nb)
-                        return -ENOMEM;
-                memcpy(nb, o->blob, o->blob_size);
-        }
-        *ret = nb;
-        return 0;
-}
+/*
+ * The CRI views' strings and arrays never change while an object lives (only
+ * its scalars and static literals do), and they sit in the object's own
+ * arena: a result copies the view's struct and holds that arena.
+ */
 
 int kc__sim_sandbox_copy_listed(struct kc_arena *a, const struct sim_sandbox *sb,
                                 struct kc_pod_sandbox *out)
 {
-        const char *ob = sb->o.blob;
-        size_t n = sb->o.blob_size;
-        char *nb;
-
-        if (blob_dup(a, &sb->o, &nb) < 0)
+        if (kc_arena_hold(a, sb->o.arena) < 0)
                 return -ENOMEM;
         *out = sb->v;
-        out->id = reloc(out->id, ob, n, nb);
-        out->metadata.name = reloc(out->metadata.name, ob, n, nb);
-        out->metadata.uid = reloc(out->metadata.uid, ob, n, nb);
-        out->metadata.namespace = reloc(out->metadata.namespace, ob, n, nb);
         out->ip = NULL;
         out->additional_ips = NULL;
         out->n_additional_ips = 0;
-        out->labels = reloc_labels(out->labels, out->n_labels, ob, n, nb);
-        out->annotations = reloc_labels(out->annotations, out->n_annotations, ob, n, nb);
+        return 0;
+}
+
+int kc__sim_sandbox_view(struct kc_arena *a, const struct sim_sandbox *sb,
+                         struct kc_pod_sandbox *out)
+{
+        const struct sim_pod *p = sb->o.pod;
+        struct kc_pod_sandbox v = sb->v;
+        const char **more = NULL;
+        size_t i;
+
+        if (kc_arena_hold(a, sb->o.arena) < 0)
+                return -ENOMEM;
+        if (p->from_spec) {
+                /* The pod's IPs live with the pod, which a snapshot may replace: copied. */
+                if (p->n_ips > 1 && !(more = kc_arena_alloc(a, (p->n_ips - 1) * sizeof(*more))))
+                        return -ENOMEM;
+                for (i = 0; i < p->n_ips; i++) {
+                        const char *ip = kc_arena_strdup(a, p->ips[i]);
+
+                        if (!ip)
+                                return -ENOMEM;
+                        if (i == 0)
+                                v.ip = ip;
+                        else
+                                more[i - 1] = ip;
+                }
+                v.ip = p->n_ips > 0 ? v.ip : NULL;
+                v.additional_ips = more;
+                v.n_additional_ips = p->n_ips > 1 ? p->n_ips - 1 : 0;
+        }
+        *out = v;
         return 0;
 }
 
 int kc__sim_container_copy_listed(struct kc_arena *a, const struct sim_container *c,
                                   struct kc_cri_container *out)
 {
-        const char *ob = c->o.blob;
-        size_t n = c->o.blob_size;
-        char *nb;
-
-        if (blob_dup(a, &c->o, &nb) < 0)
+        if (kc_arena_hold(a, c->o.arena) < 0)
                 return -ENOMEM;
         *out = c->v;
-        out->id = reloc(out->id, ob, n, nb);
-        out->pod_sandbox_id = reloc(out->pod_sandbox_id, ob, n, nb);
-        out->metadata.name = reloc(out->metadata.name, ob, n, nb);
-        out->image = reloc(out->image, ob, n, nb);
-        out->image_ref = reloc(out->image_ref, ob, n, nb);
         out->started_at = 0;
         out->finished_at = 0;
         out->exit_code = 0;
         out->reason = NULL;
         out->message = NULL;
-        out->labels = reloc_labels(out->labels, out->n_labels, ob, n, nb);
-        out->annotations = reloc_labels(out->annotations, out->n_annotations, ob, n, nb);
         return 0;
 }

@@ -17,6 +17,15 @@ struct kc_arena;
 /** A new arena holding one reference. */
 int kc_arena_new(struct kc_arena **ret);
 /**
+ * A new arena holding one reference and one zeroed block of @p size bytes
+ * (*@p ret_block), allocated together: one allocation where kc_arena_new()
+ * and kc_arena_alloc() make two, and the arena's header sits right before
+ * the block (an object that keeps itself in its own arena, shared by the
+ * results pointing into it: the simulated runtime's, issue 18).
+ * @return 0 or -ENOMEM.
+ */
+int kc_arena_new_block(size_t size, struct kc_arena **ret, void **ret_block);
+/**
  * Drops one reference (NULL is fine); the last one frees every block.
  * @return NULL.
  */
@@ -29,6 +38,15 @@ struct kc_arena *kc_arena_free(struct kc_arena *a);
 struct kc_arena *kc_arena_ref(struct kc_arena *a);
 /** Does @p a have more than one reference now? (A hint: another holder may drop its own.) */
 bool kc_arena_shared(const struct kc_arena *a);
+/**
+ * Makes @p a keep a reference to @p other until @p a is freed (its last
+ * reference dropped), so what is built in @p a may point into @p other. The
+ * first hold costs no memory; each further one a few bytes of @p a. Like
+ * kc_arena_alloc(), not thread-safe on @p a. No cycles: @p other must not
+ * hold @p a, directly or not.
+ * @return 0 (also for a NULL @p other), -EINVAL (@p a NULL or @p other itself), -ENOMEM.
+ */
+int kc_arena_hold(struct kc_arena *a, struct kc_arena *other);
 KC_DEFINE_CLEANUP_FUNC(struct kc_arena, kc_arena_free)
 /** Zeroed, max_align_t-aligned memory; NULL on ENOMEM. */
 void *kc_arena_alloc(struct kc_arena *a, size_t size);

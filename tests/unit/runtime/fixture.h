@@ -17,6 +17,8 @@
 
 #include "core/cleanup.h"
 #include "core/clock.h"
+#include "runtime/container.h"
+#include "runtime/runtime_service.h"
 #include "runtime/sim.h"
 
 #define T0 (INT64_C(1700000000) * KC_NSEC_PER_SEC)
@@ -56,4 +58,33 @@ static inline uint64_t sim_op_count(struct kc_sim *sim, const char *op)
                         n += c[i].count;
         free(c);
         return n;
+}
+
+/* A sim with "busybox" pulled and both its faces: the fixture of the sim's own tests. */
+struct sim_faces_fixture {
+        struct kc_clock *clock;
+        struct kc_sim *sim;
+        struct kc_pod_runtime pr;
+        struct kc_runtime_service svc;
+};
+
+static inline int sim_faces_setup(void **state)
+{
+        struct sim_faces_fixture *f = calloc(1, sizeof(*f));
+
+        assert_non_null(f);
+        sim_env_new(&f->clock, &f->sim, "busybox");
+        f->pr = kc_sim_pod_runtime(f->sim);
+        f->svc = kc_sim_service(f->sim);
+        *state = f;
+        return 0;
+}
+
+static inline int sim_faces_teardown(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+
+        sim_env_free(f->clock, f->sim);
+        free(f);
+        return 0;
 }

@@ -21,34 +21,6 @@
 #include "runtime/runtime_service.h"
 #include "runtime/sim.h"
 
-struct fixture {
-        struct kc_clock *clock;
-        struct kc_sim *sim;
-        struct kc_pod_runtime pr;
-        struct kc_runtime_service svc;
-};
-
-static int setup(void **state)
-{
-        struct fixture *f = calloc(1, sizeof(*f));
-
-        assert_non_null(f);
-        sim_env_new(&f->clock, &f->sim, "busybox");
-        f->pr = kc_sim_pod_runtime(f->sim);
-        f->svc = kc_sim_service(f->sim);
-        *state = f;
-        return 0;
-}
-
-static int teardown(void **state)
-{
-        struct fixture *f = *state;
-
-        sim_env_free(f->clock, f->sim);
-        free(f);
-        return 0;
-}
-
 /* Two pods: p1 (2 containers, a ready and a dead sandbox, IPs), p2 (1 exited container). */
 static const struct kc_sim_container_spec p1_ctrs[] = {
         { "c1", "app", KC_CONTAINER_STATE_RUNNING, 0 },
@@ -100,7 +72,7 @@ static const struct kc_container *find_ctr(const struct kc_pod *p, const char *i
 
 static void test_set_pods_get_pods(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_pod_list l = { 0 };
         struct kc_runtime_error err = { 0 };
 
@@ -153,7 +125,7 @@ static void test_set_pods_get_pods(void **state)
 
 static void test_unchanged_pods_are_shared(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_pod_list a = { 0 }, b = { 0 };
 
         assert_int_equal(kc_sim_set_pods(f->sim, two_pods, 2), 0);
@@ -168,7 +140,7 @@ static void test_unchanged_pods_are_shared(void **state)
 
 static void test_get_pod_status(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_pod_status *s = NULL;
         struct kc_runtime_error err = { 0 };
 
@@ -204,7 +176,7 @@ static void test_get_pod_status(void **state)
 
 static void test_faults(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_pod_list l = { .pods = (void *)0x1, .n = 42 };
         struct kc_pod_status *s = NULL;
         struct kc_runtime_error err = { 0 };
@@ -263,7 +235,7 @@ static void test_faults(void **state)
 
 static void test_call_counts(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_sim_call_count *c = NULL;
         struct kc_pod_status *s = NULL;
         struct kc_pod_list l = { 0 };
@@ -308,7 +280,8 @@ static void test_call_counts(void **state)
 
 /* ---- CRI face ---------------------------------------------------------- */
 
-static char *run_sandbox(struct fixture *f, const char *uid, const char *name, bool host_network)
+static char *run_sandbox(struct sim_faces_fixture *f, const char *uid, const char *name,
+                         bool host_network)
 {
         const struct kc_label labels[] = {
                 { KC_LABEL_POD_UID, uid },
@@ -329,8 +302,8 @@ static char *run_sandbox(struct fixture *f, const char *uid, const char *name, b
         return id;
 }
 
-static char *create_ctr(struct fixture *f, const char *sb, const char *uid, const char *name,
-                        const char *const *cmd, size_t n_cmd)
+static char *create_ctr(struct sim_faces_fixture *f, const char *sb, const char *uid,
+                        const char *name, const char *const *cmd, size_t n_cmd)
 {
         const struct kc_label labels[] = {
                 { KC_LABEL_POD_UID, uid },
@@ -356,7 +329,7 @@ static char *create_ctr(struct fixture *f, const char *sb, const char *uid, cons
         return id;
 }
 
-static struct kc_cri_container ctr_status(struct fixture *f, const char *id,
+static struct kc_cri_container ctr_status(struct sim_faces_fixture *f, const char *id,
                                           struct kc_container_status_result *res)
 {
         struct kc_runtime_error err = { 0 };
@@ -368,7 +341,7 @@ static struct kc_cri_container ctr_status(struct fixture *f, const char *id,
 
 static void test_cri_version_status(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_version_result v = { 0 };
         struct kc_runtime_status_result st = { 0 };
 
@@ -386,7 +359,7 @@ static void test_cri_version_status(void **state)
 
 static void test_cri_lifecycle(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_runtime_error err = { 0 };
         struct kc_container_status_result cr = { 0 };
         struct kc_pod_sandbox_status_result sr = { 0 };
@@ -576,7 +549,7 @@ static void test_cri_lifecycle(void **state)
 
 static void test_busybox_commands(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_runtime_error err = { 0 };
         struct kc_container_status_result cr = { 0 };
         const char *const sleep5[] = { "sleep", "5" };
@@ -661,7 +634,7 @@ static void test_busybox_commands(void **state)
 
 static void test_set_pods_through_cri(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_runtime_error err = { 0 };
         struct kc_pod_sandbox_status_result sr = { 0 };
         struct kc_pod_sandbox_list sl = { 0 };
@@ -715,7 +688,7 @@ static void test_set_pods_through_cri(void **state)
 
 /* Concurrent use of both faces: ASan/TSan find races and leaks; the sim must stay coherent. */
 struct worker {
-        struct fixture *f;
+        struct sim_faces_fixture *f;
         int kind;
         int errors;
 };
@@ -723,7 +696,7 @@ struct worker {
 static void *worker_main(void *arg)
 {
         struct worker *w = arg;
-        struct fixture *f = w->f;
+        struct sim_faces_fixture *f = w->f;
 
         for (int i = 0; i < 300; i++) {
                 struct kc_pod_list l = { 0 };
@@ -770,7 +743,7 @@ static void *worker_main(void *arg)
 
 static void test_threads(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct worker w[4];
         pthread_t t[4];
 
@@ -799,7 +772,7 @@ static void assert_image_id(const char *id)
 
 static void test_image_store(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_image_status_result st = { 0 };
         struct kc_runtime_error err = { 0 };
         struct kc_sim *other = NULL;
@@ -909,7 +882,7 @@ static void test_image_store(void **state)
 
 static void test_image_faults_and_counts(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_image_status_result st = { 0 };
         struct kc_runtime_error err = { 0 };
         uint64_t status0, pull0;
@@ -950,7 +923,7 @@ static void test_image_faults_and_counts(void **state)
 
 static void test_create_needs_image(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_runtime_error err = { 0 };
         struct kc_container_status_result cr = { 0 };
         struct kc_image_status_result st = { 0 };
@@ -997,7 +970,7 @@ static void test_create_needs_image(void **state)
 
 /* A call that runs on its own thread, so a latency spike can hold it. */
 struct version_call {
-        struct fixture *f;
+        struct sim_faces_fixture *f;
         int r;
         char message[512];
 };
@@ -1015,7 +988,7 @@ static void *version_main(void *arg)
         return NULL;
 }
 
-static struct kc_sim_stats sim_stats(struct fixture *f)
+static struct kc_sim_stats sim_stats(struct sim_faces_fixture *f)
 {
         struct kc_sim_stats st;
 
@@ -1026,7 +999,7 @@ static struct kc_sim_stats sim_stats(struct fixture *f)
 /* kc_sim_inject_latency: the call sleeps on the sim's clock, the sim stays usable meanwhile. */
 static void test_latency(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct version_call vc = { .f = f, .r = 1 };
         struct kc_runtime_error err = { 0 };
         struct kc_runtime_status_result rs = { 0 };
@@ -1079,7 +1052,7 @@ static void test_latency(void **state)
 /* kc_sim_clear_faults drops pending faults and spikes alike. */
 static void test_clear_faults(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct version_call vc = { .f = f, .r = 1 };
         struct kc_sim_stats st;
 
@@ -1103,7 +1076,7 @@ static void test_clear_faults(void **state)
 /* kc_sim_crash_container: running containers exit with the given code, nothing else changes. */
 static void test_crash_container(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_runtime_error err = { 0 };
         struct kc_container_status_result cr = { 0 };
         const char *const forever[] = { "nginx" };
@@ -1168,7 +1141,7 @@ static void test_crash_container(void **state)
  */
 static void test_creation_times_increase(void **state)
 {
-        struct fixture *f = *state;
+        struct sim_faces_fixture *f = *state;
         struct kc_runtime_error err = { 0 };
         struct kc_pod_status *st = NULL;
         const char *const forever[] = { "nginx" };
@@ -1199,23 +1172,37 @@ static void test_creation_times_increase(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_set_pods_get_pods, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_unchanged_pods_are_shared, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_get_pod_status, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_faults, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_call_counts, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_cri_version_status, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_cri_lifecycle, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_busybox_commands, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_set_pods_through_cri, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_image_store, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_image_faults_and_counts, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_create_needs_image, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_latency, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_clear_faults, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_crash_container, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_creation_times_increase, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_set_pods_get_pods, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_unchanged_pods_are_shared, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_get_pod_status, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_faults, sim_faces_setup, sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_call_counts, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_cri_version_status, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_cri_lifecycle, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_busybox_commands, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_set_pods_through_cri, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_threads, sim_faces_setup, sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_image_store, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_image_faults_and_counts, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_create_needs_image, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_latency, sim_faces_setup, sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_clear_faults, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_crash_container, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_creation_times_increase, sim_faces_setup,
+                                                sim_faces_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The simulated runtime's CRI face, cheap in proportion to change (issue 18):
+ * a full listing nothing changed since is handed out again by identity
+ * (F-PLEG-02: GetPods lists through it every relist), any change a listing
+ * could show gives a new one, status results share the objects' strings
+ * instead of copying them, and every result outlives the objects it shows
+ * and the sim itself.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/arena.h"
+#include "core/cleanup.h"
+#include "core/clock.h"
+#include "fixture.h"
+#include "runtime/container.h"
+#include "runtime/error.h"
+#include "runtime/runtime_service.h"
+#include "runtime/sim.h"
+
+static struct kc_sim_container_spec ctrs[] = {
+        { "c1", "app", KC_CONTAINER_STATE_RUNNING, 0 },
+        { "c2", "side", KC_CONTAINER_STATE_EXITED, 3 },
+};
+static const struct kc_sim_container_spec sbs[] = {
+        { "s1", "POD", KC_CONTAINER_STATE_RUNNING, 0 },
+};
+static const char *const ips[] = { "10.0.0.5", "fd00::5" };
+static const struct kc_sim_pod_spec pods[] = {
+        { .id = "p1",
+          .name = "web",
+          .namespace = "ns",
+          .ips = ips,
+          .n_ips = 2,
+          .containers = ctrs,
+          .n_containers = 2,
+          .sandboxes = sbs,
+          .n_sandboxes = 1 },
+};
+
+/* Both full listings GetPods makes (all: every state). */
+struct listing {
+        struct kc_pod_sandbox_list sbl;
+        struct kc_container_list cl;
+};
+
+static void listing_done(struct listing *l)
+{
+        kc_runtime_result_done(&l->sbl);
+        kc_runtime_result_done(&l->cl);
+}
+
+static struct listing list_all(struct sim_faces_fixture *f, int state)
+{
+        struct kc_runtime_error err = { 0 };
+        struct listing l = { 0 };
+
+        assert_int_equal(f->svc.ops->list_pod_sandbox(f->svc.self,
+                                                      &(struct kc_pod_sandbox_filter){
+                                                              .state = state,
+                                                      },
+                                                      &l.sbl, &err),
+                         0);
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self,
+                                                     &(struct kc_container_filter){
+                                                             .state = state,
+                                                     },
+                                                     &l.cl, &err),
+                         0);
+        return l;
+}
+
+static bool same_listing(const struct listing *a, const struct listing *b)
+{
+        return a->sbl.arena == b->sbl.arena && a->sbl.items == b->sbl.items &&
+               a->sbl.n == b->sbl.n && a->cl.arena == b->cl.arena && a->cl.items == b->cl.items &&
+               a->cl.n == b->cl.n;
+}
+
+/* Neither listing is the one before: both kinds are looked at again after any change. */
+static bool new_listing(const struct listing *a, const struct listing *b)
+{
+        return a->sbl.arena != b->sbl.arena && a->cl.arena != b->cl.arena;
+}
+
+static const struct kc_cri_container *find_listed(const struct listing *l, const char *id)
+{
+        for (size_t i = 0; i < l->cl.n; i++)
+                if (strcmp(l->cl.items[i].id, id) == 0)
+                        return &l->cl.items[i];
+        return NULL;
+}
+
+/* Nothing changed: the same result by identity, for each filter class, NULL as "any". */
+static void test_list_identity_no_change(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_container_list nul = { 0 };
+        struct listing a, b, ra, rb;
+
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, KC_ELEMENTSOF(pods)), 0);
+        a = list_all(f, -1);
+        kc_fake_clock_advance(f->clock, SEC);
+        b = list_all(f, -1);
+        assert_true(same_listing(&a, &b));
+        assert_int_equal(a.cl.n, 2);
+        assert_int_equal(a.sbl.n, 1);
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self, NULL, &nul, &err), 0);
+        assert_ptr_equal(nul.arena, a.cl.arena);
+        kc_runtime_result_done(&nul);
+
+        /* The state filter GetPods(all=false) uses is a class of its own. */
+        ra = list_all(f, KC_CONTAINER_STATE_RUNNING);
+        rb = list_all(f, KC_CONTAINER_STATE_RUNNING);
+        assert_true(same_listing(&ra, &rb));
+        assert_int_equal(ra.cl.n, 1);
+        assert_false(ra.cl.arena == a.cl.arena);
+        /* ... which does not push the other class out. */
+        listing_done(&b);
+        b = list_all(f, -1);
+        assert_true(same_listing(&a, &b));
+        listing_done(&a);
+        listing_done(&b);
+        listing_done(&ra);
+        listing_done(&rb);
+}
+
+static char *run_sandbox(struct sim_faces_fixture *f, const char *uid)
+{
+        const struct kc_label labels[] = { { KC_LABEL_POD_UID, uid } };
+        struct kc_pod_sandbox_config cfg = {
+                .metadata = { .name = "pod", .uid = uid, .namespace = "default" },
+                .labels = labels,
+                .n_labels = KC_ELEMENTSOF(labels),
+                .log_directory = "/var/log/pods/x",
+        };
+        struct kc_runtime_error err = { 0 };
+        char *id = NULL;
+
+        assert_int_equal(f->svc.ops->run_pod_sandbox(f->svc.self, &cfg, &id, &err), 0);
+        return id;
+}
+
+static const struct kc_label ctr_ann[] = {
+        { KC_ANNOTATION_CONTAINER_HASH, "1a2b" },
+        { "io.example/note", "a value of its own" },
+};
+static const struct kc_cri_mount ctr_mounts[] = {
+        { .container_path = "/data", .host_path = "/var/lib/data", .readonly = true },
+};
+
+static char *create_ctr(struct sim_faces_fixture *f, const char *sb, const char *uid,
+                        const char *name, const char *const *cmd, size_t n_cmd)
+{
+        const struct kc_label labels[] = {
+                { KC_LABEL_POD_UID, uid },
+                { KC_LABEL_CONTAINER_NAME, name },
+        };
+        struct kc_container_config cfg = {
+                .metadata = { .name = name, .attempt = 2 },
+                .image = "busybox",
+                .command = cmd,
+                .n_command = n_cmd,
+                .labels = labels,
+                .n_labels = KC_ELEMENTSOF(labels),
+                .annotations = ctr_ann,
+                .n_annotations = KC_ELEMENTSOF(ctr_ann),
+                .mounts = ctr_mounts,
+                .n_mounts = KC_ELEMENTSOF(ctr_mounts),
+                .log_path = "c/0.log",
+        };
+        struct kc_pod_sandbox_config sb_cfg = { .log_directory = "/var/log/pods/x" };
+        struct kc_runtime_error err = { 0 };
+        char *id = NULL;
+
+        assert_int_equal(f->svc.ops->create_container(f->svc.self, sb, &cfg, &sb_cfg, &id, &err),
+                         0);
+        return id;
+}
+
+/*
+ * Lists again after a change and checks the result is new; *prev becomes it.
+ * The previous result stays held meanwhile, so a new arena cannot reuse its address.
+ */
+static void expect_new(struct sim_faces_fixture *f, struct listing *prev)
+{
+        struct listing next = list_all(f, -1);
+
+        assert_true(new_listing(prev, &next));
+        listing_done(prev);
+        *prev = next;
+}
+
+/* Every kind of change a listing shows gives a new listing, showing it. */
+static void test_list_new_after_each_mutation(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        const char *const forever[] = { "nginx" };
+        const char *const sleep5[] = { "sleep", "5" };
+        _cleanup_free_ char *sb = NULL, *app = NULL, *job = NULL, *sb2 = NULL;
+        struct listing l = list_all(f, -1);
+        struct listing again;
+
+        sb = run_sandbox(f, "u1");
+        expect_new(f, &l);
+        assert_int_equal(l.sbl.n, 1);
+        app = create_ctr(f, sb, "u1", "app", forever, 1);
+        expect_new(f, &l);
+        assert_int_equal(l.cl.n, 1);
+        assert_int_equal(l.cl.items[0].state, KC_CONTAINER_STATE_CREATED);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, app, &err), 0);
+        expect_new(f, &l);
+        assert_int_equal(l.cl.items[0].state, KC_CONTAINER_STATE_RUNNING);
+
+        /* The lazy clock: an exit falls due between two calls, nothing else happens. */
+        job = create_ctr(f, sb, "u1", "job", sleep5, 2);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, job, &err), 0);
+        expect_new(f, &l);
+        assert_int_equal(find_listed(&l, job)->state, KC_CONTAINER_STATE_RUNNING);
+        kc_fake_clock_advance(f->clock, 4 * SEC);
+        again = list_all(f, -1);
+        assert_true(same_listing(&l, &again));
+        listing_done(&again);
+        kc_fake_clock_advance(f->clock, 2 * SEC);
+        expect_new(f, &l);
+        assert_int_equal(find_listed(&l, job)->state, KC_CONTAINER_STATE_EXITED);
+
+        assert_int_equal(kc_sim_crash_container(f->sim, "u1", "app", 1), 1);
+        expect_new(f, &l);
+        assert_int_equal(find_listed(&l, app)->state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(f->svc.ops->remove_container(f->svc.self, job, &err), 0);
+        expect_new(f, &l);
+        assert_int_equal(l.cl.n, 1);
+
+        sb2 = run_sandbox(f, "u2");
+        expect_new(f, &l);
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, sb2, &err), 0);
+        expect_new(f, &l);
+        assert_int_equal(l.sbl.items[1].state, KC_SANDBOX_STATE_NOTREADY);
+        assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, sb2, &err), 0);
+        expect_new(f, &l);
+        assert_int_equal(l.sbl.n, 1);
+
+        /* A snapshot replaces it all; the same snapshot again changes nothing. */
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, KC_ELEMENTSOF(pods)), 0);
+        expect_new(f, &l);
+        assert_int_equal(l.cl.n, 2);
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, KC_ELEMENTSOF(pods)), 0);
+        again = list_all(f, -1);
+        assert_true(same_listing(&l, &again));
+        listing_done(&again);
+        ctrs[0].state = KC_CONTAINER_STATE_EXITED;
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, KC_ELEMENTSOF(pods)), 0);
+        ctrs[0].state = KC_CONTAINER_STATE_RUNNING;
+        expect_new(f, &l);
+        assert_int_equal(find_listed(&l, "c1")->state, KC_CONTAINER_STATE_EXITED);
+        listing_done(&l);
+}
+
+/*
+ * kc_sim_set_pods keeps what did not change: the pod the kubecontainer face
+ * returned and the objects (their strings are the same memory), while the
+ * changed container gets its new state with the times a new load would
+ * give it; reordering the snapshot is a change of the listing.
+ */
+static void test_set_pods_keeps_unchanged(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct kc_sim_container_spec c2[] = { { "c9", "job", KC_CONTAINER_STATE_RUNNING, 0 } };
+        struct kc_sim_pod_spec two[2] = { pods[0],
+                                          { .id = "p2",
+                                            .name = "batch",
+                                            .namespace = "ns",
+                                            .containers = c2,
+                                            .n_containers = 1 } };
+        struct kc_pod_list a = { 0 }, b = { 0 };
+        struct listing la, lb;
+        const char *c1_id, *c9_id;
+        int64_t started;
+
+        assert_int_equal(kc_sim_set_pods(f->sim, two, 2), 0);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &a, NULL), 0);
+        la = list_all(f, -1);
+        c1_id = find_listed(&la, "c1")->id;
+        c9_id = find_listed(&la, "c9")->id;
+        started = find_listed(&la, "c9")->created_at;
+
+        kc_fake_clock_advance(f->clock, 5 * SEC);
+        c2[0] = (struct kc_sim_container_spec){ "c9", "job", KC_CONTAINER_STATE_EXITED, 4 };
+        assert_int_equal(kc_sim_set_pods(f->sim, two, 2), 0);
+        assert_int_equal(f->pr.ops->get_pods(f->pr.self, true, &b, NULL), 0);
+        assert_int_equal(b.n, 2);
+        assert_ptr_equal(a.pods[0], b.pods[0]); /* p1: the same result, nothing changed */
+        assert_true(a.pods[1] != b.pods[1]);
+        lb = list_all(f, -1);
+        assert_true(new_listing(&la, &lb));
+        assert_ptr_equal(find_listed(&lb, "c1")->id, c1_id); /* the same object */
+        assert_ptr_equal(find_listed(&lb, "c9")->id, c9_id);
+        assert_int_equal(find_listed(&lb, "c9")->state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(find_listed(&lb, "c9")->created_at, started);
+        listing_done(&la);
+        {
+                struct kc_container_status_result cr = { 0 };
+                struct kc_runtime_error err = { 0 };
+
+                assert_int_equal(f->svc.ops->container_status(f->svc.self, "c9", &cr, &err), 0);
+                assert_int_equal(cr.status.exit_code, 4);
+                assert_string_equal(cr.status.reason, "Error");
+                assert_true(cr.status.started_at == started);
+                assert_true(cr.status.finished_at == T0 + 5 * SEC);
+                kc_runtime_result_done(&cr);
+        }
+
+        /* The same pods in another order: a new listing, in the snapshot's order. */
+        {
+                struct kc_sim_pod_spec swapped[2] = { two[1], two[0] };
+
+                assert_int_equal(kc_sim_set_pods(f->sim, swapped, 2), 0);
+                la = list_all(f, -1);
+                assert_true(new_listing(&lb, &la));
+                assert_string_equal(la.cl.items[0].id, "c9");
+                assert_ptr_equal(la.cl.items[0].id, c9_id);
+                listing_done(&la);
+        }
+        listing_done(&lb);
+        kc_pod_list_done(&a);
+        kc_pod_list_done(&b);
+}
+
+/* Faults and latency still apply to every call, memo or not. */
+static void test_list_faults_still_apply(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_container_list cl = { 0 };
+        struct listing l;
+
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, KC_ELEMENTSOF(pods)), 0);
+        l = list_all(f, -1);
+        assert_int_equal(kc_sim_inject_fault(f->sim, "ListContainers", NULL, "boom", 1), 0);
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self,
+                                                     &(struct kc_container_filter){ .state = -1 },
+                                                     &cl, &err),
+                         -EIO);
+        assert_string_equal(err.message, "boom");
+        assert_null(cl.arena);
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self,
+                                                     &(struct kc_container_filter){ .state = -1 },
+                                                     &cl, &err),
+                         0);
+        assert_ptr_equal(cl.arena, l.cl.arena);
+        kc_runtime_result_done(&cl);
+        listing_done(&l);
+}
+
+static void assert_labels_equal(const struct kc_label *a, size_t na, const struct kc_label *b,
+                                size_t nb)
+{
+        assert_int_equal(na, nb);
+        for (size_t i = 0; i < na; i++) {
+                assert_string_equal(a[i].key, b[i].key);
+                assert_string_equal(a[i].value, b[i].value);
+        }
+}
+
+/*
+ * A status result holds what a deep copy held: every field of the view, the
+ * listed items the same minus the status-only fields, the pod IPs of a
+ * snapshot's sandbox; and its arena is the caller's to add to.
+ */
+static void test_status_views(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_container_status_result cr = { 0 };
+        struct kc_pod_sandbox_status_result sr = { 0 };
+        const char *const forever[] = { "nginx" };
+        _cleanup_free_ char *sb = NULL, *app = NULL;
+        const struct kc_label sel = { KC_LABEL_POD_UID, "u1" };
+        struct kc_container_list cl = { 0 };
+        const struct kc_cri_container *c, *li;
+
+        sb = run_sandbox(f, "u1");
+        app = create_ctr(f, sb, "u1", "app", forever, 1);
+        kc_fake_clock_advance(f->clock, SEC);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, app, &err), 0);
+        assert_int_equal(kc_sim_crash_container(f->sim, "u1", "app", 2), 1);
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, app, &cr, &err), 0);
+        c = &cr.status;
+        assert_string_equal(c->id, app);
+        assert_string_equal(c->pod_sandbox_id, sb);
+        assert_string_equal(c->metadata.name, "app");
+        assert_int_equal(c->metadata.attempt, 2);
+        assert_string_equal(c->image, "busybox");
+        assert_non_null(c->image_ref);
+        assert_int_equal(c->state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(c->exit_code, 2);
+        assert_string_equal(c->reason, "Error");
+        assert_true(c->started_at == T0 + SEC && c->finished_at == T0 + SEC);
+        assert_true(c->created_at > 0 && c->created_at < c->started_at);
+        assert_string_equal(c->log_path, "/var/log/pods/x/c/0.log");
+        assert_int_equal(c->n_labels, 2);
+        assert_string_equal(c->labels[1].value, "app");
+        assert_labels_equal(c->annotations, c->n_annotations, ctr_ann, KC_ELEMENTSOF(ctr_ann));
+        assert_int_equal(c->n_mounts, 1);
+        assert_string_equal(c->mounts[0].container_path, "/data");
+        assert_string_equal(c->mounts[0].host_path, "/var/lib/data");
+        assert_true(c->mounts[0].readonly);
+        /* The caller may allocate in it (the manager puts termination messages there). */
+        assert_false(kc_arena_shared(cr.arena));
+        assert_non_null(kc_arena_strdup(cr.arena, "the caller's"));
+
+        /* The per-pod listing: the same view without the status-only fields. */
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self,
+                                                     &(struct kc_container_filter){
+                                                             .state = -1,
+                                                             .label_selector = &sel,
+                                                             .n_label_selector = 1,
+                                                     },
+                                                     &cl, &err),
+                         0);
+        assert_int_equal(cl.n, 1);
+        li = &cl.items[0];
+        assert_string_equal(li->id, c->id);
+        assert_string_equal(li->image_ref, c->image_ref);
+        assert_int_equal(li->state, c->state);
+        assert_int_equal(li->created_at, c->created_at);
+        assert_true(li->started_at == 0 && li->finished_at == 0 && li->exit_code == 0);
+        assert_null(li->reason);
+        assert_labels_equal(li->labels, li->n_labels, c->labels, c->n_labels);
+        assert_labels_equal(li->annotations, li->n_annotations, c->annotations, c->n_annotations);
+        kc_runtime_result_done(&cl);
+        kc_runtime_result_done(&cr);
+
+        /* A CRI sandbox's own IP; a snapshot pod's IPs for its sandbox. */
+        assert_int_equal(f->svc.ops->pod_sandbox_status(f->svc.self, sb, &sr, &err), 0);
+        assert_string_equal(sr.status.id, sb);
+        assert_non_null(sr.status.ip);
+        assert_string_equal(sr.status.labels[0].value, "u1");
+        kc_runtime_result_done(&sr);
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, KC_ELEMENTSOF(pods)), 0);
+        assert_int_equal(f->svc.ops->pod_sandbox_status(f->svc.self, "s1", &sr, &err), 0);
+        assert_string_equal(sr.status.metadata.uid, "p1");
+        assert_string_equal(sr.status.ip, "10.0.0.5");
+        assert_int_equal(sr.status.n_additional_ips, 1);
+        assert_string_equal(sr.status.additional_ips[0], "fd00::5");
+        assert_int_equal(sr.status.state, KC_SANDBOX_STATE_READY);
+        kc_runtime_result_done(&sr);
+}
+
+/* Results outlive the objects they show and the sim (ASan: use after free otherwise). */
+static void test_results_outlive_objects_and_sim(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        struct kc_container_status_result cr = { 0 };
+        struct kc_pod_sandbox_status_result sr = { 0 };
+        struct kc_container_list pod_cl = { 0 };
+        const struct kc_label sel = { KC_LABEL_POD_UID, "u1" };
+        const char *const forever[] = { "nginx" };
+        _cleanup_free_ char *sb = NULL, *app = NULL, *side = NULL;
+        struct listing l;
+
+        sb = run_sandbox(f, "u1");
+        app = create_ctr(f, sb, "u1", "app", forever, 1);
+        side = create_ctr(f, sb, "u1", "side", forever, 1);
+        l = list_all(f, -1);
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, app, &cr, &err), 0);
+        assert_int_equal(f->svc.ops->pod_sandbox_status(f->svc.self, sb, &sr, &err), 0);
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self,
+                                                     &(struct kc_container_filter){
+                                                             .state = -1,
+                                                             .label_selector = &sel,
+                                                             .n_label_selector = 1,
+                                                     },
+                                                     &pod_cl, &err),
+                         0);
+        assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, sb, &err), 0);
+        assert_int_equal(kc_sim_set_pods(f->sim, pods, KC_ELEMENTSOF(pods)), 0);
+        f->sim = kc_sim_free(f->sim);
+
+        assert_string_equal(cr.status.id, app);
+        assert_string_equal(cr.status.annotations[1].value, "a value of its own");
+        assert_string_equal(cr.status.mounts[0].host_path, "/var/lib/data");
+        assert_string_equal(sr.status.metadata.name, "pod");
+        assert_string_equal(sr.status.labels[0].value, "u1");
+        /* Each result on its own: side is in no status result. */
+        assert_string_equal(l.cl.items[1].id, side);
+        assert_string_equal(l.cl.items[1].labels[1].value, "side");
+        assert_string_equal(l.cl.items[1].log_path, "/var/log/pods/x/c/0.log");
+        assert_string_equal(l.sbl.items[0].id, sb);
+        assert_string_equal(pod_cl.items[1].labels[1].value, "side");
+        kc_runtime_result_done(&cr);
+        kc_runtime_result_done(&sr);
+        kc_runtime_result_done(&pod_cl);
+        listing_done(&l);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_list_identity_no_change, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_list_new_after_each_mutation, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_set_pods_keeps_unchanged, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_list_faults_still_apply, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_status_views, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_results_outlive_objects_and_sim,
+                                                sim_faces_setup, sim_faces_teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
