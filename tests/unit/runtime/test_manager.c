@@ -1194,6 +1194,76 @@ static void test_get_pods_identity_matches_fresh(void **state)
         }
 }
 
+/* ContainerStatus(@id) through the sim's CRI face: the id it reports (a copy). */
+static char *status_id(struct fixture *f, const char *id)
+{
+        struct kc_container_status_result st = { 0 };
+        char *ret;
+
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, id, &st, NULL), 0);
+        ret = strdup(st.status.id);
+        assert_non_null(ret);
+        kc_runtime_result_done(&st);
+        return ret;
+}
+
+/*
+ * Issue 18: the sim finds a status call's object among the objects of the
+ * pod its last list call narrowed to, by the id's address, before its maps.
+ * An id of another pod, an equal id elsewhere in memory, and a listed pod
+ * removed since (its memory reused) must all give what the maps give.
+ */
+static void test_sim_status_after_listing(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_label sel_a = { KC_LABEL_POD_UID, "u-a" }, sel_b = { KC_LABEL_POD_UID, "u-b" };
+        struct kc_container_filter fa = { .state = -1,
+                                          .label_selector = &sel_a,
+                                          .n_label_selector = 1 };
+        struct kc_container_filter fb = { .state = -1,
+                                          .label_selector = &sel_b,
+                                          .n_label_selector = 1 };
+        struct kc_container_list la = { 0 }, lb = { 0 };
+        char *sa = run_sandbox(f, "u-a", "a", 0), *sb = run_sandbox(f, "u-b", "b", 0);
+        char *a1 = start_ctr(f, sa, "u-a", "a", "one", "sleep 100", 0, true);
+        char *a2 = start_ctr(f, sa, "u-a", "a", "two", "sleep 100", 0, true);
+        char *b1 = start_ctr(f, sb, "u-b", "b", "one", "sleep 100", 0, true);
+        char *got, *copy;
+
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self, &fb, &lb, NULL), 0);
+        assert_int_equal(lb.n, 1);
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self, &fa, &la, NULL), 0);
+        assert_int_equal(la.n, 2);
+        /* The listed pod's own strings, a copy of one, and another pod's. */
+        for (size_t i = 0; i < 2; i++) {
+                got = status_id(f, la.items[i].id);
+                assert_string_equal(got, la.items[i].id);
+                free(got);
+        }
+        copy = strdup(la.items[1].id);
+        assert_non_null(copy);
+        got = status_id(f, copy);
+        assert_string_equal(got, a2);
+        free(got);
+        free(copy);
+        got = status_id(f, lb.items[0].id);
+        assert_string_equal(got, b1);
+        free(got);
+        /* Pod a goes (its sandbox takes its containers); b is listed by address after. */
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, sa, NULL), 0);
+        assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, sa, NULL), 0);
+        kc_runtime_result_done(&la);
+        got = status_id(f, lb.items[0].id);
+        assert_string_equal(got, b1);
+        free(got);
+        kc_runtime_result_done(&lb);
+        free(sa);
+        free(sb);
+        free(a1);
+        free(a2);
+        free(b1);
+}
+
 /* The IDs of @n items ordered newest first, ties in listing order (a stable sort). */
 static void newest_first_ids(const char **ids, int64_t *created, size_t n)
 {
@@ -1661,6 +1731,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_get_pods_same_shared_listing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_identity_matches_fresh, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_sim_status_after_listing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_concurrent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_10k, setup, teardown),
         };
