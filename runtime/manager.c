@@ -122,7 +122,8 @@ struct last_listing {
         struct kc_arena *sb_arena, *c_arena; /* references, or NULL */
         const void *sb_items, *c_items;
         size_t n_sb, n_c;
-        struct kc_pod **pods; /* the result built from it, one reference each */
+        /* The result built from it: the cached pods (reuse[all].pods) in this order. */
+        uint32_t *order;
         size_t n_pods;
 };
 
@@ -212,13 +213,9 @@ static void strv_free(char **v)
 
 static void last_listing_done(struct last_listing *l)
 {
-        size_t i;
-
         kc_arena_free(l->sb_arena);
         kc_arena_free(l->c_arena);
-        for (i = 0; i < l->n_pods; i++)
-                kc_pod_unref(l->pods[i]);
-        free(l->pods);
+        free(l->order);
         *l = (struct last_listing){ 0 };
 }
 
@@ -1029,39 +1026,44 @@ uint64_t kc__runtime_manager_identity_hits(struct kc_runtime_manager *m, bool al
         return reuse_count(m, all, true);
 }
 
-/* Is this listing the last one, by identity? Then *ret holds its pods again. */
-static int last_listing_reuse(struct last_listing *l, const struct kc_pod_sandbox_list *sbl,
+/* Is this listing the last one, by identity? Then *ret holds its pods (in @pr) again. */
+static int last_listing_reuse(const struct last_listing *l, const struct pod_reuse *pr,
+                              const struct kc_pod_sandbox_list *sbl,
                               const struct kc_container_list *cl, struct kc_pod_list *ret)
 {
         struct kc_pod_list out = { 0 };
 
         if (!l->sb_arena || !l->c_arena || l->sb_arena != sbl->arena || l->c_arena != cl->arena ||
             l->sb_items != sbl->items || l->c_items != cl->items || l->n_sb != sbl->n ||
-            l->n_c != cl->n)
+            l->n_c != cl->n || l->n_pods != pr->n)
                 return 0;
         if (l->n_pods > 0 && !(out.pods = malloc(l->n_pods * sizeof(*out.pods))))
                 return -ENOMEM;
         for (out.n = 0; out.n < l->n_pods; out.n++)
-                out.pods[out.n] = kc_pod_ref(l->pods[out.n]);
+                out.pods[out.n] = kc_pod_ref(pr->pods[l->order[out.n]]);
         *ret = out;
         return 1;
 }
 
-/* Remembers the listing @pods was built from when its arenas are shared (best effort). */
-static void last_listing_keep(struct last_listing *l, const struct kc_pod_sandbox_list *sbl,
-                              const struct kc_container_list *cl, const struct kc_pod_list *pods)
+/*
+ * Remembers the listing the cache was just built from, when its arenas are
+ * shared (best effort): the cached pods in m->order's order, the result's.
+ */
+static void last_listing_keep(struct kc_runtime_manager *m, struct last_listing *l,
+                              const struct pod_reuse *pr, const struct kc_pod_sandbox_list *sbl,
+                              const struct kc_container_list *cl)
 {
-        struct kc_pod **copy = NULL;
+        uint32_t *order = NULL;
         size_t i;
 
         last_listing_done(l);
         /* An arena only we hold cannot be handed out again: keeping it would only cost memory. */
         if (!kc_arena_shared(sbl->arena) || !kc_arena_shared(cl->arena))
                 return;
-        if (pods->n > 0 && !(copy = malloc(pods->n * sizeof(*copy))))
+        if (pr->n > 0 && !(order = malloc(pr->n * sizeof(*order))))
                 return;
-        for (i = 0; i < pods->n; i++)
-                copy[i] = kc_pod_ref(pods->pods[i]);
+        for (i = 0; i < pr->n; i++)
+                order[i] = (uint32_t)m->order[i].idx;
         *l = (struct last_listing){
                 .sb_arena = kc_arena_ref(sbl->arena),
                 .c_arena = kc_arena_ref(cl->arena),
@@ -1069,8 +1071,8 @@ static void last_listing_keep(struct last_listing *l, const struct kc_pod_sandbo
                 .c_items = cl->items,
                 .n_sb = sbl->n,
                 .n_c = cl->n,
-                .pods = copy,
-                .n_pods = pods->n,
+                .order = order,
+                .n_pods = pr->n,
         };
 }
 
@@ -1094,11 +1096,14 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct k
                 return r;
 
         pthread_mutex_lock(&m->lock);
-        r = last_listing_reuse(&m->last[all], &sbl, &cl, ret);
+        r = last_listing_reuse(&m->last[all], &m->reuse[all], &sbl, &cl, ret);
         if (r == 0) {
                 r = get_pods_locked(m, all, &sbl, &cl, ret);
-                if (r >= 0)
-                        last_listing_keep(&m->last[all], &sbl, &cl, ret);
+                /* The cache may be gone (it always is on failure): only a full one is kept. */
+                if (r >= 0 && m->reuse[all].n == ret->n)
+                        last_listing_keep(m, &m->last[all], &m->reuse[all], &sbl, &cl);
+                else
+                        last_listing_done(&m->last[all]);
         }
         pthread_mutex_unlock(&m->lock);
         if (r < 0)
