@@ -526,73 +526,71 @@ enum identity {
         IDENTITY_UNKNOWN,   /* a string or array is elsewhere: compare contents */
 };
 
-/* Entry record @e against a listed object's fields; strings and arrays by address. */
-static enum identity entry_identity(const struct entry_src *e, const char *id, const char *name,
-                                    const char *image, const struct kc_label *annotations,
-                                    size_t n_annotations, int64_t created_at, int state)
+/* Entry record @e against a listed object's strings and arrays, by address. */
+static bool entry_addresses(const struct entry_src *e, const char *id, const char *name,
+                            const char *image, const struct kc_label *annotations,
+                            size_t n_annotations)
 {
-        if (e->created_at != created_at || e->state != state)
-                return IDENTITY_DIFFERENT;
-        if (e->id != id || e->name != name || e->image != image || e->annotations != annotations ||
-            e->n_annotations != n_annotations)
-                return IDENTITY_UNKNOWN;
-        return IDENTITY_SAME;
+        return e->id == id && e->name == name && e->image == image &&
+               e->annotations == annotations && e->n_annotations == n_annotations;
 }
 
 /*
  * The cached pod of record @gs (entries in @prev) against what this group
  * builds. The records hold the pod's own values, so a number that differs
  * is a change; a pointer that differs says nothing (pod_unchanged() decides).
+ * *ret_same_strings: every string and array is where the records say (the
+ * pod's strings and hashes are the group's), whatever the numbers.
  */
 static enum identity pod_identity(const struct src_set *prev, const struct group_src *gs,
                                   const struct group *g, const struct kc_pod_sandbox_list *sbl,
                                   const uint32_t *sb_perm, const struct kc_container_list *cl,
-                                  const uint32_t *c_perm)
+                                  const uint32_t *c_perm, bool *ret_same_strings)
 {
-        enum identity ret = IDENTITY_SAME, e;
+        bool numbers, addresses;
         size_t k;
 
-        if (gs->created_at != g->created_at || gs->n_sandboxes != g->n_sandboxes ||
-            gs->n_containers != g->n_containers)
+        *ret_same_strings = false;
+        if (gs->n_sandboxes != g->n_sandboxes || gs->n_containers != g->n_containers)
                 return IDENTITY_DIFFERENT;
-        if (gs->name != g->name || gs->namespace != g->namespace)
-                ret = IDENTITY_UNKNOWN;
+        numbers = gs->created_at == g->created_at;
+        addresses = gs->name == g->name && gs->namespace == g->namespace;
         for (k = 0; k < g->n_containers; k++) {
                 const struct kc_cri_container *c = &cl->items[c_perm[g->c_off + k]];
+                const struct entry_src *e = &prev->c[gs->c_off + k];
 
-                e = entry_identity(&prev->c[gs->c_off + k], c->id, c->metadata.name, c->image,
-                                   c->annotations, c->n_annotations, c->created_at, (int)c->state);
-                if (e == IDENTITY_DIFFERENT)
-                        return e;
-                if (e == IDENTITY_UNKNOWN)
-                        ret = e;
+                numbers &= e->created_at == c->created_at && e->state == (int)c->state;
+                addresses &= entry_addresses(e, c->id, c->metadata.name, c->image, c->annotations,
+                                             c->n_annotations);
         }
         for (k = 0; k < g->n_sandboxes; k++) {
                 const struct kc_pod_sandbox *s = &sbl->items[sb_perm[g->sb_off + k]];
+                const struct entry_src *e = &prev->sb[gs->sb_off + k];
 
-                e = entry_identity(&prev->sb[gs->sb_off + k], s->id, s->metadata.name, NULL, NULL,
-                                   0, s->created_at, (int)sandbox_cstate(s));
-                if (e == IDENTITY_DIFFERENT)
-                        return e;
-                if (e == IDENTITY_UNKNOWN)
-                        ret = e;
+                numbers &= e->created_at == s->created_at && e->state == (int)sandbox_cstate(s);
+                addresses &= entry_addresses(e, s->id, s->metadata.name, NULL, NULL, 0);
         }
-        return ret;
+        *ret_same_strings = addresses;
+        if (!numbers)
+                return IDENTITY_DIFFERENT;
+        return addresses ? IDENTITY_SAME : IDENTITY_UNKNOWN;
 }
 
 /*
  * Would this group build a pod equal to cached pod @j (@p)? By the records
- * when they tell (counted in *identity_hits when the same).
+ * when they tell (counted in *identity_hits when the same). *ret_like: when
+ * not, whether @p has the group's strings and hashes (a template for it).
  */
 static bool pod_reusable(const struct src_set *prev, size_t j, const struct kc_pod *p,
                          const struct group *g, const struct kc_pod_sandbox_list *sbl,
                          const uint32_t *sb_perm, const struct kc_container_list *cl,
-                         const uint32_t *c_perm, uint64_t *identity_hits)
+                         const uint32_t *c_perm, uint64_t *identity_hits, bool *ret_like)
 {
         enum identity id = IDENTITY_UNKNOWN;
 
+        *ret_like = false;
         if (prev)
-                id = pod_identity(prev, &prev->g[j], g, sbl, sb_perm, cl, c_perm);
+                id = pod_identity(prev, &prev->g[j], g, sbl, sb_perm, cl, c_perm, ret_like);
         *identity_hits += id == IDENTITY_SAME;
         if (id != IDENTITY_UNKNOWN)
                 return id == IDENTITY_SAME;
@@ -637,9 +635,14 @@ static void pod_record(struct src_set *next, uint32_t gi, const struct group *g,
         }
 }
 
+/*
+ * Builds group @g's pod. @like: NULL, or a pod with the same entries whose
+ * strings and hashes equal the group's (pod_identity()): taken from it, one
+ * block, rather than from the listing's objects, one each.
+ */
 static int pod_build(struct kc_runtime_manager *m, const struct group *g,
                      const struct kc_pod_sandbox_list *sbl, const struct kc_container_list *cl,
-                     struct kc_pod **ret)
+                     const struct kc_pod *like, struct kc_pod **ret)
 {
         struct kc_container *ctrs, *sbs;
         size_t k;
@@ -655,26 +658,33 @@ static int pod_build(struct kc_runtime_manager *m, const struct group *g,
                         .id = c->id,
                         .name = c->metadata.name,
                         .image = c->image,
-                        .hash = container_hash(c),
                         .state = c->state,
                         .created_at = c->created_at,
                 };
+                if (like) {
+                        ctrs[k].id = like->containers[k].id;
+                        ctrs[k].name = like->containers[k].name;
+                        ctrs[k].image = like->containers[k].image;
+                        ctrs[k].hash = like->containers[k].hash;
+                } else {
+                        ctrs[k].hash = container_hash(c);
+                }
         }
         for (k = 0; k < g->n_sandboxes; k++) {
                 const struct kc_pod_sandbox *s = &sbl->items[m->sb_perm[g->sb_off + k]];
 
                 sbs[k] = (struct kc_container){
-                        .id = s->id,
-                        .name = s->metadata.name,
+                        .id = like ? like->sandboxes[k].id : s->id,
+                        .name = like ? like->sandboxes[k].name : s->metadata.name,
                         .state = sandbox_cstate(s),
                         .created_at = s->created_at,
                 };
         }
         return kc_pod_new(
                 &(struct kc_pod){
-                        .id = g->uid,
-                        .name = g->name,
-                        .namespace = g->namespace,
+                        .id = like ? like->id : g->uid,
+                        .name = like ? like->name : g->name,
+                        .namespace = like ? like->namespace : g->namespace,
                         .created_at = g->created_at,
                         .containers = ctrs,
                         .n_containers = g->n_containers,
@@ -858,7 +868,7 @@ static int build_pods(struct kc_runtime_manager *m, struct pod_reuse *pr,
 {
         const struct src_set *prev = pr->held_sb ? &pr->src[pr->cur] : NULL;
         struct src_set *next = &pr->src[!pr->cur];
-        bool indexed = false;
+        bool indexed = false, like = false;
         size_t i, j;
         int r = 0;
 
@@ -874,13 +884,14 @@ static int build_pods(struct kc_runtime_manager *m, struct pod_reuse *pr,
                 const struct group *g = &m->groups[gi];
                 struct kc_pod *p;
 
+                like = false;
                 j = reuse_find(m, pr, gi, g->uid, by_position, &indexed);
                 p = j != SIZE_MAX ? pr->pods[j] : NULL;
                 if (p && pod_reusable(prev, j, p, g, sbl, m->sb_perm, cl, m->c_perm,
-                                      &pr->identity_hits)) {
+                                      &pr->identity_hits, &like)) {
                         pr->pods[j] = NULL;
                 } else {
-                        r = pod_build(m, g, sbl, cl, &p);
+                        r = pod_build(m, g, sbl, cl, like ? p : NULL, &p);
                         if (r < 0)
                                 break;
                 }
