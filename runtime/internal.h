@@ -172,6 +172,8 @@ int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *sr
 /* Tests: how many pods the runtime manager's GetPods(@all) reuse cache holds. */
 struct kc_runtime_manager;
 size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all);
+/* How many pods GetPods(@p all) found unchanged by its identity records alone (issue 18). */
+uint64_t kc__runtime_manager_identity_hits(struct kc_runtime_manager *m, bool all);
 
 /* pod_actions.c: the backoff key of doBackOff (getStableKey), malloc'd; NULL on ENOMEM. */
 char *kc__backoff_key(const struct kc_api_pod *pod, const struct kc_api_container *c);

@@ -47,6 +47,48 @@
  * Each call moves the references it reuses into the next array and drops the
  * rest, so pods the listing no longer has go without any bookkeeping.
  */
+/*
+ * Identity records (issue 18). While the manager holds the listing it last
+ * built pods from (held_sb, held_c), the memory that listing reaches cannot
+ * change or be reused (runtime_service.h), so a pointer in a new listing
+ * equal to one recorded from it points at the same bytes: equal contents
+ * without reading them. Each record says what an item, a cached pod or one
+ * of its entries was last time, by address where the content is a string
+ * or an array; anything that differs in address is compared by content as
+ * before.
+ */
+struct item_src {
+        const struct kc_label *labels;
+        size_t n_labels;
+        const char *uid; /* the pod UID found in labels; NULL when it came from elsewhere */
+};
+
+/* A cached pod's sandbox or container: its fields equal these (strings by address). */
+struct entry_src {
+        const char *id, *name, *image;
+        const struct kc_label *annotations; /* the hash's source */
+        size_t n_annotations;
+        int64_t created_at;
+        int state; /* the kc_container_state the pod has */
+};
+
+/* A cached pod: its fields equal these; its entries at sb_off / c_off of the entry records. */
+struct group_src {
+        const struct kc_label *labels; /* the first item's: name and namespace */
+        size_t n_labels;
+        const char *name, *namespace;
+        int64_t created_at;
+        uint32_t n_sandboxes, n_containers, sb_off, c_off;
+};
+
+/* One set of pod and entry records; two of them, the last call's and the current one. */
+struct src_set {
+        struct group_src *g;
+        size_t cap_g;
+        struct entry_src *sb, *c;
+        size_t cap_sb, cap_c;
+};
+
 struct pod_reuse {
         struct kc_pod **pods; /* one reference each; NULL once moved on */
         size_t n, cap;
@@ -60,6 +102,13 @@ struct pod_reuse {
         size_t len_uids, cap_uids;
         size_t *uid_off;
         size_t cap_uid_off;
+        /* Identity records of the last listing, valid while it is held (both set). */
+        struct kc_arena *held_sb, *held_c;
+        struct item_src *item_src; /* per item, as item_group */
+        size_t cap_item_src;
+        struct src_set src[2]; /* [cur]: the cached pods'; the other one being built */
+        unsigned cur;
+        uint64_t identity_hits; /* pods found unchanged by the records alone */
 };
 
 /*
@@ -73,7 +122,8 @@ struct last_listing {
         struct kc_arena *sb_arena, *c_arena; /* references, or NULL */
         const void *sb_items, *c_items;
         size_t n_sb, n_c;
-        struct kc_pod **pods; /* the result built from it, one reference each */
+        /* The result built from it: the cached pods (reuse[all].pods) in this order. */
+        uint32_t *order;
         size_t n_pods;
 };
 
@@ -82,6 +132,8 @@ struct group {
         const char *uid; /* in the listing */
         const char *name;
         const char *namespace;
+        const struct kc_label *labels; /* the first item's */
+        size_t n_labels;
         int64_t created_at;
         uint32_t n_sandboxes, n_containers;
         uint32_t sb_off, c_off; /* where its entries start in sb_perm / c_perm */
@@ -118,6 +170,13 @@ struct kc_runtime_manager {
         struct last_listing last[2]; /* [all] */
 };
 
+/* Forgets the identity records (the listing they describe is let go). */
+static void pod_reuse_unhold(struct pod_reuse *pr)
+{
+        pr->held_sb = kc_arena_free(pr->held_sb);
+        pr->held_c = kc_arena_free(pr->held_c);
+}
+
 /* Drops the cached pods; with @all_memory, the arrays too. */
 static void pod_reuse_clear(struct pod_reuse *pr, bool all_memory)
 {
@@ -127,8 +186,15 @@ static void pod_reuse_clear(struct pod_reuse *pr, bool all_memory)
                 kc_pod_unref(pr->pods[i]);
         pr->n = 0;
         pr->n_items = 0;
+        pod_reuse_unhold(pr);
         if (!all_memory)
                 return;
+        free(pr->item_src);
+        for (i = 0; i < 2; i++) {
+                free(pr->src[i].g);
+                free(pr->src[i].sb);
+                free(pr->src[i].c);
+        }
         free(pr->pods);
         free(pr->next);
         free(pr->item_group);
@@ -147,13 +213,9 @@ static void strv_free(char **v)
 
 static void last_listing_done(struct last_listing *l)
 {
-        size_t i;
-
         kc_arena_free(l->sb_arena);
         kc_arena_free(l->c_arena);
-        for (i = 0; i < l->n_pods; i++)
-                kc_pod_unref(l->pods[i]);
-        free(l->pods);
+        free(l->order);
         *l = (struct last_listing){ 0 };
 }
 
@@ -309,27 +371,48 @@ static int scratch_reserve(void **p, size_t *cap, size_t n, size_t elem)
 #define SCRATCH(m, field, n)                                                                       \
         scratch_reserve((void **)&(m)->field, &(m)->cap_##field, (n), sizeof(*(m)->field))
 
-static const char *sandbox_pod_uid(const struct kc_pod_sandbox *s)
+/* Room in @s for the records of @n_groups pods with @n_sb sandboxes and @n_c containers. */
+static int src_set_reserve(struct src_set *s, size_t n_groups, size_t n_sb, size_t n_c)
 {
-        const char *uid = kc__label_get(s->labels, s->n_labels, KC_LABEL_POD_UID);
-
-        return uid ? uid : s->metadata.uid;
+        if (scratch_reserve((void **)&s->g, &s->cap_g, n_groups, sizeof(*s->g)) < 0 ||
+            scratch_reserve((void **)&s->sb, &s->cap_sb, n_sb, sizeof(*s->sb)) < 0 ||
+            scratch_reserve((void **)&s->c, &s->cap_c, n_c, sizeof(*s->c)) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
-/* Appends a group for @uid, which has none yet. */
-static uint32_t group_add(struct kc_runtime_manager *m, uint32_t *n_groups, const char *uid,
-                          const struct kc_label *labels, size_t n_labels)
+/* Pass 1's state. */
+struct grouping {
+        struct pod_reuse *pr;
+        const struct group_src *prev; /* the cached pods' records; NULL when not valid */
+        uint32_t n_groups;
+        bool indexed; /* group_index holds the groups (else group k has cached pod k's UID) */
+};
+
+/*
+ * Appends a group for @uid, which has none yet. @gs: the record of the
+ * cached pod it is taken to be, or NULL; its name and namespace are the
+ * ones found in the same labels (by address) last time.
+ */
+static uint32_t group_add(struct kc_runtime_manager *m, struct grouping *gr, const char *uid,
+                          const struct kc_label *labels, size_t n_labels,
+                          const struct group_src *gs)
 {
-        m->groups[*n_groups] = (struct group){
-                .uid = uid,
-                .name = kc__label_get(labels, n_labels, KC_LABEL_POD_NAME),
-                .namespace = kc__label_get(labels, n_labels, KC_LABEL_POD_NAMESPACE),
-        };
-        return (*n_groups)++;
+        struct group *g = &m->groups[gr->n_groups];
+
+        *g = (struct group){ .uid = uid, .labels = labels, .n_labels = n_labels };
+        if (gs && gs->labels == labels && gs->n_labels == n_labels) {
+                g->name = gs->name;
+                g->namespace = gs->namespace;
+        } else {
+                g->name = kc__label_get(labels, n_labels, KC_LABEL_POD_NAME);
+                g->namespace = kc__label_get(labels, n_labels, KC_LABEL_POD_NAMESPACE);
+        }
+        return gr->n_groups++;
 }
 
 /* The group of the items with pod UID @uid, by group_index; new when this call had not seen it. */
-static int group_get(struct kc_runtime_manager *m, uint32_t *n_groups, const char *uid,
+static int group_get(struct kc_runtime_manager *m, struct grouping *gr, const char *uid,
                      const struct kc_label *labels, size_t n_labels, uint32_t *ret)
 {
         uintptr_t v = (uintptr_t)kc_map_get(m->group_index, uid);
@@ -339,10 +422,10 @@ static int group_get(struct kc_runtime_manager *m, uint32_t *n_groups, const cha
                 *ret = (uint32_t)(v - 1);
                 return 0;
         }
-        r = kc_map_put(m->group_index, uid, (void *)(uintptr_t)(*n_groups + 1));
+        r = kc_map_put(m->group_index, uid, (void *)(uintptr_t)(gr->n_groups + 1));
         if (r < 0)
                 return r;
-        *ret = group_add(m, n_groups, uid, labels, n_labels);
+        *ret = group_add(m, gr, uid, labels, n_labels, NULL);
         return 0;
 }
 
@@ -354,37 +437,41 @@ static const char *cached_uid(const struct pod_reuse *pr, size_t k)
 
 /*
  * The group of item @i, whose pod UID @uid is not the item before's. Until
- * *indexed, each group k so far has the UID of cached pod k (all different),
- * so a UID is placed without the map: in the group item @i had last time
- * when that group has this UID, or in a new group when the next cached pod
- * has it. Anything else indexes the groups so far and goes on by the map.
+ * gr->indexed, each group k so far has the UID of cached pod k (all
+ * different), so a UID is placed without the map: in the group item @i had
+ * last time when that group has this UID, or in a new group when the next
+ * cached pod has it. @known: @uid is the one item @i had last time (by
+ * identity), so those UIDs are equal without comparing them. Anything else
+ * indexes the groups so far and goes on by the map.
  */
-static int group_find(struct kc_runtime_manager *m, const struct pod_reuse *pr, size_t i,
-                      bool *indexed, uint32_t *n_groups, const char *uid,
-                      const struct kc_label *labels, size_t n_labels, uint32_t *ret)
+static int group_find(struct kc_runtime_manager *m, struct grouping *gr, size_t i, bool known,
+                      const char *uid, const struct kc_label *labels, size_t n_labels,
+                      uint32_t *ret)
 {
-        uint32_t gi, k;
+        const struct pod_reuse *pr = gr->pr;
+        uint32_t gi, k, n = gr->n_groups;
         int r;
 
-        if (!*indexed) {
+        if (!gr->indexed) {
                 gi = i < pr->n_items ? pr->item_group[i] : UINT32_MAX;
-                if (gi < *n_groups && kc__streq(cached_uid(pr, gi), uid)) {
+                if (gi < n && (known || kc__streq(cached_uid(pr, gi), uid))) {
                         *ret = gi;
                         return 0;
                 }
-                if (*n_groups < pr->n && kc__streq(cached_uid(pr, *n_groups), uid)) {
-                        *ret = group_add(m, n_groups, uid, labels, n_labels);
+                if (n < pr->n && ((known && gi == n) || kc__streq(cached_uid(pr, n), uid))) {
+                        *ret = group_add(m, gr, uid, labels, n_labels,
+                                         gr->prev ? &gr->prev[n] : NULL);
                         return 0;
                 }
-                for (k = 0; k < *n_groups; k++) {
+                for (k = 0; k < n; k++) {
                         r = kc_map_put(m->group_index, m->groups[k].uid,
                                        (void *)(uintptr_t)(k + 1));
                         if (r < 0)
                                 return r;
                 }
-                *indexed = true;
+                gr->indexed = true;
         }
-        return group_get(m, n_groups, uid, labels, n_labels, ret);
+        return group_get(m, gr, uid, labels, n_labels, ret);
 }
 
 static enum kc_container_state sandbox_cstate(const struct kc_pod_sandbox *s)
@@ -432,9 +519,130 @@ static bool pod_unchanged(const struct kc_pod *p, const struct group *g,
         return true;
 }
 
+/* What the records say of a cached pod against a group. */
+enum identity {
+        IDENTITY_SAME,      /* equal to what the group builds */
+        IDENTITY_DIFFERENT, /* a number differs: the pod changed */
+        IDENTITY_UNKNOWN,   /* a string or array is elsewhere: compare contents */
+};
+
+/* Entry record @e against a listed object's strings and arrays, by address. */
+static bool entry_addresses(const struct entry_src *e, const char *id, const char *name,
+                            const char *image, const struct kc_label *annotations,
+                            size_t n_annotations)
+{
+        return e->id == id && e->name == name && e->image == image &&
+               e->annotations == annotations && e->n_annotations == n_annotations;
+}
+
+/*
+ * The cached pod of record @gs (entries in @prev) against what this group
+ * builds. The records hold the pod's own values, so a number that differs
+ * is a change; a pointer that differs says nothing (pod_unchanged() decides).
+ * *ret_same_strings: every string and array is where the records say (the
+ * pod's strings and hashes are the group's), whatever the numbers.
+ */
+static enum identity pod_identity(const struct src_set *prev, const struct group_src *gs,
+                                  const struct group *g, const struct kc_pod_sandbox_list *sbl,
+                                  const uint32_t *sb_perm, const struct kc_container_list *cl,
+                                  const uint32_t *c_perm, bool *ret_same_strings)
+{
+        bool numbers, addresses;
+        size_t k;
+
+        *ret_same_strings = false;
+        if (gs->n_sandboxes != g->n_sandboxes || gs->n_containers != g->n_containers)
+                return IDENTITY_DIFFERENT;
+        numbers = gs->created_at == g->created_at;
+        addresses = gs->name == g->name && gs->namespace == g->namespace;
+        for (k = 0; k < g->n_containers; k++) {
+                const struct kc_cri_container *c = &cl->items[c_perm[g->c_off + k]];
+                const struct entry_src *e = &prev->c[gs->c_off + k];
+
+                numbers &= e->created_at == c->created_at && e->state == (int)c->state;
+                addresses &= entry_addresses(e, c->id, c->metadata.name, c->image, c->annotations,
+                                             c->n_annotations);
+        }
+        for (k = 0; k < g->n_sandboxes; k++) {
+                const struct kc_pod_sandbox *s = &sbl->items[sb_perm[g->sb_off + k]];
+                const struct entry_src *e = &prev->sb[gs->sb_off + k];
+
+                numbers &= e->created_at == s->created_at && e->state == (int)sandbox_cstate(s);
+                addresses &= entry_addresses(e, s->id, s->metadata.name, NULL, NULL, 0);
+        }
+        *ret_same_strings = addresses;
+        if (!numbers)
+                return IDENTITY_DIFFERENT;
+        return addresses ? IDENTITY_SAME : IDENTITY_UNKNOWN;
+}
+
+/*
+ * Would this group build a pod equal to cached pod @j (@p)? By the records
+ * when they tell (counted in *identity_hits when the same). *ret_like: when
+ * not, whether @p has the group's strings and hashes (a template for it).
+ */
+static bool pod_reusable(const struct src_set *prev, size_t j, const struct kc_pod *p,
+                         const struct group *g, const struct kc_pod_sandbox_list *sbl,
+                         const uint32_t *sb_perm, const struct kc_container_list *cl,
+                         const uint32_t *c_perm, uint64_t *identity_hits, bool *ret_like)
+{
+        enum identity id = IDENTITY_UNKNOWN;
+
+        *ret_like = false;
+        if (prev)
+                id = pod_identity(prev, &prev->g[j], g, sbl, sb_perm, cl, c_perm, ret_like);
+        *identity_hits += id == IDENTITY_SAME;
+        if (id != IDENTITY_UNKNOWN)
+                return id == IDENTITY_SAME;
+        return pod_unchanged(p, g, sbl, sb_perm, cl, c_perm);
+}
+
+/* Records group @gi's pod, which equals what the group builds, in @next. */
+static void pod_record(struct src_set *next, uint32_t gi, const struct group *g,
+                       const struct kc_pod_sandbox_list *sbl, const uint32_t *sb_perm,
+                       const struct kc_container_list *cl, const uint32_t *c_perm)
+{
+        size_t k;
+
+        next->g[gi] = (struct group_src){
+                .labels = g->labels,
+                .n_labels = g->n_labels,
+                .name = g->name,
+                .namespace = g->namespace,
+                .created_at = g->created_at,
+                .n_sandboxes = g->n_sandboxes,
+                .n_containers = g->n_containers,
+                .sb_off = g->sb_off,
+                .c_off = g->c_off,
+        };
+        for (k = 0; k < g->n_containers; k++) {
+                const struct kc_cri_container *c = &cl->items[c_perm[g->c_off + k]];
+
+                next->c[g->c_off + k] = (struct entry_src){
+                        c->id,         c->metadata.name, c->image, c->annotations, c->n_annotations,
+                        c->created_at, (int)c->state,
+                };
+        }
+        for (k = 0; k < g->n_sandboxes; k++) {
+                const struct kc_pod_sandbox *s = &sbl->items[sb_perm[g->sb_off + k]];
+
+                next->sb[g->sb_off + k] = (struct entry_src){
+                        .id = s->id,
+                        .name = s->metadata.name,
+                        .created_at = s->created_at,
+                        .state = (int)sandbox_cstate(s),
+                };
+        }
+}
+
+/*
+ * Builds group @g's pod. @like: NULL, or a pod with the same entries whose
+ * strings and hashes equal the group's (pod_identity()): taken from it, one
+ * block, rather than from the listing's objects, one each.
+ */
 static int pod_build(struct kc_runtime_manager *m, const struct group *g,
                      const struct kc_pod_sandbox_list *sbl, const struct kc_container_list *cl,
-                     struct kc_pod **ret)
+                     const struct kc_pod *like, struct kc_pod **ret)
 {
         struct kc_container *ctrs, *sbs;
         size_t k;
@@ -450,26 +658,33 @@ static int pod_build(struct kc_runtime_manager *m, const struct group *g,
                         .id = c->id,
                         .name = c->metadata.name,
                         .image = c->image,
-                        .hash = container_hash(c),
                         .state = c->state,
                         .created_at = c->created_at,
                 };
+                if (like) {
+                        ctrs[k].id = like->containers[k].id;
+                        ctrs[k].name = like->containers[k].name;
+                        ctrs[k].image = like->containers[k].image;
+                        ctrs[k].hash = like->containers[k].hash;
+                } else {
+                        ctrs[k].hash = container_hash(c);
+                }
         }
         for (k = 0; k < g->n_sandboxes; k++) {
                 const struct kc_pod_sandbox *s = &sbl->items[m->sb_perm[g->sb_off + k]];
 
                 sbs[k] = (struct kc_container){
-                        .id = s->id,
-                        .name = s->metadata.name,
+                        .id = like ? like->sandboxes[k].id : s->id,
+                        .name = like ? like->sandboxes[k].name : s->metadata.name,
                         .state = sandbox_cstate(s),
                         .created_at = s->created_at,
                 };
         }
         return kc_pod_new(
                 &(struct kc_pod){
-                        .id = g->uid,
-                        .name = g->name,
-                        .namespace = g->namespace,
+                        .id = like ? like->id : g->uid,
+                        .name = like ? like->name : g->name,
+                        .namespace = like ? like->namespace : g->namespace,
                         .created_at = g->created_at,
                         .containers = ctrs,
                         .n_containers = g->n_containers,
@@ -489,20 +704,45 @@ static int sort_key_cmp(const void *a, const void *b)
 }
 
 /*
+ * The pod UID of item @i (its labels @labels), and whether it is the one the
+ * item had last time by identity (*ret_known). The item's record is brought
+ * up to date.
+ */
+static const char *item_uid(const struct grouping *gr, size_t i,
+                            const struct kc_pod_sandbox_list *sbl, const struct kc_label *labels,
+                            size_t n_labels, bool *ret_known)
+{
+        struct item_src *rec = &gr->pr->item_src[i];
+        const char *uid;
+
+        *ret_known = gr->prev && i < gr->pr->n_items && rec->uid && rec->labels == labels &&
+                     rec->n_labels == n_labels;
+        if (*ret_known)
+                return rec->uid;
+        uid = kc__label_get(labels, n_labels, KC_LABEL_POD_UID);
+        *rec = (struct item_src){ labels, n_labels, uid };
+        if (!uid && i < sbl->n)
+                uid = sbl->items[i].metadata.uid;
+        return uid ? uid : "";
+}
+
+/*
  * Pass 1: groups the items by pod UID (sandboxes first, as upstream) and
  * counts each group's entries; *ret_n_groups is the number of groups made
  * (untouched on failure).
  * Runtimes list a pod's objects together, so an item with the same UID as
- * the one before skips the lookup.
+ * the one before skips the lookup; an item whose UID is known by identity
+ * is placed by position without reading the UID.
  */
 static int group_items(struct kc_runtime_manager *m, struct pod_reuse *pr,
                        const struct kc_pod_sandbox_list *sbl, const struct kc_container_list *cl,
                        uint32_t *ret_n_groups, bool *ret_indexed)
 {
+        struct grouping gr = { .pr = pr, .prev = pr->held_sb ? pr->src[pr->cur].g : NULL };
         const char *uid, *prev_uid = NULL;
-        uint32_t n_groups = 0, gi = 0;
-        bool indexed = false;
+        uint32_t gi = 0;
         struct group *g;
+        bool known;
         size_t i;
         int r;
 
@@ -513,16 +753,13 @@ static int group_items(struct kc_runtime_manager *m, struct pod_reuse *pr,
                 if (i < sbl->n) {
                         labels = sbl->items[i].labels;
                         n_labels = sbl->items[i].n_labels;
-                        uid = sandbox_pod_uid(&sbl->items[i]);
                 } else {
                         labels = cl->items[i - sbl->n].labels;
                         n_labels = cl->items[i - sbl->n].n_labels;
-                        uid = kc__label_get(labels, n_labels, KC_LABEL_POD_UID);
                 }
-                if (!uid)
-                        uid = "";
-                if (!prev_uid || !kc__streq(uid, prev_uid)) {
-                        r = group_find(m, pr, i, &indexed, &n_groups, uid, labels, n_labels, &gi);
+                uid = item_uid(&gr, i, sbl, labels, n_labels, &known);
+                if ((known && !gr.indexed) || !prev_uid || !kc__streq(uid, prev_uid)) {
+                        r = group_find(m, &gr, i, known, uid, labels, n_labels, &gi);
                         if (r < 0)
                                 return r;
                         prev_uid = uid;
@@ -540,8 +777,8 @@ static int group_items(struct kc_runtime_manager *m, struct pod_reuse *pr,
                         g->n_containers++;
                 }
         }
-        *ret_n_groups = n_groups;
-        *ret_indexed = indexed;
+        *ret_n_groups = gr.n_groups;
+        *ret_indexed = gr.indexed;
         return 0;
 }
 
@@ -595,15 +832,16 @@ static int sort_groups(struct kc_runtime_manager *m, uint32_t n_groups)
 /*
  * The index in pr->pods of the cached pod with UID @uid (group @gi's), or
  * SIZE_MAX: the one at the group's own position, else through reuse_index
- * (built on first need; without memory, nothing is reused).
+ * (built on first need; without memory, nothing is reused). @by_position:
+ * the grouping never indexed, so group @gi has cached pod @gi's UID.
  */
 static size_t reuse_find(struct kc_runtime_manager *m, const struct pod_reuse *pr, uint32_t gi,
-                         const char *uid, bool *indexed)
+                         const char *uid, bool by_position, bool *indexed)
 {
         uintptr_t v;
         size_t k;
 
-        if (gi < pr->n && pr->pods[gi] && kc__streq(cached_uid(pr, gi), uid))
+        if (gi < pr->n && pr->pods[gi] && (by_position || kc__streq(cached_uid(pr, gi), uid)))
                 return gi;
         if (!*indexed) {
                 if (kc_map_reserve(m->reuse_index, pr->n) < 0)
@@ -626,9 +864,11 @@ static size_t reuse_find(struct kc_runtime_manager *m, const struct pod_reuse *p
  */
 static int build_pods(struct kc_runtime_manager *m, struct pod_reuse *pr,
                       const struct kc_pod_sandbox_list *sbl, const struct kc_container_list *cl,
-                      uint32_t n_groups, struct kc_pod_list *out)
+                      uint32_t n_groups, bool by_position, struct kc_pod_list *out)
 {
-        bool indexed = false;
+        const struct src_set *prev = pr->held_sb ? &pr->src[pr->cur] : NULL;
+        struct src_set *next = &pr->src[!pr->cur];
+        bool indexed = false, like = false;
         size_t i, j;
         int r = 0;
 
@@ -644,15 +884,18 @@ static int build_pods(struct kc_runtime_manager *m, struct pod_reuse *pr,
                 const struct group *g = &m->groups[gi];
                 struct kc_pod *p;
 
-                j = reuse_find(m, pr, gi, g->uid, &indexed);
+                like = false;
+                j = reuse_find(m, pr, gi, g->uid, by_position, &indexed);
                 p = j != SIZE_MAX ? pr->pods[j] : NULL;
-                if (p && pod_unchanged(p, g, sbl, m->sb_perm, cl, m->c_perm)) {
+                if (p && pod_reusable(prev, j, p, g, sbl, m->sb_perm, cl, m->c_perm,
+                                      &pr->identity_hits, &like)) {
                         pr->pods[j] = NULL;
                 } else {
-                        r = pod_build(m, g, sbl, cl, &p);
+                        r = pod_build(m, g, sbl, cl, like ? p : NULL, &p);
                         if (r < 0)
                                 break;
                 }
+                pod_record(next, gi, g, sbl, m->sb_perm, cl, m->c_perm);
                 pr->next[gi] = p;
                 out->pods[out->n++] = kc_pod_ref(p);
         }
@@ -686,10 +929,12 @@ static int pod_reuse_index_uids(struct pod_reuse *pr, size_t n)
 }
 
 /*
- * The pods just built become the cache; the cached pods not reused go.
- * @same_uids: the groups had the cached pods' UIDs, in order (pr->uids holds).
+ * The pods just built from @sbl and @cl become the cache; the cached pods not
+ * reused go. @same_uids: the groups had the cached pods' UIDs, in order
+ * (pr->uids holds).
  */
-static void pod_reuse_advance(struct pod_reuse *pr, uint32_t n_groups, size_t n_items,
+static void pod_reuse_advance(struct pod_reuse *pr, const struct kc_pod_sandbox_list *sbl,
+                              const struct kc_container_list *cl, uint32_t n_groups, size_t n_items,
                               bool same_uids)
 {
         struct kc_pod **swap = pr->pods;
@@ -704,9 +949,22 @@ static void pod_reuse_advance(struct pod_reuse *pr, uint32_t n_groups, size_t n_
         pr->cap_next = cap;
         pr->n = n_groups;
         pr->n_items = n_items;
+        pr->cur = !pr->cur;
+        pod_reuse_unhold(pr);
         /* Without memory for the UIDs, the cache starts over (the pods go too). */
-        if (!same_uids && pod_reuse_index_uids(pr, n_groups) < 0)
+        if (!same_uids && pod_reuse_index_uids(pr, n_groups) < 0) {
                 pod_reuse_clear(pr, false);
+                return;
+        }
+        /*
+         * The records describe this listing: held, they stay true. A listing
+         * only we hold is fresh memory, which no later listing can point into
+         * while held: holding it would only cost memory.
+         */
+        if (sbl->arena && cl->arena && kc_arena_shared(sbl->arena) && kc_arena_shared(cl->arena)) {
+                pr->held_sb = kc_arena_ref(sbl->arena);
+                pr->held_c = kc_arena_ref(cl->arena);
+        }
 }
 
 /* Groups, sorts and builds (or reuses) the pods; called with m->lock held. */
@@ -727,6 +985,7 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
         /* item_group keeps its contents (the last listing's groups) while it grows. */
         if (SCRATCH(m, groups, n_items) < 0 ||
             KC_ARRAY_GROW(pr->item_group, pr->cap_item_group, n_items, 64) < 0 ||
+            KC_ARRAY_GROW(pr->item_src, pr->cap_item_src, n_items, 64) < 0 ||
             SCRATCH(m, sb_perm, sbl->n) < 0 || SCRATCH(m, c_perm, cl->n) < 0)
                 return -ENOMEM;
 
@@ -740,11 +999,14 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
         r = sort_groups(m, n_groups);
         if (r < 0)
                 goto fail;
-        r = build_pods(m, pr, sbl, cl, n_groups, &out);
+        r = src_set_reserve(&pr->src[!pr->cur], n_groups, sbl->n, cl->n);
+        if (r < 0)
+                goto fail;
+        r = build_pods(m, pr, sbl, cl, n_groups, !indexed, &out);
         if (r < 0)
                 goto fail;
         /* Unindexed, group k has cached pod k's UID: the UIDs are the same when as many. */
-        pod_reuse_advance(pr, n_groups, n_items, !indexed && n_groups == pr->n);
+        pod_reuse_advance(pr, sbl, cl, n_groups, n_items, !indexed && n_groups == pr->n);
         *ret = out;
         out = (struct kc_pod_list){ 0 };
         return 0;
@@ -754,49 +1016,65 @@ fail:
         return r;
 }
 
-size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all)
+/* reuse[@all]'s count of cached pods, or with @hits its identity hits, read under the lock. */
+static uint64_t reuse_count(struct kc_runtime_manager *m, bool all, bool hits)
 {
-        size_t n;
+        uint64_t n;
 
         pthread_mutex_lock(&m->lock);
-        n = m->reuse[all].n;
+        n = hits ? m->reuse[all].identity_hits : m->reuse[all].n;
         pthread_mutex_unlock(&m->lock);
         return n;
 }
 
-/* Is this listing the last one, by identity? Then *ret holds its pods again. */
-static int last_listing_reuse(struct last_listing *l, const struct kc_pod_sandbox_list *sbl,
+size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all)
+{
+        return (size_t)reuse_count(m, all, false);
+}
+
+uint64_t kc__runtime_manager_identity_hits(struct kc_runtime_manager *m, bool all)
+{
+        return reuse_count(m, all, true);
+}
+
+/* Is this listing the last one, by identity? Then *ret holds its pods (in @pr) again. */
+static int last_listing_reuse(const struct last_listing *l, const struct pod_reuse *pr,
+                              const struct kc_pod_sandbox_list *sbl,
                               const struct kc_container_list *cl, struct kc_pod_list *ret)
 {
         struct kc_pod_list out = { 0 };
 
         if (!l->sb_arena || !l->c_arena || l->sb_arena != sbl->arena || l->c_arena != cl->arena ||
             l->sb_items != sbl->items || l->c_items != cl->items || l->n_sb != sbl->n ||
-            l->n_c != cl->n)
+            l->n_c != cl->n || l->n_pods != pr->n)
                 return 0;
         if (l->n_pods > 0 && !(out.pods = malloc(l->n_pods * sizeof(*out.pods))))
                 return -ENOMEM;
         for (out.n = 0; out.n < l->n_pods; out.n++)
-                out.pods[out.n] = kc_pod_ref(l->pods[out.n]);
+                out.pods[out.n] = kc_pod_ref(pr->pods[l->order[out.n]]);
         *ret = out;
         return 1;
 }
 
-/* Remembers the listing @pods was built from when its arenas are shared (best effort). */
-static void last_listing_keep(struct last_listing *l, const struct kc_pod_sandbox_list *sbl,
-                              const struct kc_container_list *cl, const struct kc_pod_list *pods)
+/*
+ * Remembers the listing the cache was just built from, when its arenas are
+ * shared (best effort): the cached pods in m->order's order, the result's.
+ */
+static void last_listing_keep(struct kc_runtime_manager *m, struct last_listing *l,
+                              const struct pod_reuse *pr, const struct kc_pod_sandbox_list *sbl,
+                              const struct kc_container_list *cl)
 {
-        struct kc_pod **copy = NULL;
+        uint32_t *order = NULL;
         size_t i;
 
         last_listing_done(l);
         /* An arena only we hold cannot be handed out again: keeping it would only cost memory. */
         if (!kc_arena_shared(sbl->arena) || !kc_arena_shared(cl->arena))
                 return;
-        if (pods->n > 0 && !(copy = malloc(pods->n * sizeof(*copy))))
+        if (pr->n > 0 && !(order = malloc(pr->n * sizeof(*order))))
                 return;
-        for (i = 0; i < pods->n; i++)
-                copy[i] = kc_pod_ref(pods->pods[i]);
+        for (i = 0; i < pr->n; i++)
+                order[i] = (uint32_t)m->order[i].idx;
         *l = (struct last_listing){
                 .sb_arena = kc_arena_ref(sbl->arena),
                 .c_arena = kc_arena_ref(cl->arena),
@@ -804,8 +1082,8 @@ static void last_listing_keep(struct last_listing *l, const struct kc_pod_sandbo
                 .c_items = cl->items,
                 .n_sb = sbl->n,
                 .n_c = cl->n,
-                .pods = copy,
-                .n_pods = pods->n,
+                .order = order,
+                .n_pods = pr->n,
         };
 }
 
@@ -829,11 +1107,14 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct k
                 return r;
 
         pthread_mutex_lock(&m->lock);
-        r = last_listing_reuse(&m->last[all], &sbl, &cl, ret);
+        r = last_listing_reuse(&m->last[all], &m->reuse[all], &sbl, &cl, ret);
         if (r == 0) {
                 r = get_pods_locked(m, all, &sbl, &cl, ret);
-                if (r >= 0)
-                        last_listing_keep(&m->last[all], &sbl, &cl, ret);
+                /* The cache may be gone (it always is on failure): only a full one is kept. */
+                if (r >= 0 && m->reuse[all].n == ret->n)
+                        last_listing_keep(m, &m->last[all], &m->reuse[all], &sbl, &cl);
+                else
+                        last_listing_done(&m->last[all]);
         }
         pthread_mutex_unlock(&m->lock);
         if (r < 0)

@@ -47,6 +47,36 @@ int kc__sim_oom(struct kc_runtime_error *err)
  * INVALID_ARGUMENT and an absent object is not an error. The maps are read
  * only after entering, which may have dropped the lock.
  */
+/* Objects of the listed pod looked through by address at most; a larger pod goes by the map. */
+#define LISTED_OBJECTS_MAX 16
+
+/*
+ * The object whose own id string @id is (by address), among those of the
+ * pod the last list call narrowed to, while nothing changed since; else
+ * NULL. A status call right after its pod's listing (GetPodStatus) skips
+ * the map. An equal address is that live object's string, so the map would
+ * give the same object.
+ */
+static void *listed_object(struct kc_sim *s, const char *id, bool container)
+{
+        struct sim_pod *p = s->listed_pod;
+        struct sim_objects *objs;
+        struct sim_object *o;
+
+        if (!p || s->listed_gen != s->st.gen)
+                return NULL;
+        objs = container ? &p->containers : &p->sandboxes;
+        if (objs->n > LISTED_OBJECTS_MAX)
+                return NULL;
+        kc_list_for_each_entry (o, &objs->list, struct sim_object, link) {
+                if (container && kc_container_of(o, struct sim_container, o)->v.id == id)
+                        return kc_container_of(o, struct sim_container, o);
+                if (!container && kc_container_of(o, struct sim_sandbox, o)->v.id == id)
+                        return kc_container_of(o, struct sim_sandbox, o);
+        }
+        return NULL;
+}
+
 static int enter_object_locked(struct kc_sim *s, enum sim_op op, const char *id, bool container,
                                bool must_exist, void **ret, struct kc_runtime_error *err)
 {
@@ -60,7 +90,9 @@ static int enter_object_locked(struct kc_sim *s, enum sim_op op, const char *id,
         if (!id && !must_exist)
                 return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
                                             "%s id is required", what);
-        obj = id ? kc_map_get(container ? s->st.containers : s->st.sandboxes, id) : NULL;
+        obj = id ? listed_object(s, id, container) : NULL;
+        if (!obj && id)
+                obj = kc_map_get(container ? s->st.containers : s->st.sandboxes, id);
         if (!obj && must_exist)
                 return kc__sim_not_found(err, what, id);
         *ret = obj;

@@ -192,6 +192,10 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
         }
         if (r < 0)
                 return r;
+        if (scope.only) {
+                s->listed_pod = scope.only;
+                s->listed_gen = s->st.gen;
+        }
         *ret_items = n > 0 ? items : NULL;
         *ret_n = n;
         memo_keep(&s->st, memo, state, *ret_items, n, a);

@@ -252,6 +252,14 @@ struct kc_sim {
 
         /* [sandboxes, containers][any state, one state]: bounded to these four. */
         struct sim_list_memo list_memo[2][2];
+        /*
+         * The pod the last list call narrowed to, while the generation is
+         * listed_gen (issue 18): status calls look for the id among its
+         * objects by address before the maps. Whatever frees a pod or an
+         * object bumps the generation first, so the pod is alive then.
+         */
+        struct sim_pod *listed_pod;
+        uint64_t listed_gen;
 
         struct kc_container *kscratch; /* kubecontainer-face build buffer */
         size_t kscratch_cap;

@@ -86,7 +86,15 @@ struct kc_container_filter {
         size_t n_label_selector;
 };
 
-/** Results of list/status calls live in one arena; kc_runtime_result_done frees it. */
+/**
+ * Results of list/status calls live in one arena; kc_runtime_result_done frees it.
+ * A service may hand out a shared result (another reference to an arena it
+ * keeps, or items pointing into arenas it keeps, kc_arena_hold) for data that
+ * did not change; callers treat every result as read-only. Memory a result
+ * reaches never changes while the result's arena is held, so a consumer that
+ * holds an earlier result may take a pointer equal to one in it for equal
+ * contents (issue 18); a service need never return the same memory twice.
+ */
 struct kc_pod_sandbox_list {
         struct kc_pod_sandbox *items;
         size_t n;

@@ -129,6 +129,7 @@ static void assert_containers_equal(const struct kc_container *a, size_t na,
         for (size_t i = 0; i < na; i++) {
                 assert_string_equal(a[i].id, b[i].id);
                 assert_int_equal(a[i].state, b[i].state);
+                assert_true(kc__streq(a[i].image, b[i].image));
                 if (a[i].name || b[i].name)
                         assert_string_equal(a[i].name, b[i].name);
                 assert_int_equal(a[i].hash, b[i].hash);
@@ -927,6 +928,342 @@ static void test_get_pods_history_matches_fresh(void **state)
         free(w);
 }
 
+/*
+ * Issue 18: a service that hands out its objects by identity, as the
+ * simulated runtime does: each object's strings, labels and annotations live
+ * in an arena of its own, and every list result is a new arena of item
+ * structs that holds the objects' arenas. An object whose content changes is
+ * made again: its old arena is let go first, so the new one often lands at
+ * the same addresses with different bytes. With @keep_last the service keeps
+ * its last results (shared, as the sim's list memo does), so the manager
+ * holds a listing and compares by address; without, its results are only the
+ * manager's, which must then compare contents.
+ */
+#define IDW_PODS 6
+
+struct idw_obj {
+        struct kc_arena *arena;
+        struct kc_pod_sandbox sb;
+        struct kc_cri_container c;
+};
+
+struct idw {
+        struct idw_obj sb[IDW_PODS], c[IDW_PODS * 2];
+        struct kc_arena *last_sb, *last_c;
+        bool keep_last;
+        uint64_t seed;
+};
+
+/* Makes object @o of pod @p again, in new memory, with content drawn from @w->seed. */
+static void idw_obj_make(struct idw *w, struct idw_obj *o, size_t p, size_t k, bool sandbox)
+{
+        struct kc_label *labels, *ann;
+        char buf[32];
+
+        o->arena = kc_arena_free(o->arena);
+        assert_int_equal(kc_arena_new(&o->arena), 0);
+        /* Two label sets, the same UID with two pod names (idw_round() switches). */
+        labels = kc_arena_alloc(o->arena, 6 * sizeof(*labels));
+        ann = kc_arena_alloc(o->arena, sizeof(*ann));
+        assert_non_null(labels);
+        assert_non_null(ann);
+        /* Same lengths whatever is drawn: a new object reuses the old one's addresses. */
+        snprintf(buf, sizeof(buf), "%c%zu", rng_next(&w->seed) % 2 ? 'u' : 'v', p);
+        labels[0] = (struct kc_label){ KC_LABEL_POD_UID, kc_arena_strdup(o->arena, buf) };
+        snprintf(buf, sizeof(buf), "%c%zu", rng_next(&w->seed) % 2 ? 'n' : 'm', p);
+        labels[1] = (struct kc_label){ KC_LABEL_POD_NAME, kc_arena_strdup(o->arena, buf) };
+        labels[2] = (struct kc_label){ KC_LABEL_POD_NAMESPACE, "ns" };
+        labels[3] = labels[0];
+        labels[4] = (struct kc_label){ KC_LABEL_POD_NAME, "x" };
+        labels[5] = labels[2];
+        ann[0] = (struct kc_label){ KC_ANNOTATION_CONTAINER_HASH,
+                                    rng_next(&w->seed) % 2 ? "1f" : "2f" };
+        snprintf(buf, sizeof(buf), "%c%zu-%zu", rng_next(&w->seed) % 2 ? 'i' : 'j', p, k);
+        if (sandbox) {
+                o->sb = (struct kc_pod_sandbox){
+                        .id = kc_arena_strdup(o->arena, buf),
+                        .metadata = { labels[1].value, labels[0].value, "ns", 0 },
+                        .state = KC_SANDBOX_STATE_READY,
+                        .created_at = (int64_t)(rng_next(&w->seed) % 3),
+                        .labels = labels,
+                        .n_labels = 3,
+                };
+                return;
+        }
+        o->c = (struct kc_cri_container){
+                .id = kc_arena_strdup(o->arena, buf),
+                .metadata = { kc_arena_strdup(o->arena, rng_next(&w->seed) % 2 ? "a" : "b"), 0 },
+                .image = kc_arena_strdup(o->arena, rng_next(&w->seed) % 2 ? "busybox" : "busyfox"),
+                .state = KC_CONTAINER_STATE_RUNNING,
+                .created_at = (int64_t)(rng_next(&w->seed) % 3),
+                .labels = labels,
+                .n_labels = 3,
+                .annotations = ann,
+                .n_annotations = 1,
+        };
+}
+
+static const struct kc_label idw_hash[2][1] = { { { KC_ANNOTATION_CONTAINER_HASH, "1f" } },
+                                                { { KC_ANNOTATION_CONTAINER_HASH, "2f" } } };
+
+/* One field of container @o now points elsewhere (static memory), the others where they did. */
+static void idw_repoint(struct idw *w, struct idw_obj *o)
+{
+        bool x = rng_next(&w->seed) % 2;
+
+        switch (rng_next(&w->seed) % 3) {
+        case 0:
+                o->c.image = x ? "busybox" : "busyfox";
+                break;
+        case 1:
+                o->c.metadata.name = x ? "a" : "b";
+                break;
+        default:
+                o->c.annotations = idw_hash[x];
+                break;
+        }
+}
+
+/*
+ * A new round: each object kept, its state flipped, a field pointed
+ * elsewhere, or the object made again (maybe the same).
+ */
+static void idw_round(struct idw *w)
+{
+        size_t p, k;
+
+        /* The service lets its last results go: the manager is then their only holder. */
+        w->last_sb = kc_arena_free(w->last_sb);
+        w->last_c = kc_arena_free(w->last_c);
+        for (p = 0; p < IDW_PODS; p++) {
+                switch (rng_next(&w->seed) % 6) {
+                case 0:
+                        idw_obj_make(w, &w->sb[p], p, 0, true);
+                        break;
+                case 1:
+                        w->sb[p].sb.state = rng_next(&w->seed) % 2 ? KC_SANDBOX_STATE_READY
+                                                                   : KC_SANDBOX_STATE_NOTREADY;
+                        break;
+                case 2:
+                        w->sb[p].sb.metadata.name = rng_next(&w->seed) % 2 ? "n" : "m";
+                        break;
+                case 3:
+                        /* The other label set: the same UID, another pod name. */
+                        w->sb[p].sb.labels += w->sb[p].sb.labels[1].value[0] == 'x' ? -3 : 3;
+                        break;
+                default:
+                        break;
+                }
+                for (k = 0; k < 2; k++) {
+                        struct idw_obj *o = &w->c[p * 2 + k];
+
+                        switch (rng_next(&w->seed) % 5) {
+                        case 0:
+                                idw_obj_make(w, o, p, k + 1, false);
+                                break;
+                        case 1:
+                                o->c.state = (enum kc_container_state)(rng_next(&w->seed) % 4);
+                                break;
+                        case 2:
+                                idw_repoint(w, o);
+                                break;
+                        default:
+                                break;
+                        }
+                }
+        }
+}
+
+/* A list result: new item structs holding the listed objects' arenas. */
+static struct kc_arena *idw_list(struct idw *w, bool sandboxes, int state, void **ret_items,
+                                 size_t *ret_n)
+{
+        size_t n_obj = sandboxes ? IDW_PODS : IDW_PODS * 2, size, i, n = 0;
+        struct kc_arena *a = NULL;
+        char *items;
+
+        size = sandboxes ? sizeof(struct kc_pod_sandbox) : sizeof(struct kc_cri_container);
+        assert_int_equal(kc_arena_new(&a), 0);
+        items = kc_arena_alloc(a, n_obj * size);
+        assert_non_null(items);
+        for (i = 0; i < n_obj; i++) {
+                struct idw_obj *o = sandboxes ? &w->sb[i] : &w->c[i];
+                int st = sandboxes ? (int)o->sb.state : (int)o->c.state;
+
+                if (state >= 0 && st != state)
+                        continue;
+                memcpy(items + n++ * size, sandboxes ? (void *)&o->sb : (void *)&o->c, size);
+                assert_int_equal(kc_arena_hold(a, o->arena), 0);
+        }
+        if (w->keep_last) {
+                struct kc_arena **last = sandboxes ? &w->last_sb : &w->last_c;
+
+                kc_arena_free(*last);
+                *last = kc_arena_ref(a);
+        }
+        *ret_items = items;
+        *ret_n = n;
+        return a;
+}
+
+static int idw_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
+                                struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
+{
+        void *items;
+        size_t n;
+        struct kc_arena *a = idw_list(self, true, filter->state, &items, &n);
+
+        (void)err;
+        *ret = (struct kc_pod_sandbox_list){ items, n, a };
+        return 0;
+}
+
+static int idw_list_containers(void *self, const struct kc_container_filter *filter,
+                               struct kc_container_list *ret, struct kc_runtime_error *err)
+{
+        void *items;
+        size_t n;
+        struct kc_arena *a = idw_list(self, false, filter->state, &items, &n);
+
+        (void)err;
+        *ret = (struct kc_container_list){ items, n, a };
+        return 0;
+}
+
+static const struct kc_runtime_service_ops idw_ops = {
+        .list_pod_sandbox = idw_list_pod_sandbox,
+        .list_containers = idw_list_containers,
+};
+
+/*
+ * The manager's identity records (issue 18) against a manager without
+ * history: the same pods whatever the listings do, whether the service's
+ * results are shared (records used) or only the manager's (never used), and
+ * unchanged pods come back as the same objects.
+ */
+static void test_get_pods_identity_matches_fresh(void **state)
+{
+        struct fixture *f = *state;
+
+        for (int keep_last = 0; keep_last < 2; keep_last++) {
+                struct idw w = { .keep_last = keep_last, .seed = 55 };
+                struct kc_runtime_service svc = { &idw_ops, &w };
+                struct kc_runtime_manager *mgr = NULL;
+                size_t p, k;
+
+                for (p = 0; p < IDW_PODS; p++) {
+                        idw_obj_make(&w, &w.sb[p], p, 0, true);
+                        for (k = 0; k < 2; k++)
+                                idw_obj_make(&w, &w.c[p * 2 + k], p, k + 1, false);
+                }
+                assert_int_equal(kc_runtime_manager_new(svc, f->clock, &mgr), 0);
+                for (int round = 0; round < 2000; round++) {
+                        bool all = round % 5 != 2;
+                        struct kc_runtime_manager *fresh = NULL;
+                        struct kc_pod_list a = { 0 }, b = { 0 }, again = { 0 };
+
+                        idw_round(&w);
+                        assert_int_equal(kc_runtime_manager_new(svc, f->clock, &fresh), 0);
+                        assert_int_equal(kc_runtime_manager_get_pods(mgr, all, &a, NULL), 0);
+                        assert_int_equal(kc_runtime_manager_get_pods(fresh, all, &b, NULL), 0);
+                        assert_int_equal(a.n, b.n);
+                        for (k = 0; k < a.n; k++)
+                                assert_pods_equal(a.pods[k], b.pods[k]);
+                        /* The same objects listed again (new item structs): the same pods. */
+                        assert_int_equal(kc_runtime_manager_get_pods(mgr, all, &again, NULL), 0);
+                        assert_int_equal(again.n, a.n);
+                        for (k = 0; k < a.n; k++)
+                                assert_ptr_equal(again.pods[k], a.pods[k]);
+                        kc_pod_list_done(&again);
+                        kc_pod_list_done(&a);
+                        kc_pod_list_done(&b);
+                        kc_runtime_manager_free(fresh);
+                }
+                /* Shared results are compared by address; the manager's own never are. */
+                if (keep_last)
+                        assert_true(kc__runtime_manager_identity_hits(mgr, true) > 1000);
+                else
+                        assert_int_equal(kc__runtime_manager_identity_hits(mgr, true), 0);
+                kc_runtime_manager_free(mgr);
+                kc_arena_free(w.last_sb);
+                kc_arena_free(w.last_c);
+                for (p = 0; p < IDW_PODS; p++)
+                        kc_arena_free(w.sb[p].arena);
+                for (p = 0; p < IDW_PODS * 2; p++)
+                        kc_arena_free(w.c[p].arena);
+        }
+}
+
+/* ContainerStatus(@id) through the sim's CRI face: the id it reports (a copy). */
+static char *status_id(struct fixture *f, const char *id)
+{
+        struct kc_container_status_result st = { 0 };
+        char *ret;
+
+        assert_int_equal(f->svc.ops->container_status(f->svc.self, id, &st, NULL), 0);
+        ret = strdup(st.status.id);
+        assert_non_null(ret);
+        kc_runtime_result_done(&st);
+        return ret;
+}
+
+/*
+ * Issue 18: the sim finds a status call's object among the objects of the
+ * pod its last list call narrowed to, by the id's address, before its maps.
+ * An id of another pod, an equal id elsewhere in memory, and a listed pod
+ * removed since (its memory reused) must all give what the maps give.
+ */
+static void test_sim_status_after_listing(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_label sel_a = { KC_LABEL_POD_UID, "u-a" }, sel_b = { KC_LABEL_POD_UID, "u-b" };
+        struct kc_container_filter fa = { .state = -1,
+                                          .label_selector = &sel_a,
+                                          .n_label_selector = 1 };
+        struct kc_container_filter fb = { .state = -1,
+                                          .label_selector = &sel_b,
+                                          .n_label_selector = 1 };
+        struct kc_container_list la = { 0 }, lb = { 0 };
+        char *sa = run_sandbox(f, "u-a", "a", 0), *sb = run_sandbox(f, "u-b", "b", 0);
+        char *a1 = start_ctr(f, sa, "u-a", "a", "one", "sleep 100", 0, true);
+        char *a2 = start_ctr(f, sa, "u-a", "a", "two", "sleep 100", 0, true);
+        char *b1 = start_ctr(f, sb, "u-b", "b", "one", "sleep 100", 0, true);
+        char *got, *copy;
+
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self, &fb, &lb, NULL), 0);
+        assert_int_equal(lb.n, 1);
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self, &fa, &la, NULL), 0);
+        assert_int_equal(la.n, 2);
+        /* The listed pod's own strings, a copy of one, and another pod's. */
+        for (size_t i = 0; i < 2; i++) {
+                got = status_id(f, la.items[i].id);
+                assert_string_equal(got, la.items[i].id);
+                free(got);
+        }
+        copy = strdup(la.items[1].id);
+        assert_non_null(copy);
+        got = status_id(f, copy);
+        assert_string_equal(got, a2);
+        free(got);
+        free(copy);
+        got = status_id(f, lb.items[0].id);
+        assert_string_equal(got, b1);
+        free(got);
+        /* Pod a goes (its sandbox takes its containers); b is listed by address after. */
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, sa, NULL), 0);
+        assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, sa, NULL), 0);
+        kc_runtime_result_done(&la);
+        got = status_id(f, lb.items[0].id);
+        assert_string_equal(got, b1);
+        free(got);
+        kc_runtime_result_done(&lb);
+        free(sa);
+        free(sb);
+        free(a1);
+        free(a2);
+        free(b1);
+}
+
 /* The IDs of @n items ordered newest first, ties in listing order (a stable sort). */
 static void newest_first_ids(const char **ids, int64_t *created, size_t n)
 {
@@ -1392,6 +1729,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_get_pods_reuse_cri, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_reuse_churn, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_same_shared_listing, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_identity_matches_fresh, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_sim_status_after_listing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_concurrent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_10k, setup, teardown),
         };
