@@ -40,13 +40,6 @@ int kc__sim_oom(struct kc_runtime_error *err)
         return kc_runtime_error_set(err, -ENOMEM, KC_RUNTIME_INTERNAL, "out of memory");
 }
 
-/*
- * Enters call @p op on the object @p id, a container or a sandbox: *ret is
- * the object, NULL when absent. A missing object is NOT_FOUND when
- * @p must_exist (a NULL @p id too); otherwise a NULL @p id is
- * INVALID_ARGUMENT and an absent object is not an error. The maps are read
- * only after entering, which may have dropped the lock.
- */
 /* Objects of the listed pod looked through by address at most; a larger pod goes by the map. */
 #define LISTED_OBJECTS_MAX 16
 
@@ -77,6 +70,13 @@ static void *listed_object(struct kc_sim *s, const char *id, bool container)
         return NULL;
 }
 
+/*
+ * Enters call @p op on the object @p id, a container or a sandbox: *ret is
+ * the object, NULL when absent. A missing object is NOT_FOUND when
+ * @p must_exist (a NULL @p id too); otherwise a NULL @p id is
+ * INVALID_ARGUMENT and an absent object is not an error. The maps are read
+ * only after entering, which may have dropped the lock.
+ */
 static int enter_object_locked(struct kc_sim *s, enum sim_op op, const char *id, bool container,
                                bool must_exist, void **ret, struct kc_runtime_error *err)
 {
