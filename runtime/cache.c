@@ -219,9 +219,11 @@ bool kc_pod_cache_set(struct kc_pod_cache *c, const char *uid, struct kc_pod_sta
         }
         if (old) {
                 /* The entry stays where it is (its key too): only its contents change. */
+                /* The new reference first: @status may be the one the entry holds. */
+                kc_pod_status_ref(status);
                 kc_pod_status_unref(old->status);
                 free(old->err);
-                old->status = kc_pod_status_ref(status);
+                old->status = status;
                 old->err = err_copy;
                 old->modified = ts_ns;
                 goto notify;

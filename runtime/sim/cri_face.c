@@ -48,7 +48,8 @@ int kc__sim_oom(struct kc_runtime_error *err)
  * pod the last list call narrowed to, while nothing changed since; else
  * NULL. A status call right after its pod's listing (GetPodStatus) skips
  * the map. An equal address is that live object's string, so the map would
- * give the same object.
+ * give the same object (ids being unique: not after a snapshot that gave
+ * one id twice).
  */
 static void *listed_object(struct kc_sim *s, const char *id, bool container)
 {
@@ -56,7 +57,7 @@ static void *listed_object(struct kc_sim *s, const char *id, bool container)
         struct sim_objects *objs;
         struct sim_object *o;
 
-        if (!p || s->listed_gen != s->st.gen)
+        if (!p || s->listed_gen != s->st.gen || s->st.dup_ids)
                 return NULL;
         objs = container ? &p->containers : &p->sandboxes;
         if (objs->n > LISTED_OBJECTS_MAX)

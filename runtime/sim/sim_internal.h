@@ -182,6 +182,7 @@ struct sim_state {
         struct kc_map *sandboxes;         /* id -> sim_sandbox */
         struct kc_map *containers;        /* id -> sim_container */
         int64_t next_deadline;            /* earliest running deadline, INT64_MAX if none */
+        bool dup_ids; /* the last snapshot gave one id to two objects of a kind */
         /* Bumped by every change a CRI listing could show (kc__sim_pod_touch()). */
         uint64_t gen;
 };

@@ -176,7 +176,7 @@ int kc_sim_container_config(struct kc_sim *s, const char *container_id,
 
 /** Counters for fault-injection drivers (kc_sim_get_stats()). */
 struct kc_sim_stats {
-        uint64_t calls;        /* every call so far, all ops */
+        uint64_t calls; /* every call so far, all ops */
         /*
          * Calls in an injected latency or an exec sleep now. A call is counted
          * just before it sleeps on the clock: a test that advances a fake

@@ -458,6 +458,55 @@ static void test_status_views(void **state)
         kc_runtime_result_done(&sr);
 }
 
+/*
+ * A snapshot may give one id to two objects (upstream's relist tests do):
+ * the id maps hold the last, and a status call answers with that object
+ * whether the caller's id is the listed item's own string or a copy, as
+ * the lookup by address must not find the first.
+ */
+static void test_status_duplicate_ids(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        static const struct kc_sim_container_spec twins[] = {
+                { "x", "first", KC_CONTAINER_STATE_RUNNING, 0 },
+                { "x", "second", KC_CONTAINER_STATE_EXITED, 0 },
+        };
+        static const struct kc_sim_pod_spec pod[] = {
+                { .id = "pd",
+                  .name = "web",
+                  .namespace = "ns",
+                  .sandboxes = twins,
+                  .n_sandboxes = 2 },
+        };
+        const struct kc_label sel = { KC_LABEL_POD_UID, "pd" };
+        struct kc_pod_sandbox_list l = { 0 };
+        struct kc_pod_sandbox_status_result sr = { 0 };
+        struct kc_runtime_error err = { 0 };
+        char copy[8];
+        size_t i;
+
+        assert_int_equal(kc_sim_set_pods(f->sim, pod, 1), 0);
+        assert_int_equal(f->svc.ops->list_pod_sandbox(
+                                 f->svc.self,
+                                 &(struct kc_pod_sandbox_filter){ .state = -1,
+                                                                  .label_selector = &sel,
+                                                                  .n_label_selector = 1 },
+                                 &l, &err),
+                         0);
+        assert_int_equal(l.n, 2);
+        for (i = 0; i < l.n; i++) {
+                assert_int_equal(
+                        f->svc.ops->pod_sandbox_status(f->svc.self, l.items[i].id, &sr, &err), 0);
+                assert_string_equal(sr.status.metadata.name, "second");
+                kc_runtime_result_done(&sr);
+                strcpy(copy, l.items[i].id);
+                assert_int_equal(f->svc.ops->pod_sandbox_status(f->svc.self, copy, &sr, &err), 0);
+                assert_string_equal(sr.status.metadata.name, "second");
+                kc_runtime_result_done(&sr);
+        }
+        kc_runtime_result_done(&l);
+}
+
 /* Results outlive the objects they show and the sim (ASan: use after free otherwise). */
 static void test_results_outlive_objects_and_sim(void **state)
 {
@@ -518,6 +567,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_list_faults_still_apply, sim_faces_setup,
                                                 sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_status_views, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_status_duplicate_ids, sim_faces_setup,
                                                 sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_results_outlive_objects_and_sim,
                                                 sim_faces_setup, sim_faces_teardown),
