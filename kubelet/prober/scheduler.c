@@ -110,26 +110,68 @@ static void wake_scheduler(struct kc_prober_manager *m)
 
 static void *runner_main(void *arg);
 
+/* Joins the threads that listed themselves on their way out; under m->lock. */
+static void join_exited_locked(struct kc_prober_manager *m)
+{
+        struct kc__thread *t = m->exited_threads;
+
+        m->exited_threads = NULL;
+        while (t) {
+                struct kc__thread *next = t->next;
+
+                /* It left the lock for the last time when it listed itself. */
+                pthread_join(t->tid, NULL);
+                free(t);
+                t = next;
+        }
+}
+
+/* Starts @p fn on a new joinable thread; under m->lock. */
+static int spawn_locked(struct kc_prober_manager *m, void *(*fn)(void *))
+{
+        pthread_attr_t attr;
+        struct kc__thread *t;
+        int r;
+
+        join_exited_locked(m);
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        t->m = m;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, RUNNER_STACK_SIZE);
+        r = -pthread_create(&t->tid, &attr, fn, t);
+        pthread_attr_destroy(&attr);
+        if (r < 0) {
+                free(t);
+                return r;
+        }
+        m->n_threads++;
+        return 0;
+}
+
+/* The last thing a thread does under m->lock: counted out and listed for joining. */
+static void thread_exit_locked(struct kc__thread *t)
+{
+        struct kc_prober_manager *m = t->m;
+
+        m->n_threads--;
+        t->next = m->exited_threads;
+        m->exited_threads = t;
+        pthread_cond_broadcast(&m->exited);
+}
+
 /* One more runner for the queue: an idle one woken, else a new one. */
 static void add_runner(struct kc_prober_manager *m)
 {
-        pthread_attr_t attr;
-        pthread_t th;
-
         if (m->n_idle > 0) {
                 pthread_cond_signal(&m->work);
                 return;
         }
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, RUNNER_STACK_SIZE);
-        if (pthread_create(&th, &attr, runner_main, m) == 0) {
-                m->n_threads++;
+        if (spawn_locked(m, runner_main) == 0)
                 m->n_runners++;
-        } else if (m->n_runners == 0) {
+        else if (m->n_runners == 0)
                 kc_log_error_s(NULL, "Failed to start a probe runner");
-        }
-        pthread_attr_destroy(&attr);
 }
 
 /* Queues @p w to run; with no runner at work, one is woken or made. */
@@ -274,7 +316,8 @@ static bool runner_wait(struct kc_prober_manager *m)
 
 static void *runner_main(void *arg)
 {
-        struct kc_prober_manager *m = arg;
+        struct kc__thread *self = arg;
+        struct kc_prober_manager *m = self->m;
 
         pthread_mutex_lock(&m->lock);
         while (runner_wait(m)) {
@@ -298,8 +341,7 @@ static void *runner_main(void *arg)
                         worker_exit(m, w);
         }
         m->n_runners--;
-        m->n_threads--;
-        pthread_cond_broadcast(&m->exited);
+        thread_exit_locked(self);
         pthread_mutex_unlock(&m->lock);
         return NULL;
 }
@@ -340,7 +382,8 @@ static int64_t sleep_ns(struct kc_prober_manager *m, int64_t now)
 
 static void *scheduler_main(void *arg)
 {
-        struct kc_prober_manager *m = arg;
+        struct kc__thread *self = arg;
+        struct kc_prober_manager *m = self->m;
 
         pthread_mutex_lock(&m->lock);
         while (!m->closing) {
@@ -369,16 +412,13 @@ static void *scheduler_main(void *arg)
                 pthread_mutex_lock(&m->lock);
         }
         m->sched_asleep = false;
-        m->n_threads--;
-        pthread_cond_broadcast(&m->exited);
+        thread_exit_locked(self);
         pthread_mutex_unlock(&m->lock);
         return NULL;
 }
 
 int kc__scheduler_start(struct kc_prober_manager *m)
 {
-        pthread_attr_t attr;
-        pthread_t th;
         int r;
 
         kc_list_init(&m->queue);
@@ -386,16 +426,8 @@ int kc__scheduler_start(struct kc_prober_manager *m)
         r = kc_cancel_new(&m->sched_wake);
         if (r < 0)
                 return r;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, RUNNER_STACK_SIZE);
-        r = -pthread_create(&th, &attr, scheduler_main, m);
-        pthread_attr_destroy(&attr);
-        if (r == 0) {
-                KC_LOCK_GUARD(&m->lock);
-                m->n_threads++;
-        }
-        return r;
+        KC_LOCK_GUARD(&m->lock);
+        return spawn_locked(m, scheduler_main);
 }
 
 void kc__scheduler_stop(struct kc_prober_manager *m)
@@ -419,6 +451,7 @@ void kc__scheduler_stop(struct kc_prober_manager *m)
         pthread_cond_broadcast(&m->work);
         while (m->n_threads > 0)
                 pthread_cond_wait(&m->exited, &m->lock);
+        join_exited_locked(m);
         kc_cancel_free(m->sched_wake);
         m->sched_wake = NULL;
         free(m->heap);
