@@ -10,16 +10,20 @@
  * "file") on syncLoop's config channel.
  *
  * A seeded schedule (KC_CHAOS_SEED, else the time; printed as
- * "chaos: seed=<n>") drives 10 simulated minutes in 1 s steps:
+ * "chaos: seed=<n>") drives 13:20 simulated minutes in 1 s steps:
  *  - 0 .. 8 min: call failures (kc_sim_inject_fault on the CRI calls the
  *    kubelet makes), latency spikes (kc_sim_inject_latency: a call sleeps
  *    1-20 s of the fake clock), container crashes (kc_sim_crash_container
  *    with a non-zero exit code), short network-not-ready windows, and pod
  *    churn (pods added, removed, and updated with a new container command
  *    or only new labels);
- *  - 8 .. 10 min: quiet, long enough for the 10 s / 40 s crash-loop
- *    back-off (the daemon's --crash-loop-back-off-* settings) and the
- *    pod workers' 10 s error back-off.
+ *  - 8:00 .. 13:20: quiet, long enough for the longest wait a fault can
+ *    leave behind: the image pull back-off, which consecutive failed pulls
+ *    of one pod's image double up to upstream's 300 s cap (MaxImageBackOff;
+ *    pulls are rare, so one pod may take every PullImage fault of several
+ *    minutes), then 20 s for the sync, the pull and the relist after it. The
+ *    10 s / 40 s crash-loop back-off (the daemon's --crash-loop-back-off-*
+ *    settings) and the pod workers' 10 s error back-off are shorter.
  * The schedule is a pure function of the seed; thread timing decides only
  * which calls a fault hits and whether a crash finds a running container,
  * and the final checks hold whatever that was.
@@ -31,7 +35,7 @@
  * few polls and every other thread asleep (/proc/self/task); a bounded
  * wall-clock wait is only a safety net (counted and reported).
  *
- * Then, at the first step after 10:00 that changed nothing in the runtime
+ * Then, at the first step after 13:20 that changed nothing in the runtime
  * and left the pod workers idle (at most 11 s later), every desired pod must
  * match its desired state exactly:
  *  - restartPolicy Always ("svc" pods): exactly one ready sandbox; for each
@@ -93,6 +97,7 @@
 #include "runtime/api_pod.h"
 #include "runtime/container.h"
 #include "runtime/error.h"
+#include "runtime/images.h"
 #include "runtime/manager.h"
 #include "runtime/pod_actions.h"
 #include "runtime/runtime_service.h"
@@ -104,10 +109,12 @@
 #define NODE "chaos-node"
 
 #define DEFAULT_PODS 2000
-#define MAX_EXTRA_PODS 600   /* pods churn may add */
-#define CHAOS_SECONDS 480    /* faults run for 8 min */
-#define TOTAL_SECONDS 600    /* then 2 min of quiet */
-#define FINAL_EXTRA_STEPS 10 /* at most 11 steps after 10:00 to see a still, idle state */
+#define MAX_EXTRA_PODS 600 /* pods churn may add */
+#define CHAOS_SECONDS 480  /* faults run for 8 min */
+/* Then quiet until the longest image pull back-off has ended (see the top). */
+#define QUIET_SECONDS ((int)(KC_IMAGE_BACKOFF_MAX_NS / SEC) + 20)
+#define TOTAL_SECONDS (CHAOS_SECONDS + QUIET_SECONDS)
+#define FINAL_EXTRA_STEPS 10 /* at most 11 steps after the quiet to see a still, idle state */
 #define MAX_REPORTED 20
 
 /* ------------------------------------------------------------------------ */
@@ -1037,7 +1044,7 @@ static void test_chaos(void **state)
         }
 
         /*
-         * 10:00. The state is final once a whole step changed nothing in the
+         * 13:20. The state is final once a whole step changed nothing in the
          * runtime (so its relist saw the final runtime and the statuses were
          * generated from it) and left the pod workers idle; allow at most
          * FINAL_EXTRA_STEPS more seconds for the work the last steps started.

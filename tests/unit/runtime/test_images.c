@@ -386,6 +386,47 @@ static void test_backoff_recovery(void **state)
         assert_int_equal(sim_op_count(f->sim, "PullImage"), 6);
 }
 
+/*
+ * The whole curve (F-SYNC-02): each failed pull doubles the window from 10 s
+ * to the 300 s cap (MaxImageBackOff), where it stays; a pull is refused
+ * until the window ends and made as soon as it has. Six failures in a row
+ * hold a container 300 s, which the chaos test's quiet period outlasts.
+ */
+static void test_backoff_curve_to_cap(void **state)
+{
+        static const int64_t windows_s[] = { 10, 20, 40, 80, 160, 300, 300 };
+        struct fixture *f = *state;
+        struct outcome o;
+        size_t i;
+
+        assert_int_equal(kc_sim_inject_fault(f->sim, "PullImage", "app:3", "registry down",
+                                             (int)KC_ELEMENTSOF(windows_s)),
+                         0);
+        o = ensure(f, f->image_backoff, &pod_a, "app:3", KC_PULL_IF_NOT_PRESENT);
+        assert_string_equal(o.reason, KC_ERR_IMAGE_PULL_REASON);
+        outcome_done(&o);
+        for (i = 0; i < KC_ELEMENTSOF(windows_s); i++) {
+                /* A second before the window ends: refused, no pull, 1 s to go. */
+                assert_int_equal(kc_fake_clock_advance(f->clock, (windows_s[i] - 1) * SEC), 0);
+                o = ensure(f, f->image_backoff, &pod_a, "app:3", KC_PULL_IF_NOT_PRESENT);
+                assert_string_equal(o.reason, KC_IMAGE_PULL_BACK_OFF_REASON);
+                assert_int_equal(o.retry_after, 1 * SEC);
+                outcome_done(&o);
+                assert_int_equal(sim_op_count(f->sim, "PullImage"), i + 1);
+
+                /* The window ends: the pull is made (the last one goes through). */
+                assert_int_equal(kc_fake_clock_advance(f->clock, 1 * SEC), 0);
+                o = ensure(f, f->image_backoff, &pod_a, "app:3", KC_PULL_IF_NOT_PRESENT);
+                if (i + 1 < KC_ELEMENTSOF(windows_s)) {
+                        assert_string_equal(o.reason, KC_ERR_IMAGE_PULL_REASON);
+                } else {
+                        assert_int_equal(o.r, 0);
+                }
+                outcome_done(&o);
+                assert_int_equal(sim_op_count(f->sim, "PullImage"), i + 2);
+        }
+}
+
 static void test_invalid_image_name(void **state)
 {
         struct fixture *f = *state;
@@ -481,6 +522,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_policy_never, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_err_image_pull_then_backoff, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_backoff_recovery, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_backoff_curve_to_cap, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_invalid_image_name, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_image_inspect_error, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_invalid_args, setup, teardown),
