@@ -32,6 +32,8 @@ import sys
 import threading
 import time
 
+import cri_raw
+from cri_raw import grpc_frame, pb_bytes, pb_fields
 from daemon_lib import POD_LOGS_ROOT, Containerd, cid_of, read_env, remove_pod_logs_root_at_exit
 
 import harness  # noqa: E402  (tests/e2e, put on sys.path by daemon_lib)
@@ -80,78 +82,15 @@ def error_lines(text):
     return [line for line in text.splitlines() if line.startswith("E") and "Skipping pod synchronization" not in line]
 
 
-# --- raw CRI over HTTP/2 (curl), protobuf by hand ---------------------------
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def pb_bytes(field, data):
-    if isinstance(data, str):
-        data = data.encode()
-    return varint((field << 3) | 2) + varint(len(data)) + data
-
-
-def pb_fields(buf):
-    """[(field, wire type, value)] of one message's top level."""
-    out, i = [], 0
-    while i < len(buf):
-        key, i = read_varint(buf, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = read_varint(buf, i)
-        elif wt == 2:
-            n, i = read_varint(buf, i)
-            v, i = buf[i : i + n], i + n
-        elif wt == 1:
-            v, i = buf[i : i + 8], i + 8
-        elif wt == 5:
-            v, i = buf[i : i + 4], i + 4
-        else:
-            raise AssertionError(f"protobuf wire type {wt}")
-        out.append((f, wt, v))
-    return out
-
-
-def read_varint(buf, i):
-    n = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
-
-
-def grpc_frame(msg):
-    return b"\0" + len(msg).to_bytes(4, "big") + msg
+# --- raw CRI over HTTP/2 (curl), protobuf by hand (cri_raw.py) -------------
 
 
 def curl_argv(method, body_path):
-    return [
-        "curl", "-sS", "-N", "--http2-prior-knowledge", "--unix-socket", CTRD.sock,
-        "-H", "content-type: application/grpc", "-H", "te: trailers",
-        "--data-binary", "@" + body_path, "-o", "-", f"http://localhost/runtime.v1.RuntimeService/{method}",
-    ]
+    return cri_raw.curl_argv(CTRD.sock, method, body_path)
 
 
 def cri_unary(tmp, method, msg):
-    path = os.path.join(tmp, "req")
-    with open(path, "wb") as f:
-        f.write(grpc_frame(msg))
-    p = subprocess.run(curl_argv(method, path) + ["--max-time", "60", "-D", "-"], capture_output=True, timeout=70)
-    hdr, _, body = p.stdout.partition(b"\r\n\r\n")
-    if p.returncode != 0 or b"grpc-status: 0" not in p.stdout:
-        raise AssertionError(f"{method}: curl exit {p.returncode}: {p.stdout[-300:]!r} {p.stderr!r}")
-    return body[5 : 5 + int.from_bytes(body[1:5], "big")] if len(body) >= 5 else b""
+    return cri_raw.cri_unary(CTRD.sock, tmp, method, msg)
 
 
 EVENT_TYPES = {0: "CREATED", 1: "STARTED", 2: "STOPPED", 3: "DELETED"}
