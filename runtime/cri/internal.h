@@ -218,14 +218,26 @@ struct kc_cri_wire_field {
  */
 int kc__cri_wire_next(struct kc_cri_wire *w, struct kc_cri_wire_field *f);
 /**
+ * Where decoded strings and arrays go: arena @a, taking from [p, p + left)
+ * first and then from blocks of @a. Start one as { .a = arena } (or over a
+ * block of the arena) and keep it for every item of a listing: the items
+ * then share blocks.
+ */
+struct kc_cri_wire_dec {
+        struct kc_arena *a;
+        char *p;
+        size_t left;
+};
+
+/**
  * One PodSandbox / Container message (a listed item) into *out, its
- * strings and arrays in @a: what kc__cri_sandbox_from_pb() /
+ * strings and arrays from @d: what kc__cri_sandbox_from_pb() /
  * kc__cri_container_from_pb() make of protobuf-c's decode of it.
  * @return 0, -EPROTO (bytes protobuf-c refuses), -ENOMEM; *out untouched on failure.
  */
-int kc__cri_wire_pod_sandbox(struct kc_arena *a, const uint8_t *p, size_t len,
+int kc__cri_wire_pod_sandbox(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len,
                              struct kc_pod_sandbox *out);
-int kc__cri_wire_container(struct kc_arena *a, const uint8_t *p, size_t len,
+int kc__cri_wire_container(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len,
                            struct kc_cri_container *out);
 /** CRI state values to the kc_* ones, as kubelet reads them. */
 enum kc_sandbox_state kc__cri_sandbox_state(int s);

@@ -48,17 +48,17 @@ struct item_kind {
         size_t str_off[8];
         size_t n_str;
         size_t labels_off[2], n_labels_off[2]; /* labels, annotations */
-        int (*decode)(struct kc_arena *a, const uint8_t *p, size_t len, void *item);
+        int (*decode)(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len, void *item);
 };
 
-static int sandbox_decode(struct kc_arena *a, const uint8_t *p, size_t len, void *item)
+static int sandbox_decode(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len, void *item)
 {
-        return kc__cri_wire_pod_sandbox(a, p, len, item);
+        return kc__cri_wire_pod_sandbox(d, p, len, item);
 }
 
-static int container_decode(struct kc_arena *a, const uint8_t *p, size_t len, void *item)
+static int container_decode(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len, void *item)
 {
-        return kc__cri_wire_container(a, p, len, item);
+        return kc__cri_wire_container(d, p, len, item);
 }
 
 /* One item of the last response: its bytes in m->bytes and its flat block. */
@@ -407,7 +407,7 @@ static ssize_t find_last(struct kc_cri_list_memo *m, size_t i, const uint8_t *p,
 }
 
 /* Decodes one item into @dst; its strings and labels go to a flat block of @a. */
-static int decode_item(const struct item_kind *k, struct kc_arena *a, struct kc_arena *tmp,
+static int decode_item(const struct item_kind *k, struct kc_arena *a, struct kc_cri_wire_dec *tmp,
                        const uint8_t *p, size_t len, void *dst, struct memo_item *meta,
                        struct kc_runtime_error *err)
 {
@@ -474,6 +474,7 @@ static int walk(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, stru
 {
         const struct item_kind *k = m->kind;
         _cleanup_(kc_arena_freep) struct kc_arena *tmp = NULL;
+        struct kc_cri_wire_dec d;
         const uint8_t *p = buf, *end = buf + len, *item;
         size_t i, ilen, cap = 0;
         char *items = NULL;
@@ -482,6 +483,7 @@ static int walk(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, stru
 
         if (kc_arena_new(&tmp) < 0)
                 return -ENOMEM;
+        d = (struct kc_cri_wire_dec){ .a = tmp };
         m->decoded = 0;
         for (i = 0; (r = next_item(&p, end, &item, &ilen)) > 0; i++) {
                 char *dst;
@@ -498,7 +500,7 @@ static int walk(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, stru
                 if (j >= 0) {
                         r = copy_last(m, a, (size_t)j, dst, &m->next_meta[i]);
                 } else {
-                        r = decode_item(k, a, tmp, item, ilen, dst, &m->next_meta[i], err);
+                        r = decode_item(k, a, &d, item, ilen, dst, &m->next_meta[i], err);
                         m->decoded++;
                 }
                 if (r < 0)

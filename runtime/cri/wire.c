@@ -168,15 +168,62 @@ int kc__cri_wire_next(struct kc_cri_wire *w, struct kc_cri_wire_field *f)
 /* ------------------------------------------------------------------------ */
 /* Walking messages                                                           */
 
-/* A decode: the result's arena and the block its strings are copied into. */
-struct dec {
-        struct kc_arena *a;
-        char *sp;
-        size_t left;
-};
+/*
+ * A decode (struct kc_cri_wire_dec, internal.h): the result's arena, and
+ * the free part of a block in it that strings and arrays are taken from
+ * first (a result's arena is made with a block as large as most results
+ * need: one allocation for all).
+ */
+#define dec kc_cri_wire_dec
 
-/* Strings share blocks of this size; a longer one gets its own. */
-#define STR_BLOCK 2048u
+/* Strings and arrays share blocks of this size once the first is used up. */
+#define DEC_BLOCK 2048u
+
+/*
+ * The block a result of a @len-byte message starts with: its strings take
+ * about @len bytes with their NULs (each string field has a tag and a
+ * length on the wire), and the rest is room for the label arrays of a
+ * typical item. What does not fit goes to further blocks.
+ */
+static size_t dec_block_size(size_t len)
+{
+        return len < SIZE_MAX / 2 ? len + 512 : len;
+}
+
+/* @n bytes, 8-byte aligned, not zeroed; NULL on ENOMEM. */
+static void *dec_alloc(struct dec *d, size_t n)
+{
+        size_t need = (n + 7) & ~(size_t)7;
+        char *p;
+
+        if (need <= d->left) {
+                p = d->p;
+                d->p += need;
+                d->left -= need;
+                return p;
+        }
+        if (need > DEC_BLOCK / 4)
+                return kc_arena_alloc(d->a, n);
+        if (!(p = kc_arena_alloc(d->a, DEC_BLOCK)))
+                return NULL;
+        d->p = p + need;
+        d->left = DEC_BLOCK - need;
+        return p;
+}
+
+/* A new arena for a result of a @len-byte message, and @d over its first block. */
+static int dec_new(struct dec *d, size_t len, struct kc_arena **ret)
+{
+        size_t size = dec_block_size(len);
+        void *block;
+        int r;
+
+        r = kc_arena_new_block(size, ret, &block);
+        if (r < 0)
+                return r;
+        *d = (struct dec){ .a = *ret, .p = block, .left = size };
+        return 0;
+}
 
 /* Takes each field of a message; 0 or an error. */
 typedef int (*field_fn)(struct dec *d, const struct kc_cri_wire_field *f, void *ctx);
@@ -286,24 +333,12 @@ static int check_cb(struct dec *d, const struct kc_cri_wire_field *f, void *desc
 /* A string field, NUL-terminated in @d's blocks (protobuf-c's copy, read up to a NUL as well). */
 static int get_str(struct dec *d, const struct kc_cri_wire_field *f, const char **ret)
 {
-        size_t n = f->len + 1;
         char *s;
 
         if (f->wt != WT_LEN)
                 return -EPROTO;
-        if (n <= d->left) {
-                s = d->sp;
-                d->sp += n;
-                d->left -= n;
-        } else if (n > STR_BLOCK / 4) {
-                if (!(s = kc_arena_alloc(d->a, n)))
-                        return -ENOMEM;
-        } else {
-                if (!(s = kc_arena_alloc(d->a, STR_BLOCK)))
-                        return -ENOMEM;
-                d->sp = s + n;
-                d->left = STR_BLOCK - n;
-        }
+        if (!(s = dec_alloc(d, f->len + 1)))
+                return -ENOMEM;
         if (f->len)
                 memcpy(s, f->data, f->len);
         s[f->len] = '\0';
@@ -348,7 +383,7 @@ static void *vec_push(struct dec *d, struct vec *vec, size_t size)
 {
         if (vec->n == vec->cap) {
                 size_t cap = vec->cap ? 2 * vec->cap : 8;
-                void *v = kc_arena_alloc(d->a, cap * size);
+                void *v = cap <= SIZE_MAX / 2 / size ? dec_alloc(d, cap * size) : NULL;
 
                 if (!v)
                         return NULL;
@@ -576,16 +611,15 @@ static void sandbox_finish(struct kc_pod_sandbox *out, const struct sandbox_acc 
         out->n_additional_ips = acc->ips.n;
 }
 
-int kc__cri_wire_pod_sandbox(struct kc_arena *a, const uint8_t *p, size_t len,
+int kc__cri_wire_pod_sandbox(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len,
                              struct kc_pod_sandbox *out)
 {
-        struct dec d = { .a = a };
         struct sandbox_acc acc;
         struct kc_pod_sandbox s;
         int r;
 
         sandbox_init(&s, &acc, false);
-        r = sandbox(&d, p, len, &acc);
+        r = sandbox(d, p, len, &acc);
         if (r < 0)
                 return r;
         sandbox_finish(&s, &acc);
@@ -719,17 +753,16 @@ static void container_finish(struct kc_cri_container *out, const struct containe
         }
 }
 
-int kc__cri_wire_container(struct kc_arena *a, const uint8_t *p, size_t len,
+int kc__cri_wire_container(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len,
                            struct kc_cri_container *out)
 {
-        struct dec d = { .a = a };
         struct container_acc acc;
         struct kc_cri_container c;
         int r;
 
         container_init(&c, &acc);
         c.pod_sandbox_id = "";
-        r = each_field(&d, p, len, container_field, &acc);
+        r = each_field(d, p, len, container_field, &acc);
         if (r < 0)
                 return r;
         container_finish(&c, &acc);
@@ -793,12 +826,11 @@ int kc__cri_unpack_pod_sandbox_status(const uint8_t *buf, size_t len,
         struct sandbox_acc acc;
         struct status_response sr = { &runtime__v1__pod_sandbox_status_response__descriptor,
                                       sandbox_status_one, &acc, false };
-        struct dec d = { 0 };
+        struct dec d;
         int r;
 
-        if (kc_arena_new(&a) < 0)
+        if (dec_new(&d, len, &a) < 0)
                 return decode_error(err, "PodSandboxStatus", -ENOMEM);
-        d.a = a;
         sandbox_init(&s, &acc, true);
         r = each_field(&d, nonnull(buf), len, status_response_field, &sr);
         if (r < 0)
@@ -836,12 +868,11 @@ int kc__cri_unpack_container_status(const uint8_t *buf, size_t len,
         struct container_acc acc;
         struct status_response sr = { &runtime__v1__container_status_response__descriptor,
                                       container_status_one, &acc, false };
-        struct dec d = { 0 };
+        struct dec d;
         int r;
 
-        if (kc_arena_new(&a) < 0)
+        if (dec_new(&d, len, &a) < 0)
                 return decode_error(err, "ContainerStatus", -ENOMEM);
-        d.a = a;
         container_init(&c, &acc);
         r = each_field(&d, nonnull(buf), len, status_response_field, &sr);
         if (r < 0)
@@ -863,18 +894,18 @@ int kc__cri_unpack_container_status(const uint8_t *buf, size_t len,
         return 0;
 }
 
+/* Decodes one listed item into @item. */
+typedef int (*item_fn)(struct dec *d, const uint8_t *p, size_t len, void *item);
+
 /*
  * A list response (items in field 1 of a @desc message): the items counted,
- * then each decoded by @one into @item_size bytes of the array, in @a.
+ * then each decoded by @one into @item_size bytes of the array, all in d->a.
  */
-static int list_walk(const ProtobufCMessageDescriptor *desc, struct kc_arena *a, const uint8_t *buf,
-                     size_t len, size_t item_size,
-                     int (*one)(struct kc_arena *a, const uint8_t *p, size_t len, void *item),
-                     void **ret_items, size_t *ret_n)
+static int list_walk(const ProtobufCMessageDescriptor *desc, struct dec *d, const uint8_t *buf,
+                     size_t len, size_t item_size, item_fn one, void **ret_items, size_t *ret_n)
 {
         struct kc_cri_wire w = { buf, buf + len };
         struct kc_cri_wire_field f;
-        struct dec d = { .a = a };
         char *items = NULL;
         size_t n = 0, i = 0;
         int r;
@@ -882,45 +913,45 @@ static int list_walk(const ProtobufCMessageDescriptor *desc, struct kc_arena *a,
         while ((r = kc__cri_wire_next(&w, &f)) > 0) {
                 if (f.num == 1 && f.wt == WT_LEN)
                         n++;
-                else if ((r = check_field(&d, desc, &f)) < 0)
+                else if ((r = check_field(d, desc, &f)) < 0)
                         return r;
         }
         if (r < 0)
                 return r;
-        if (n && !(items = kc_arena_alloc(a, n * item_size)))
+        if (n && !(items = kc_arena_alloc(d->a, n * item_size)))
                 return -ENOMEM;
         w = (struct kc_cri_wire){ buf, buf + len };
         while (kc__cri_wire_next(&w, &f) > 0)
-                if (f.num == 1 && (r = one(a, f.data, f.len, items + i++ * item_size)) < 0)
+                if (f.num == 1 && (r = one(d, f.data, f.len, items + i++ * item_size)) < 0)
                         return r;
         *ret_items = items;
         *ret_n = n;
         return 0;
 }
 
-static int sandbox_item(struct kc_arena *a, const uint8_t *p, size_t len, void *item)
+static int sandbox_item(struct dec *d, const uint8_t *p, size_t len, void *item)
 {
-        return kc__cri_wire_pod_sandbox(a, p, len, item);
+        return kc__cri_wire_pod_sandbox(d, p, len, item);
 }
 
-static int container_item(struct kc_arena *a, const uint8_t *p, size_t len, void *item)
+static int container_item(struct dec *d, const uint8_t *p, size_t len, void *item)
 {
-        return kc__cri_wire_container(a, p, len, item);
+        return kc__cri_wire_container(d, p, len, item);
 }
 
-/* A list result: @n items of @item_size bytes by @one in a new arena. */
+/* A list result: its items by @one in a new arena. */
 static int unpack_list(const ProtobufCMessageDescriptor *desc, const char *method,
-                       const uint8_t *buf, size_t len, size_t item_size,
-                       int (*one)(struct kc_arena *a, const uint8_t *p, size_t len, void *item),
+                       const uint8_t *buf, size_t len, size_t item_size, item_fn one,
                        void **ret_items, size_t *ret_n, struct kc_arena **ret_arena,
                        struct kc_runtime_error *err)
 {
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct dec d;
         int r;
 
-        if (kc_arena_new(&a) < 0)
+        if (dec_new(&d, len, &a) < 0)
                 return decode_error(err, method, -ENOMEM);
-        r = list_walk(desc, a, nonnull(buf), len, item_size, one, ret_items, ret_n);
+        r = list_walk(desc, &d, nonnull(buf), len, item_size, one, ret_items, ret_n);
         if (r < 0)
                 return decode_error(err, method, r);
         *ret_arena = TAKE_PTR(a);
