@@ -15,9 +15,8 @@
  * They accept and reject what protobuf-c 1.4 does, field for field:
  * - a tag of at most 5 bytes (field 0 refused in a one-byte tag, skipped as
  *   an unknown field in a longer one), a varint of at most 10, a
- *   length prefix of at most 5 (its value cut to 32 bits, as protobuf-c
- *   reads it) that must fit in what is left; wire types 3 and 4 (groups)
- *   and 6, 7 refused;
+ *   length prefix of at most 5 bytes that must fit in what is left; wire
+ *   types 3 and 4 (groups) and 6, 7 refused;
  * - a known field with a wire type that does not fit its type is an error
  *   (a bool takes any, as protobuf-c reads one from whatever bytes it has;
  *   a repeated scalar may come packed, checked as protobuf-c checks it);
@@ -33,10 +32,6 @@
  * The differential tests (tests/unit/runtime/test_cri_wire.c) and the
  * fuzz target (tests/fuzz/fuzz_cri_decode.c) compare every result with
  * protobuf-c's.
- *
- * One difference: a length prefix so large that protobuf-c's 32-bit sum of
- * it and the prefix's own size wraps around is refused here, where
- * protobuf-c would read out of bounds.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -105,16 +100,16 @@ static bool tag(const uint8_t **p, const uint8_t *end, uint32_t *ret_num, uint8_
         return true;
 }
 
-/* A length prefix as protobuf-c reads it: at most 5 bytes, the value cut to 32 bits. */
+/* A length prefix as protobuf-c reads it: at most 5 bytes (35 bits of value). */
 static bool length(const uint8_t **p, const uint8_t *end, size_t *ret)
 {
         const uint8_t *q = *p;
-        uint32_t v = 0;
+        uint64_t v = 0;
 
         for (unsigned i = 0; i < 5 && q < end; i++) {
                 uint8_t b = *q++;
 
-                v |= (uint32_t)(b & 0x7f) << (7 * i);
+                v |= (uint64_t)(b & 0x7f) << (7 * i);
                 if (!(b & 0x80)) {
                         if (v > (size_t)(end - q))
                                 return false;

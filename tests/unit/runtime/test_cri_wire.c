@@ -508,7 +508,7 @@ static void test_malformed(void **state)
         /* Each is refused by both with "failed to decode ContainerStatus response". */
         static const struct {
                 const char *what;
-                uint8_t b[12];
+                uint8_t b[16];
                 size_t n;
         } cases[] = {
                 { "group start", { 0x0b }, 1 },
@@ -516,6 +516,11 @@ static void test_malformed(void **state)
                 { "wire type 6", { 0x0e, 0x00 }, 2 },
                 { "field 0", { 0x02, 0x00 }, 2 },
                 { "length past the end", { 0x0a, 0x05, 0x00 }, 3 },
+                /* 10 + 3 << 32: past the end, though its low 32 bits are not (fuzz finding) */
+                { "length over 32 bits",
+                  { 0x12, 0x8a, 0x80, 0x80, 0x80, 0x30, 0x0a, 0x08, 'a', 'a', 'a', 'a', 'a', 'a',
+                    'a', 'a' },
+                  16 },
                 { "unterminated varint", { 0x18, 0x80, 0x80 }, 3 },
                 { "11-byte varint",
                   { 0x18, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01 },
