@@ -807,6 +807,29 @@ static int status_response_field(struct dec *d, const struct kc_cri_wire_field *
         return sr->one(d, f, sr->acc);
 }
 
+/*
+ * Decodes a status response @sr into a new arena (*ret_arena): kubelet's
+ * first check (a status at all) included, @method naming the call.
+ */
+static int unpack_status(const char *method, struct status_response *sr, const uint8_t *buf,
+                         size_t len, struct kc_arena **ret_arena, struct kc_runtime_error *err)
+{
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct dec d;
+        int r;
+
+        if (dec_new(&d, len, &a) < 0)
+                return decode_error(err, method, -ENOMEM);
+        r = each_field(&d, nonnull(buf), len, status_response_field, sr);
+        if (r < 0)
+                return decode_error(err, method, r);
+        if (!sr->found)
+                return kc_runtime_error_set(err, -EPROTO, KC_RUNTIME_INTERNAL,
+                                            "%s response has no status", method);
+        *ret_arena = TAKE_PTR(a);
+        return 0;
+}
+
 static int sandbox_status_one(struct dec *d, const struct kc_cri_wire_field *f, void *acc)
 {
         return sandbox(d, f->data, f->len, acc);
@@ -821,17 +844,12 @@ int kc__cri_unpack_pod_sandbox_status(const uint8_t *buf, size_t len,
         struct sandbox_acc acc;
         struct status_response sr = { &runtime__v1__pod_sandbox_status_response__descriptor,
                                       sandbox_status_one, &acc, false };
-        struct dec d;
         int r;
 
-        if (dec_new(&d, len, &a) < 0)
-                return decode_error(err, "PodSandboxStatus", -ENOMEM);
         sandbox_init(&s, &acc, true);
-        r = each_field(&d, nonnull(buf), len, status_response_field, &sr);
+        r = unpack_status("PodSandboxStatus", &sr, buf, len, &a, err);
         if (r < 0)
-                return decode_error(err, "PodSandboxStatus", r);
-        if (!sr.found)
-                return missing(err, "PodSandboxStatus response has no status");
+                return r;
         if (!*s.id)
                 return missing(err, "status.Id is not set");
         if (!acc.has_metadata)
@@ -863,17 +881,12 @@ int kc__cri_unpack_container_status(const uint8_t *buf, size_t len,
         struct container_acc acc;
         struct status_response sr = { &runtime__v1__container_status_response__descriptor,
                                       container_status_one, &acc, false };
-        struct dec d;
         int r;
 
-        if (dec_new(&d, len, &a) < 0)
-                return decode_error(err, "ContainerStatus", -ENOMEM);
         container_init(&c, &acc);
-        r = each_field(&d, nonnull(buf), len, status_response_field, &sr);
+        r = unpack_status("ContainerStatus", &sr, buf, len, &a, err);
         if (r < 0)
-                return decode_error(err, "ContainerStatus", r);
-        if (!sr.found)
-                return missing(err, "ContainerStatus response has no status");
+                return r;
         if (!*c.id)
                 return missing(err, "status.Id is not set");
         if (!acc.has_metadata)
