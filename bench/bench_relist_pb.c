@@ -275,9 +275,19 @@ struct recorder {
         struct kc_cri_list_memo *sb_memo, *c_memo;
 };
 
+/* "<method>/<key>" into @buf (@n bytes), cut short if need be: no printf on the timed path. */
 static void blob_key(char *buf, size_t n, const char *method, const char *key)
 {
-        snprintf(buf, n, "%s/%s", method, key);
+        size_t m = strlen(method), k = strlen(key);
+
+        if (m > n - 2)
+                m = n - 2;
+        if (k > n - 2 - m)
+                k = n - 2 - m;
+        memcpy(buf, method, m);
+        buf[m] = '/';
+        memcpy(buf + m + 1, key, k);
+        buf[m + 1 + k] = '\0';
 }
 
 /* Packs @m (built in @a) and stores it under @method/@key when its bytes changed. */

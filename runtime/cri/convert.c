@@ -817,14 +817,14 @@ static int labels_from_pb(struct kc_arena *a, ProtobufCMessage *const *entries, 
         labels_from_pb((a), (ProtobufCMessage *const *)(msg)->field, (msg)->n_##field, (out),      \
                        (n_out))
 
-static enum kc_sandbox_state sandbox_state_from_pb(int s)
+enum kc_sandbox_state kc__cri_sandbox_state(int s)
 {
         /* kubelet: anything but READY is not ready. */
         return s == RUNTIME__V1__POD_SANDBOX_STATE__SANDBOX_READY ? KC_SANDBOX_STATE_READY
                                                                   : KC_SANDBOX_STATE_NOTREADY;
 }
 
-static enum kc_container_state container_state_from_pb(int s)
+enum kc_container_state kc__cri_container_state(int s)
 {
         switch (s) {
         case RUNTIME__V1__CONTAINER_STATE__CONTAINER_CREATED:
@@ -854,7 +854,7 @@ int kc__cri_sandbox_from_pb(struct kc_arena *a, const Runtime__V1__PodSandbox *p
 {
         *out = (struct kc_pod_sandbox){
                 .id = str(p->id),
-                .state = sandbox_state_from_pb(p->state),
+                .state = kc__cri_sandbox_state(p->state),
                 .created_at = p->created_at,
         };
         sandbox_metadata_from_pb(p->metadata, &out->metadata);
@@ -873,7 +873,7 @@ static int sandbox_status_from_pb(struct kc_arena *a, const Runtime__V1__PodSand
 
         *out = (struct kc_pod_sandbox){
                 .id = str(s->id),
-                .state = sandbox_state_from_pb(s->state),
+                .state = kc__cri_sandbox_state(s->state),
                 .created_at = s->created_at,
                 .ip = net ? opt_str(net->ip) : NULL,
         };
@@ -925,7 +925,7 @@ int kc__cri_container_from_pb(struct kc_arena *a, const Runtime__V1__Container *
                               .attempt = c->metadata ? c->metadata->attempt : 0 },
                 .image = image_from_pb(c->image),
                 .image_ref = str(c->image_ref),
-                .state = container_state_from_pb(c->state),
+                .state = kc__cri_container_state(c->state),
                 .created_at = c->created_at,
         };
         if (LABELS_FROM_PB(a, c, labels, &out->labels, &out->n_labels) < 0 ||
@@ -966,7 +966,7 @@ static int container_status_from_pb(struct kc_arena *a, const Runtime__V1__Conta
                               .attempt = s->metadata ? s->metadata->attempt : 0 },
                 .image = image_from_pb(s->image),
                 .image_ref = str(s->image_ref),
-                .state = container_state_from_pb(s->state),
+                .state = kc__cri_container_state(s->state),
                 .created_at = s->created_at,
                 .started_at = s->started_at,
                 .finished_at = s->finished_at,
@@ -1174,9 +1174,9 @@ static int pod_sandbox_status_from_pb(struct kc_arena *a, const ProtobufCMessage
         return 0;
 }
 
-int kc__cri_unpack_pod_sandbox_status(const uint8_t *buf, size_t len,
-                                      struct kc_pod_sandbox_status_result *ret,
-                                      struct kc_runtime_error *err)
+int kc__cri_unpack_pod_sandbox_status_pbc(const uint8_t *buf, size_t len,
+                                          struct kc_pod_sandbox_status_result *ret,
+                                          struct kc_runtime_error *err)
 {
         return unpack_result(&runtime__v1__pod_sandbox_status_response__descriptor,
                              "PodSandboxStatus", buf, len, pod_sandbox_status_from_pb, ret, err);
@@ -1209,8 +1209,9 @@ static int list_pod_sandbox_from_pb(struct kc_arena *a, const ProtobufCMessage *
         return 0;
 }
 
-int kc__cri_unpack_list_pod_sandbox(const uint8_t *buf, size_t len, struct kc_pod_sandbox_list *ret,
-                                    struct kc_runtime_error *err)
+int kc__cri_unpack_list_pod_sandbox_pbc(const uint8_t *buf, size_t len,
+                                        struct kc_pod_sandbox_list *ret,
+                                        struct kc_runtime_error *err)
 {
         return unpack_result(&runtime__v1__list_pod_sandbox_response__descriptor, "ListPodSandbox",
                              buf, len, list_pod_sandbox_from_pb, ret, err);
@@ -1232,8 +1233,8 @@ static int list_containers_from_pb(struct kc_arena *a, const ProtobufCMessage *m
         return 0;
 }
 
-int kc__cri_unpack_list_containers(const uint8_t *buf, size_t len, struct kc_container_list *ret,
-                                   struct kc_runtime_error *err)
+int kc__cri_unpack_list_containers_pbc(const uint8_t *buf, size_t len,
+                                       struct kc_container_list *ret, struct kc_runtime_error *err)
 {
         return unpack_result(&runtime__v1__list_containers_response__descriptor, "ListContainers",
                              buf, len, list_containers_from_pb, ret, err);
@@ -1259,9 +1260,9 @@ static int container_status_result_from_pb(struct kc_arena *a, const ProtobufCMe
         return 0;
 }
 
-int kc__cri_unpack_container_status(const uint8_t *buf, size_t len,
-                                    struct kc_container_status_result *ret,
-                                    struct kc_runtime_error *err)
+int kc__cri_unpack_container_status_pbc(const uint8_t *buf, size_t len,
+                                        struct kc_container_status_result *ret,
+                                        struct kc_runtime_error *err)
 {
         return unpack_result(&runtime__v1__container_status_response__descriptor, "ContainerStatus",
                              buf, len, container_status_result_from_pb, ret, err);

@@ -18,9 +18,13 @@
  */
 #pragma once
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include <protobuf-c/protobuf-c.h>
 
 #include "core/cleanup.h"
+#include "runtime/container.h"
 
 /*
  * The generated code has fields named "linux", which gcc's GNU dialects
@@ -129,19 +133,37 @@ int kc__cri_unpack_status(const uint8_t *buf, size_t len, struct kc_runtime_stat
 /** *ret_id malloc'd; an empty id is an error naming the sandbox @p name (may be NULL). */
 int kc__cri_unpack_run_pod_sandbox(const uint8_t *buf, size_t len, const char *name, char **ret_id,
                                    struct kc_runtime_error *err);
+/**
+ * The four decoders a relist runs most (PodSandboxStatus, ListPodSandbox,
+ * ListContainers, ContainerStatus) are wire.c's hand-written ones; each
+ * *_pbc twin decodes the same bytes with protobuf-c and convert.c, into the
+ * same result and with the same errors: the reference the differential
+ * tests and the fuzz target hold the others to.
+ */
 int kc__cri_unpack_pod_sandbox_status(const uint8_t *buf, size_t len,
                                       struct kc_pod_sandbox_status_result *ret,
                                       struct kc_runtime_error *err);
+int kc__cri_unpack_pod_sandbox_status_pbc(const uint8_t *buf, size_t len,
+                                          struct kc_pod_sandbox_status_result *ret,
+                                          struct kc_runtime_error *err);
 int kc__cri_unpack_list_pod_sandbox(const uint8_t *buf, size_t len, struct kc_pod_sandbox_list *ret,
                                     struct kc_runtime_error *err);
+int kc__cri_unpack_list_pod_sandbox_pbc(const uint8_t *buf, size_t len,
+                                        struct kc_pod_sandbox_list *ret,
+                                        struct kc_runtime_error *err);
 /** *ret_id malloc'd; an empty id is an error naming the container @p name (may be NULL). */
 int kc__cri_unpack_create_container(const uint8_t *buf, size_t len, const char *name, char **ret_id,
                                     struct kc_runtime_error *err);
 int kc__cri_unpack_list_containers(const uint8_t *buf, size_t len, struct kc_container_list *ret,
                                    struct kc_runtime_error *err);
+int kc__cri_unpack_list_containers_pbc(const uint8_t *buf, size_t len,
+                                       struct kc_container_list *ret, struct kc_runtime_error *err);
 int kc__cri_unpack_container_status(const uint8_t *buf, size_t len,
                                     struct kc_container_status_result *ret,
                                     struct kc_runtime_error *err);
+int kc__cri_unpack_container_status_pbc(const uint8_t *buf, size_t len,
+                                        struct kc_container_status_result *ret,
+                                        struct kc_runtime_error *err);
 /** A response without an image is success with ret->found false (and no arena). */
 int kc__cri_unpack_image_status(const uint8_t *buf, size_t len, struct kc_image_status_result *ret,
                                 struct kc_runtime_error *err);
@@ -169,6 +191,57 @@ int kc__cri_sandbox_from_pb(struct kc_arena *a, const Runtime__V1__PodSandbox *p
                             struct kc_pod_sandbox *out);
 int kc__cri_container_from_pb(struct kc_arena *a, const Runtime__V1__Container *c,
                               struct kc_cri_container *out);
+
+/* ------------------------------------------------------------------------ */
+/* The protobuf wire format (wire.c)                                          */
+
+/** A walk over the top-level fields of one message's bytes [p, end). */
+struct kc_cri_wire {
+        const uint8_t *p, *end;
+};
+
+/** One field as kc__cri_wire_next() found it. */
+struct kc_cri_wire_field {
+        uint32_t num;
+        uint8_t wt;         /* wire type: 0 varint, 1 64-bit, 2 length-delimited, 5 32-bit */
+        const uint8_t *raw; /* the value's bytes after the tag (a length prefix included) */
+        size_t raw_len;
+        const uint8_t *data; /* wire type 2: the bytes after the prefix */
+        size_t len;
+        uint64_t v; /* wire type 0: the value */
+};
+
+/**
+ * The next field, framed as protobuf-c frames it (wire.c says how).
+ * @return 1 with *f, 0 at the end, -EPROTO on malformed bytes (w then
+ * unchanged).
+ */
+int kc__cri_wire_next(struct kc_cri_wire *w, struct kc_cri_wire_field *f);
+/**
+ * Where decoded strings and arrays go: arena @a, taking from [p, p + left)
+ * first and then from blocks of @a. Start one as { .a = arena } (or over a
+ * block of the arena) and keep it for every item of a listing: the items
+ * then share blocks.
+ */
+struct kc_cri_wire_dec {
+        struct kc_arena *a;
+        char *p;
+        size_t left;
+};
+
+/**
+ * One PodSandbox / Container message (a listed item) into *out, its
+ * strings and arrays from @d: what kc__cri_sandbox_from_pb() /
+ * kc__cri_container_from_pb() make of protobuf-c's decode of it.
+ * @return 0, -EPROTO (bytes protobuf-c refuses), -ENOMEM; *out untouched on failure.
+ */
+int kc__cri_wire_pod_sandbox(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len,
+                             struct kc_pod_sandbox *out);
+int kc__cri_wire_container(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len,
+                           struct kc_cri_container *out);
+/** CRI state values to the kc_* ones, as kubelet reads them. */
+enum kc_sandbox_state kc__cri_sandbox_state(int s);
+enum kc_container_state kc__cri_container_state(int s);
 
 /* ------------------------------------------------------------------------ */
 /* List memos (list_memo.c)                                                   */

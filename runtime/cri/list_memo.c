@@ -44,22 +44,21 @@
 /* The string fields and label arrays of one kind of item. */
 struct item_kind {
         const char *method;
-        const ProtobufCMessageDescriptor *desc;
         size_t item_size;
         size_t str_off[8];
         size_t n_str;
         size_t labels_off[2], n_labels_off[2]; /* labels, annotations */
-        int (*from_pb)(struct kc_arena *a, const ProtobufCMessage *m, void *item);
+        int (*decode)(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len, void *item);
 };
 
-static int sandbox_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *item)
+static int sandbox_decode(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len, void *item)
 {
-        return kc__cri_sandbox_from_pb(a, (const Runtime__V1__PodSandbox *)m, item);
+        return kc__cri_wire_pod_sandbox(d, p, len, item);
 }
 
-static int container_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *item)
+static int container_decode(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len, void *item)
 {
-        return kc__cri_container_from_pb(a, (const Runtime__V1__Container *)m, item);
+        return kc__cri_wire_container(d, p, len, item);
 }
 
 /* One item of the last response: its bytes in m->bytes and its flat block. */
@@ -98,25 +97,23 @@ struct kc_cri_list_memo {
 static const struct item_kind kinds[] = {
         [KC_CRI_LIST_POD_SANDBOX] = {
                 .method = "ListPodSandbox",
-                .desc = &runtime__v1__pod_sandbox__descriptor,
                 .item_size = sizeof(struct kc_pod_sandbox),
                 .str_off = { SB(id), SB(metadata.name), SB(metadata.uid), SB(metadata.namespace),
                              SB(ip) },
                 .n_str = 5,
                 .labels_off = { SB(labels), SB(annotations) },
                 .n_labels_off = { SB(n_labels), SB(n_annotations) },
-                .from_pb = sandbox_from_pb,
+                .decode = sandbox_decode,
         },
         [KC_CRI_LIST_CONTAINERS] = {
                 .method = "ListContainers",
-                .desc = &runtime__v1__container__descriptor,
                 .item_size = sizeof(struct kc_cri_container),
                 .str_off = { CT(id), CT(pod_sandbox_id), CT(metadata.name), CT(image),
                              CT(image_ref), CT(reason), CT(message) },
                 .n_str = 7,
                 .labels_off = { CT(labels), CT(annotations) },
                 .n_labels_off = { CT(n_labels), CT(n_annotations) },
-                .from_pb = container_from_pb,
+                .decode = container_decode,
         },
 };
 
@@ -306,77 +303,42 @@ static void copy_item(const struct item_kind *k, const void *src, const char *sr
 /* ------------------------------------------------------------------------ */
 /* The wire walk                                                               */
 
-static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *ret)
-{
-        uint64_t v = 0;
-        unsigned shift;
-
-        for (shift = 0; *p < end && shift < 64; shift += 7) {
-                uint8_t b = *(*p)++;
-
-                v |= (uint64_t)(b & 0x7f) << shift;
-                if (!(b & 0x80)) {
-                        *ret = v;
-                        return true;
-                }
-        }
-        return false;
-}
-
 /*
  * The next occurrence of field 1 (the items) in [*p, end): *ret_item and
- * *ret_len; other fields are skipped as protobuf skips unknown ones.
- * Returns 1 with an item, 0 at the end, -EPROTO on malformed bytes.
+ * *ret_len; other fields are skipped as protobuf-c skips unknown ones (a
+ * list response has no other). Returns 1 with an item, 0 at the end,
+ * -EPROTO on malformed bytes.
  */
 static int next_item(const uint8_t **p, const uint8_t *end, const uint8_t **ret_item,
                      size_t *ret_len)
 {
-        uint64_t tag, v;
+        struct kc_cri_wire w = { *p, end };
+        struct kc_cri_wire_field f;
+        int r;
 
-        while (*p < end) {
-                /* No field 0; the items field only as a length-delimited one. */
-                if (!read_varint(p, end, &tag) || (tag >> 3) == 0 ||
-                    ((tag >> 3) == 1 && (tag & 7) != 2))
-                        return -EPROTO;
-                switch (tag & 7) {
-                case 0: /* varint */
-                        if (!read_varint(p, end, &v))
-                                return -EPROTO;
+        while ((r = kc__cri_wire_next(&w, &f)) > 0) {
+                *p = w.p;
+                if (f.num != 1)
                         continue;
-                case 1: /* 64-bit */
-                case 5: /* 32-bit */
-                        v = (tag & 7) == 1 ? 8 : 4;
-                        break;
-                case 2: /* length-delimited */
-                        if (!read_varint(p, end, &v))
-                                return -EPROTO;
-                        break;
-                default:
+                if (f.wt != 2)
                         return -EPROTO;
-                }
-                if (v > (uint64_t)(end - *p))
-                        return -EPROTO;
-                if ((tag >> 3) == 1 && (tag & 7) == 2) {
-                        *ret_item = *p;
-                        *ret_len = (size_t)v;
-                        *p += v;
-                        return 1;
-                }
-                *p += v;
+                *ret_item = f.data;
+                *ret_len = f.len;
+                return 1;
         }
-        return 0;
+        return r;
 }
 
 /* The id of an item: its field 1 when that comes first, as every encoder writes it. */
 static bool item_id(const uint8_t *p, size_t len, const uint8_t **ret, size_t *ret_len)
 {
-        const uint8_t *q = p + 1, *end = p + len;
-        uint64_t v;
+        struct kc_cri_wire w = { p, p + len };
+        struct kc_cri_wire_field f;
 
-        if (len < 2 || p[0] != 0x0a || !read_varint(&q, end, &v) || v > (uint64_t)(end - q))
+        if (kc__cri_wire_next(&w, &f) <= 0 || f.num != 1 || f.wt != 2)
                 return false;
-        *ret = q;
-        *ret_len = (size_t)v;
+        *ret = f.data;
+        *ret_len = f.len;
         return true;
 }
 
@@ -445,19 +407,19 @@ static ssize_t find_last(struct kc_cri_list_memo *m, size_t i, const uint8_t *p,
 }
 
 /* Decodes one item into @dst; its strings and labels go to a flat block of @a. */
-static int decode_item(const struct item_kind *k, struct kc_arena *a, struct kc_arena *tmp,
+static int decode_item(const struct item_kind *k, struct kc_arena *a, struct kc_cri_wire_dec *tmp,
                        const uint8_t *p, size_t len, void *dst, struct memo_item *meta,
                        struct kc_runtime_error *err)
 {
-        ProtobufCMessage *msg = NULL;
         char *flat = NULL;
         int r;
 
-        r = kc__cri_unpack_message(k->desc, k->method, tmp, p, len, &msg, err);
+        r = k->decode(tmp, p, len, dst);
+        if (r == -EPROTO)
+                return kc_runtime_error_set(err, r, KC_RUNTIME_INTERNAL,
+                                            "failed to decode %s response", k->method);
         if (r < 0)
                 return r;
-        if (k->from_pb(tmp, msg, dst) < 0)
-                return -ENOMEM;
         meta->flat_len = flat_size(k, dst);
         if (meta->flat_len && !(flat = kc_arena_alloc(a, meta->flat_len)))
                 return -ENOMEM;
@@ -512,6 +474,7 @@ static int walk(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, stru
 {
         const struct item_kind *k = m->kind;
         _cleanup_(kc_arena_freep) struct kc_arena *tmp = NULL;
+        struct kc_cri_wire_dec d;
         const uint8_t *p = buf, *end = buf + len, *item;
         size_t i, ilen, cap = 0;
         char *items = NULL;
@@ -520,6 +483,7 @@ static int walk(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, stru
 
         if (kc_arena_new(&tmp) < 0)
                 return -ENOMEM;
+        d = (struct kc_cri_wire_dec){ .a = tmp };
         m->decoded = 0;
         for (i = 0; (r = next_item(&p, end, &item, &ilen)) > 0; i++) {
                 char *dst;
@@ -536,7 +500,7 @@ static int walk(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, stru
                 if (j >= 0) {
                         r = copy_last(m, a, (size_t)j, dst, &m->next_meta[i]);
                 } else {
-                        r = decode_item(k, a, tmp, item, ilen, dst, &m->next_meta[i], err);
+                        r = decode_item(k, a, &d, item, ilen, dst, &m->next_meta[i], err);
                         m->decoded++;
                 }
                 if (r < 0)

@@ -8,6 +8,11 @@
  * follow) and freed as the callers free it; errors must name a code and a
  * message.
  *
+ * The four decoders a relist runs most (PodSandboxStatus, ListPodSandbox,
+ * ListContainers, ContainerStatus) are the hand-written ones of wire.c:
+ * each input is also decoded by their protobuf-c twins, and any difference
+ * in the return value, the error or the result aborts (cri_wire_diff.h).
+ *
  * The events path (byte 0 = 11) cuts the rest into messages, each
  * [length: 2 bytes big-endian][bytes], and hands them in turn to one events
  * handle, as the stream would.
@@ -21,6 +26,7 @@
 
 #include "core/arena.h"
 #include "cri/internal.h"
+#include "cri_wire_diff.h"
 #include "runtime/cri.h"
 #include "runtime/error.h"
 #include "runtime/runtime_service.h"
@@ -163,6 +169,33 @@ static void events_stream(const uint8_t *p, size_t n)
         if (st.n_close != 1)
                 abort();
         kc_cri_events_close(e);
+}
+
+/* wire.c's decoders against protobuf-c's on the same bytes. */
+static void wire_diff(int sel, const uint8_t *p, size_t n)
+{
+        const char *d;
+
+        switch (sel) {
+        case SEL_POD_SANDBOX_STATUS:
+                d = kc_cri_wire_diff(KC_CRI_WIRE_POD_SANDBOX_STATUS, p, n);
+                break;
+        case SEL_LIST_POD_SANDBOX:
+                d = kc_cri_wire_diff(KC_CRI_WIRE_LIST_POD_SANDBOX, p, n);
+                break;
+        case SEL_LIST_CONTAINERS:
+                d = kc_cri_wire_diff(KC_CRI_WIRE_LIST_CONTAINERS, p, n);
+                break;
+        case SEL_CONTAINER_STATUS:
+                d = kc_cri_wire_diff(KC_CRI_WIRE_CONTAINER_STATUS, p, n);
+                break;
+        default:
+                return;
+        }
+        if (d) {
+                fprintf(stderr, "wire.c and protobuf-c differ: %s\n", d);
+                abort();
+        }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -315,5 +348,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 break;
         }
         check_error(r, &err);
+        wire_diff(data[0] % _SEL_MAX, p, n);
         return 0;
 }

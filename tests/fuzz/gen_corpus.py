@@ -133,6 +133,11 @@ def cri_seeds():
         f_int(3, 0),
         "0d-exec-sync-failed": b"\x0d" + f_str(2, "sh: nope: not found\n") + f_int(3, 127),
         "0d-exec-sync-nul-bytes": b"\x0d" + f_str(1, "a\x00b") + f_int(3, -1),
+        # wire.c's rules that protobuf-c sets (issue 18): a nested message given twice
+        # (merged), a bool in another wire type, a length prefix past 32 bits.
+        "07-container-status-metadata-twice": b"\x07" + f_msg(1, container_status() + f_msg(
+            2, f_str(1, "other")) + f_msg(14, f_str(1, "/dev/termination-log") + f_str(3, "\x01"))),
+        "04-list-pod-sandbox-long-length": b"\x04" + b"\x3a\x8a\x80\x80\x80\x30" + b"\x00" * 10,
         "truncated-varint": b"\x07\x0a\x80",
         "wrong-wire-type": b"\x04" + varint(1 << 3 | 0) + varint(5),
     }
