@@ -190,23 +190,29 @@ static int list_patched_locked(const struct sim_listing *k, const struct sim_sta
 {
         char *items = NULL;
 
-        if (m->n > 0) {
-                items = kc_arena_alloc(a, m->n * k->item_size);
-                if (!items)
-                        return kc__sim_oom(err);
-                memcpy(items, m->items, m->n * k->item_size);
-        }
+        if (m->n > 0 && !(items = kc_arena_memdup(a, m->items, m->n * k->item_size)))
+                return kc__sim_oom(err);
         for (size_t i = 0; i < st->n_touched; i++) {
                 struct sim_pod *p = st->touched[i];
                 struct sim_objects *objs = pod_objects(k, p);
                 size_t at = p->listed_at[k->memo];
                 struct sim_object *o;
 
+                /* The pods are cold by now: the one after next, and the next one's first object. */
+                if (i + 2 < st->n_touched)
+                        __builtin_prefetch(st->touched[i + 2]);
+                if (i + 1 < st->n_touched && pod_objects(k, st->touched[i + 1])->n > 0)
+                        prefetch_next(kc_list_entry(pod_objects(k, st->touched[i + 1])->list.next,
+                                                    struct sim_object, link));
+
                 if (objs->n > m->n || at > m->n - objs->n)
                         return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
                                                     "sim: listing positions out of sync");
-                kc_list_for_each_entry (o, &objs->list, struct sim_object, link)
+                kc_list_for_each_entry (o, &objs->list, struct sim_object, link) {
+                        if (o->link.next != &objs->list)
+                                prefetch_next(kc_list_entry(o->link.next, struct sim_object, link));
                         (void)k->copy(NULL, o, items + at++ * k->item_size); /* holds nothing */
+                }
         }
         if (kc_arena_hold(a, m->keeper) < 0)
                 return kc__sim_oom(err);
