@@ -269,8 +269,8 @@ static int list_scope_locked(struct kc_sim *s, const struct sim_listing *k, cons
         } else if (!scope.narrowed) {
                 sim_for_each_pod(p, &s->st)
                 {
-                        r = list_pod_locked(k, &s->st, p, filter, keeper ? keeper : a, keeper,
-                                            items, cap, &n, err);
+                        r = list_pod_locked(k, &s->st, p, filter, keeper ? keeper : a,
+                                            keeper != NULL, items, cap, &n, err);
                         if (r < 0)
                                 break;
                 }
