@@ -1164,6 +1164,8 @@ struct status_parts {
         size_t n_ips;
         struct sort_key *order; /* sandboxes, then containers, by age */
         struct kc_container_status *unsorted;
+        /* Termination messages (a ContainerStatus result's arena may be shared); NULL: none. */
+        struct kc_arena *msgs;
 
         struct kc_pod_sandbox_status_result sb_res_buf[STATUS_INLINE];
         struct kc_container_status_result c_res_buf[STATUS_INLINE];
@@ -1212,6 +1214,7 @@ static void status_parts_done(struct status_parts *p)
         parts_array_free(p->order, p->order_buf);
         pod_sandbox_list_done(&p->sbl);
         container_list_done(&p->cl);
+        kc_arena_free(p->msgs);
 }
 
 /* p->order for @n items (what it held before is dropped). */
@@ -1390,12 +1393,13 @@ static int pod_container_statuses(struct kc_runtime_manager *m,
                         return r;
                 if (r > 0)
                         continue;
-                st = &p->c_res[p->n_c_res].status;
+                st = &p->c_res[p->n_c_res++].status;
                 p->order[p->n_cs] = (struct sort_key){ st->created_at, p->n_cs };
                 p->unsorted[p->n_cs] = container_status_of(st);
                 /* toKubeContainerStatus: an exited container's termination message. */
-                if (kc__termination_message(st, p->c_res[p->n_c_res++].arena,
-                                            &p->unsorted[p->n_cs++].message) < 0)
+                if ((st->state == KC_CONTAINER_STATE_EXITED && !p->msgs &&
+                     kc_arena_new(&p->msgs) < 0) ||
+                    kc__termination_message(st, p->msgs, &p->unsorted[p->n_cs++].message) < 0)
                         return out_of_memory(err);
         }
         sort_keys(p->order, p->n_cs);
