@@ -8,7 +8,9 @@
  * isolates PLEG's own cost from the manager's listing and grouping.
  *
  * Usage: bench_relist [--quick] [--rounds N] [--pods N ...] [--no-churn]
- * (--no-churn skips the changed relists, for profiling the no-change path).
+ *                     [--runtime manager|sim]
+ * (--no-churn skips the changed relists, for profiling the no-change path;
+ * --runtime runs one of the two rows, for profiling it alone).
  * It prints figures; it never fails on them (targets live in docs/benchmarks.md).
  */
 #include <errno.h>
@@ -59,6 +61,7 @@ struct result {
 };
 
 static bool no_churn;
+static int only_via = -1; /* --runtime: 1 manager+sim, 0 sim-direct, -1 both */
 
 static int run(size_t n_pods, bool via_manager, unsigned rounds, struct result *res)
 {
@@ -163,6 +166,15 @@ int main(int argc, char **argv)
                         custom = true;
                         if (n_sizes < KC_ELEMENTSOF(sizes))
                                 sizes[n_sizes++] = strtoul(argv[++a], NULL, 10);
+                } else if (strcmp(argv[a], "--runtime") == 0 && a + 1 < argc) {
+                        a++;
+                        only_via = strcmp(argv[a], "manager") == 0 ? 1
+                                   : strcmp(argv[a], "sim") == 0   ? 0
+                                                                   : -2;
+                        if (only_via == -2) {
+                                fprintf(stderr, "bench_relist: --runtime manager|sim\n");
+                                return 2;
+                        }
                 } else if (strcmp(argv[a], "--no-churn") == 0) {
                         no_churn = true;
                 } else if (strcmp(argv[a], "--rounds") == 0 && a + 1 < argc) {
@@ -171,7 +183,7 @@ int main(int argc, char **argv)
                                 rounds = 1;
                 } else {
                         fprintf(stderr, "usage: bench_relist [--quick] [--rounds N] [--pods N ...] "
-                                        "[--no-churn]\n");
+                                        "[--no-churn] [--runtime manager|sim]\n");
                         return 2;
                 }
         }
@@ -186,7 +198,11 @@ int main(int argc, char **argv)
 
                 for (via = 1; via >= 0; via--) {
                         struct result res = { 0 };
-                        int r = run(sizes[i], via, rounds, &res);
+                        int r;
+
+                        if (only_via >= 0 && via != only_via)
+                                continue;
+                        r = run(sizes[i], via, rounds, &res);
 
                         if (r < 0) {
                                 fprintf(stderr, "bench: %zu pods: %s\n", sizes[i], strerror(-r));

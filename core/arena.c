@@ -337,6 +337,15 @@ char *kc_arena_strdup(struct kc_arena *a, const char *s)
         return p;
 }
 
+void *kc_arena_memdup(struct kc_arena *a, const void *src, size_t size)
+{
+        void *p = arena_alloc(a, size);
+
+        if (p && size > 0)
+                memcpy(p, src, size);
+        return p;
+}
+
 int kc_arena_hold(struct kc_arena *a, struct kc_arena *other)
 {
         struct kc_arena_hold *h;

@@ -174,6 +174,9 @@ struct kc_runtime_manager;
 size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all);
 /* How many pods GetPods(@p all) found unchanged by its identity records alone (issue 18). */
 uint64_t kc__runtime_manager_identity_hits(struct kc_runtime_manager *m, bool all);
+/* Tests: how many full listings the simulated runtime patched from its last one (issue 18). */
+struct kc_sim;
+uint64_t kc__sim_listings_patched(struct kc_sim *s);
 
 /* pod_actions.c: the backoff key of doBackOff (getStableKey), malloc'd; NULL on ENOMEM. */
 char *kc__backoff_key(const struct kc_api_pod *pod, const struct kc_api_container *c);

@@ -857,6 +857,24 @@ static size_t reuse_find(struct kc_runtime_manager *m, const struct pod_reuse *p
         return v && pr->pods[v - 1] ? v - 1 : SIZE_MAX;
 }
 
+/* How many groups ahead build_pods() fetches a cached pod. */
+#define POD_PREFETCH_AHEAD 8
+
+/*
+ * The cached pod at @gi, likely group @gi's, is cold by the time its group
+ * comes (a listing of every object went through the caches since): fetched
+ * ahead, its reference count (right before it) to be written.
+ */
+static void prefetch_cached_pod(const struct pod_reuse *pr, uint32_t gi)
+{
+        const char *p = gi < pr->n ? (const char *)pr->pods[gi] : NULL;
+
+        if (p) {
+                __builtin_prefetch(p - sizeof(max_align_t), 1);
+                __builtin_prefetch(p, 1);
+        }
+}
+
 /*
  * Pass 3: reuses or builds each pod, in m->order, into @out and pr->next
  * (in group order; a reused pod's reference moves there from pr->pods).
@@ -884,6 +902,8 @@ static int build_pods(struct kc_runtime_manager *m, struct pod_reuse *pr,
                 const struct group *g = &m->groups[gi];
                 struct kc_pod *p;
 
+                if (i + POD_PREFETCH_AHEAD < n_groups)
+                        prefetch_cached_pod(pr, (uint32_t)m->order[i + POD_PREFETCH_AHEAD].idx);
                 like = false;
                 j = reuse_find(m, pr, gi, g->uid, by_position, &indexed);
                 p = j != SIZE_MAX ? pr->pods[j] : NULL;
@@ -1144,6 +1164,8 @@ struct status_parts {
         size_t n_ips;
         struct sort_key *order; /* sandboxes, then containers, by age */
         struct kc_container_status *unsorted;
+        /* Termination messages (a ContainerStatus result's arena may be shared); NULL: none. */
+        struct kc_arena *msgs;
 
         struct kc_pod_sandbox_status_result sb_res_buf[STATUS_INLINE];
         struct kc_container_status_result c_res_buf[STATUS_INLINE];
@@ -1192,6 +1214,7 @@ static void status_parts_done(struct status_parts *p)
         parts_array_free(p->order, p->order_buf);
         pod_sandbox_list_done(&p->sbl);
         container_list_done(&p->cl);
+        kc_arena_free(p->msgs);
 }
 
 /* p->order for @n items (what it held before is dropped). */
@@ -1370,12 +1393,13 @@ static int pod_container_statuses(struct kc_runtime_manager *m,
                         return r;
                 if (r > 0)
                         continue;
-                st = &p->c_res[p->n_c_res].status;
+                st = &p->c_res[p->n_c_res++].status;
                 p->order[p->n_cs] = (struct sort_key){ st->created_at, p->n_cs };
                 p->unsorted[p->n_cs] = container_status_of(st);
                 /* toKubeContainerStatus: an exited container's termination message. */
-                if (kc__termination_message(st, p->c_res[p->n_c_res++].arena,
-                                            &p->unsorted[p->n_cs++].message) < 0)
+                if ((st->state == KC_CONTAINER_STATE_EXITED && !p->msgs &&
+                     kc_arena_new(&p->msgs) < 0) ||
+                    kc__termination_message(st, p->msgs, &p->unsorted[p->n_cs++].message) < 0)
                         return out_of_memory(err);
         }
         sort_keys(p->order, p->n_cs);

@@ -40,7 +40,8 @@ int kc__termination_message_mount(const char *pod_container_dir, const char *con
  * exited non-zero, the last 2 KiB of the last 80 lines of its CRI log. Then
  * appended to the runtime's own message after ": ", as upstream.
  * *@p ret (in @p a) is the message to report: st->message when there is
- * nothing to add. @return 0 or -ENOMEM (then *@p ret untouched).
+ * nothing to add. @p a is used only for an exited container (may be NULL
+ * otherwise). @return 0 or -ENOMEM (then *@p ret untouched).
  */
 int kc__termination_message(const struct kc_cri_container *st, struct kc_arena *a,
                             const char **ret);

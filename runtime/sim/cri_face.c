@@ -575,21 +575,15 @@ static int sim_container_status(void *self, const char *id, struct kc_container_
 {
         struct kc_sim *s = self;
         KC_LOCK_GUARD(&s->lock);
-        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
         struct sim_container *c;
         int r;
 
         r = enter_container_locked(s, SIM_OP_CONTAINER_STATUS, id, true, &c, err);
         if (r < 0)
                 return r;
-        /*
-         * The view's strings are the container's own (state.c): a new arena
-         * holding the container's, which the caller may add to.
-         */
-        if (kc_arena_new(&a) < 0 || kc_arena_hold(a, c->o.arena) < 0)
-                return kc__sim_oom(err);
+        /* The view is the container's own (state.c): its arena, shared (issue 18). */
         ret->status = c->v;
-        ret->arena = TAKE_PTR(a);
+        ret->arena = kc_arena_ref(c->o.arena);
         return 0;
 }
 

@@ -60,6 +60,7 @@ struct sim_listing {
         /* Whether @p filter (never NULL) lists every object of a state (*ret_state, -1: any). */
         bool (*full)(const void *filter, int *ret_state);
         unsigned memo; /* its row of kc_sim.list_memo */
+        /* An item of @p o; @p a (NULL: none) holds its arena. Cannot fail without @p a. */
         int (*copy)(struct kc_arena *a, const struct sim_object *o, void *item);
 };
 
@@ -68,10 +69,14 @@ static struct sim_objects *pod_objects(const struct sim_listing *k, struct sim_p
         return (struct sim_objects *)((char *)p + k->pod_objects);
 }
 
-/* Appends the objects of kind @p k in @p p that match @p filter to @p items (room for @p cap). */
+/*
+ * Appends the objects of kind @p k in @p p that match @p filter to @p items
+ * (room for @p cap), each object's arena held by @p hold. @p full: a listing
+ * of every object, which records where the pod's objects start.
+ */
 static int list_pod_locked(const struct sim_listing *k, const struct sim_state *st,
-                           struct sim_pod *p, const void *filter, struct kc_arena *a, char *items,
-                           size_t cap, size_t *n, struct kc_runtime_error *err)
+                           struct sim_pod *p, const void *filter, struct kc_arena *hold, bool full,
+                           char *items, size_t cap, size_t *n, struct kc_runtime_error *err)
 {
         struct kc_list *head = &pod_objects(k, p)->list;
         struct sim_object *o;
@@ -79,6 +84,8 @@ static int list_pod_locked(const struct sim_listing *k, const struct sim_state *
         /* The next pod's struct while this one's objects are copied (its lists are in it). */
         if (p->link.next != &st->pod_list)
                 __builtin_prefetch(kc_list_entry(p->link.next, struct sim_pod, link));
+        if (full)
+                p->listed_at[k->memo] = *n;
         kc_list_for_each_entry (o, head, struct sim_object, link) {
                 if (o->link.next != head)
                         prefetch_next(kc_list_entry(o->link.next, struct sim_object, link));
@@ -87,7 +94,7 @@ static int list_pod_locked(const struct sim_listing *k, const struct sim_state *
                 if (*n == cap) /* the counts are maintained with the lists */
                         return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
                                                     "sim: object count out of sync");
-                if (k->copy(a, o, items + *n * k->item_size) < 0)
+                if (k->copy(hold, o, items + *n * k->item_size) < 0)
                         return kc__sim_oom(err);
                 (*n)++;
         }
@@ -107,13 +114,18 @@ static struct sim_list_memo *memo_slot(struct kc_sim *s, const struct sim_listin
         return &s->list_memo[k->memo][state >= 0];
 }
 
+static void memo_clear(struct sim_list_memo *m)
+{
+        kc_arena_free(m->arena);
+        kc_arena_free(m->keeper);
+        *m = (struct sim_list_memo){ 0 };
+}
+
 void kc__sim_list_memo_done(struct kc_sim *s)
 {
         for (size_t i = 0; i < KC_ELEMENTSOF(s->list_memo); i++)
-                for (size_t j = 0; j < KC_ELEMENTSOF(s->list_memo[i]); j++) {
-                        kc_arena_free(s->list_memo[i][j].arena);
-                        s->list_memo[i][j] = (struct sim_list_memo){ 0 };
-                }
+                for (size_t j = 0; j < KC_ELEMENTSOF(s->list_memo[i]); j++)
+                        memo_clear(&s->list_memo[i][j]);
 }
 
 /*
@@ -132,35 +144,163 @@ static bool memo_hit(const struct sim_state *st, const struct sim_list_memo *m, 
         return true;
 }
 
-/* Remembers the full listing just made, in place of the last one of its class. */
+/*
+ * Remembers the full listing just made, in place of the last one of its
+ * class; @p keeper (NULL: none) holds its objects' arenas.
+ */
 static void memo_keep(const struct sim_state *st, struct sim_list_memo *m, int state, void *items,
-                      size_t n, struct kc_arena *a)
+                      size_t n, struct kc_arena *a, struct kc_arena *keeper)
 {
         if (!m)
                 return;
-        kc_arena_free(m->arena);
-        *m = (struct sim_list_memo){
-                .arena = kc_arena_ref(a), .items = items, .n = n, .gen = st->gen, .state = state
-        };
+        memo_clear(m);
+        *m = (struct sim_list_memo){ .arena = kc_arena_ref(a),
+                                     .items = items,
+                                     .n = n,
+                                     .gen = st->gen,
+                                     .state = state,
+                                     .keeper = kc_arena_ref(keeper),
+                                     .shape = st->shape,
+                                     .touch_epoch = st->touch_epoch };
+}
+
+/*
+ * Whether @p m, the last listing of every object of kind @p k, can be
+ * patched into the next: no pod or object came, went or moved since (each
+ * is where it was), and every pod touched since is in the touch log.
+ */
+static bool memo_patchable(const struct sim_state *st, const struct sim_listing *k,
+                           const struct sim_list_memo *m)
+{
+        return m && m->arena && m->keeper && m->state < 0 && m->shape == st->shape &&
+               m->touch_epoch == st->touch_epoch &&
+               m->n == *(const size_t *)((const char *)st + k->total);
+}
+
+/*
+ * The listing of every object of kind @p k as @p m patched (issue 18): its
+ * items again, the objects of the pods touched since copied anew from
+ * where they are, in @p a, which holds @p m's keeper: the objects are the
+ * same ones. Costs a copy of the item array instead of a visit to every
+ * object.
+ */
+static int list_patched_locked(const struct sim_listing *k, const struct sim_state *st,
+                               const struct sim_list_memo *m, struct kc_arena *a, char **ret_items,
+                               struct kc_runtime_error *err)
+{
+        char *items = NULL;
+
+        if (m->n > 0 && !(items = kc_arena_memdup(a, m->items, m->n * k->item_size)))
+                return kc__sim_oom(err);
+        for (size_t i = 0; i < st->n_touched; i++) {
+                struct sim_pod *p = st->touched[i];
+                struct sim_objects *objs = pod_objects(k, p);
+                size_t at = p->listed_at[k->memo];
+                struct sim_object *o;
+
+                /* The pods are cold by now: the one after next, and the next one's first object. */
+                if (i + 2 < st->n_touched)
+                        __builtin_prefetch(st->touched[i + 2]);
+                if (i + 1 < st->n_touched && pod_objects(k, st->touched[i + 1])->n > 0)
+                        prefetch_next(kc_list_entry(pod_objects(k, st->touched[i + 1])->list.next,
+                                                    struct sim_object, link));
+
+                if (objs->n > m->n || at > m->n - objs->n)
+                        return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
+                                                    "sim: listing positions out of sync");
+                kc_list_for_each_entry (o, &objs->list, struct sim_object, link) {
+                        if (o->link.next != &objs->list)
+                                prefetch_next(kc_list_entry(o->link.next, struct sim_object, link));
+                        (void)k->copy(NULL, o, items + at++ * k->item_size); /* holds nothing */
+                }
+        }
+        if (kc_arena_hold(a, m->keeper) < 0)
+                return kc__sim_oom(err);
+        *ret_items = items;
+        return 0;
+}
+
+/*
+ * Starts a new touch log once every listing of all objects shows the state
+ * as it is now: they are patched from here on, with the pods touched after.
+ */
+static void touch_log_restart(struct kc_sim *s)
+{
+        struct sim_state *st = &s->st;
+        size_t i;
+
+        for (i = 0; i < KC_ELEMENTSOF(s->list_memo); i++) {
+                const struct sim_list_memo *m = &s->list_memo[i][0];
+
+                if (m->keeper && (m->gen != st->gen || m->touch_epoch != st->touch_epoch))
+                        return;
+        }
+        st->n_touched = 0;
+        st->touch_epoch++;
+        for (i = 0; i < KC_ELEMENTSOF(s->list_memo); i++)
+                if (s->list_memo[i][0].keeper)
+                        s->list_memo[i][0].touch_epoch = st->touch_epoch;
+}
+
+/*
+ * The objects of kind @p k in @p scope that match @p filter, copied into
+ * @p a: *ret_items (NULL when none) and *ret_n. @p keeper (NULL: @p a
+ * itself) holds their arenas; a keeper means a listing of every object.
+ */
+static int list_scope_locked(struct kc_sim *s, const struct sim_listing *k, const void *filter,
+                             struct sim_scope scope, struct kc_arena *a, struct kc_arena *keeper,
+                             char **ret_items, size_t *ret_n, struct kc_runtime_error *err)
+{
+        struct sim_pod *p;
+        char *items = NULL;
+        size_t n = 0, cap;
+        int r = 0;
+
+        /* One pass: room for every candidate, then copy the matches. */
+        cap = scope.narrowed ? (scope.only ? pod_objects(k, scope.only)->n : 0)
+                             : *(const size_t *)((const char *)&s->st + k->total);
+        if (cap > 0) {
+                items = kc_arena_alloc(a, cap * k->item_size);
+                if (!items)
+                        return kc__sim_oom(err);
+        }
+        if (scope.narrowed && scope.only) {
+                r = list_pod_locked(k, &s->st, scope.only, filter, a, false, items, cap, &n, err);
+        } else if (!scope.narrowed) {
+                sim_for_each_pod(p, &s->st)
+                {
+                        r = list_pod_locked(k, &s->st, p, filter, keeper ? keeper : a,
+                                            keeper != NULL, items, cap, &n, err);
+                        if (r < 0)
+                                break;
+                }
+        }
+        if (r < 0)
+                return r;
+        if (keeper && kc_arena_hold(a, keeper) < 0)
+                return kc__sim_oom(err);
+        *ret_items = n > 0 ? items : NULL;
+        *ret_n = n;
+        return 0;
 }
 
 /*
  * A list call for objects of kind @p k: enters the call (@p key names the
  * object for faults and latency), then copies the objects in the filter's
  * scope that match it into a new arena: *ret_items (NULL when none),
- * *ret_n and *ret_arena, which the caller owns.
+ * *ret_n and *ret_arena, which the caller owns. A listing of every object
+ * is the last one again when nothing changed, or that one patched.
  */
 static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *filter,
                      const char *key, void **ret_items, size_t *ret_n, struct kc_arena **ret_arena,
                      struct kc_runtime_error *err)
 {
         KC_LOCK_GUARD(&s->lock);
-        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL, *keeper = NULL;
         struct sim_list_memo *memo;
         struct sim_scope scope;
-        struct sim_pod *p;
         char *items = NULL;
-        size_t n = 0, cap;
+        size_t n = 0;
         int r, state = -1;
 
         r = kc__sim_enter_locked(s, k->op, key, err);
@@ -172,23 +312,16 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
         if (kc_arena_new(&a) < 0)
                 return kc__sim_oom(err);
         scope = filter ? k->scope(s, filter) : (struct sim_scope){ .narrowed = false };
-        /* One pass: room for every candidate, then copy the matches. */
-        cap = scope.narrowed ? (scope.only ? pod_objects(k, scope.only)->n : 0)
-                             : *(const size_t *)((const char *)&s->st + k->total);
-        if (cap > 0) {
-                items = kc_arena_alloc(a, cap * k->item_size);
-                if (!items)
+        if (memo_patchable(&s->st, k, memo)) {
+                r = list_patched_locked(k, &s->st, memo, a, &items, err);
+                n = memo->n;
+                s->listings_patched++;
+                keeper = kc_arena_ref(memo->keeper);
+        } else {
+                /* Every object of any state: their arenas held once, by a keeper of their own. */
+                if (memo && state < 0 && kc_arena_new(&keeper) < 0)
                         return kc__sim_oom(err);
-        }
-        if (scope.narrowed && scope.only) {
-                r = list_pod_locked(k, &s->st, scope.only, filter, a, items, cap, &n, err);
-        } else if (!scope.narrowed) {
-                sim_for_each_pod(p, &s->st)
-                {
-                        r = list_pod_locked(k, &s->st, p, filter, a, items, cap, &n, err);
-                        if (r < 0)
-                                break;
-                }
+                r = list_scope_locked(s, k, filter, scope, a, keeper, &items, &n, err);
         }
         if (r < 0)
                 return r;
@@ -196,11 +329,19 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
                 s->listed_pod = scope.only;
                 s->listed_gen = s->st.gen;
         }
-        *ret_items = n > 0 ? items : NULL;
+        *ret_items = items;
         *ret_n = n;
-        memo_keep(&s->st, memo, state, *ret_items, n, a);
+        memo_keep(&s->st, memo, state, items, n, a, keeper);
+        if (keeper)
+                touch_log_restart(s);
         *ret_arena = TAKE_PTR(a);
         return 0;
+}
+
+uint64_t kc__sim_listings_patched(struct kc_sim *s)
+{
+        KC_LOCK_GUARD(&s->lock);
+        return s->listings_patched;
 }
 
 /* The scope of a filter naming the object @p o (NULL: no such object). */

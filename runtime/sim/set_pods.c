@@ -422,12 +422,13 @@ static bool objects_attach(struct sim_pod *p, struct sim_objects *objs, struct s
 /*
  * Switches @p st to the plan (cannot fail): the pods and objects it keeps
  * are relinked in the snapshot's order, brought to their spec states, the
- * others freed. A pod that changed is touched. @return whether anything did.
+ * others freed. A pod that changed is touched; pods or objects that came,
+ * went or moved are a new shape. @return whether anything changed.
  */
 static bool plan_apply(struct plan *pl, struct sim_state *st)
 {
         struct sim_pod *p, *next;
-        bool changed = false;
+        bool changed = false, shape;
         size_t i = 0, j;
 
         kc_list_for_each_entry_safe (p, next, &st->pod_list, struct sim_pod, link) {
@@ -439,6 +440,7 @@ static bool plan_apply(struct plan *pl, struct sim_state *st)
                 }
         }
         changed |= i != pl->n_pods;
+        shape = changed;
         kc_list_init(&st->pod_list);
         for (i = 0; i < pl->n_pods; i++) {
                 struct plan_pod *pp = &pl->pods[i];
@@ -453,6 +455,8 @@ static bool plan_apply(struct plan *pl, struct sim_state *st)
                         pod_changed |= objects_detach(&p->sandboxes, false);
                         pod_changed |= objects_detach(&p->containers, true);
                 }
+                /* Only the states of kept objects in their places can have changed below. */
+                shape |= pod_changed;
                 p->keep = false;
                 for (j = 0; j < pp->spec->n_sandboxes; j++)
                         if (pp->sandboxes[j]->keep)
@@ -468,16 +472,18 @@ static bool plan_apply(struct plan *pl, struct sim_state *st)
                                 pod_changed |=
                                         container_apply(c, &pp->spec->containers[j], pl->now);
                 }
-                pod_changed |=
-                        objects_attach(p, &p->sandboxes, pp->sandboxes, pp->spec->n_sandboxes);
-                pod_changed |=
-                        objects_attach(p, &p->containers, pp->containers, pp->spec->n_containers);
+                if (objects_attach(p, &p->sandboxes, pp->sandboxes, pp->spec->n_sandboxes))
+                        shape = pod_changed = true;
+                if (objects_attach(p, &p->containers, pp->containers, pp->spec->n_containers))
+                        shape = pod_changed = true;
                 kc_list_add_tail(&st->pod_list, &p->link);
                 p->gen = &st->gen;
                 if (pod_changed)
                         kc__sim_pod_touch(p);
                 changed |= pod_changed;
         }
+        if (shape)
+                kc__sim_shape_changed(st);
         return changed;
 }
 

@@ -164,6 +164,10 @@ struct sim_pod {
         bool from_spec; /* loaded by kc_sim_set_pods: listed even when empty */
         bool keep;      /* set_pods.c, while loading: the snapshot keeps it */
         uint64_t *gen;  /* its state's generation, once added to one */
+        /* In its state's touch log while this is the log's epoch (kc__sim_pod_touch()). */
+        uint64_t touch_epoch;
+        /* Where its sandboxes and containers start in the last full listing of each (cri_list.c). */
+        size_t listed_at[2];
         struct sim_objects sandboxes;
         struct sim_objects containers;
 
@@ -185,6 +189,21 @@ struct sim_state {
         bool dup_ids; /* the last snapshot gave one id to two objects of a kind */
         /* Bumped by every change a CRI listing could show (kc__sim_pod_touch()). */
         uint64_t gen;
+        /*
+         * Bumped by every change of which pods and objects there are or of
+         * their order (kc__sim_shape_changed()): while it stays, an object
+         * is where the last full listing had it (issue 18).
+         */
+        uint64_t shape;
+        /*
+         * The touch log: the pods touched since its epoch began, each once.
+         * A full listing is patched with them instead of copied again
+         * (cri_list.c). A new shape starts a new epoch, so every pod in it
+         * is alive.
+         */
+        struct sim_pod **touched;
+        size_t n_touched, cap_touched;
+        uint64_t touch_epoch;
 };
 
 #define sim_for_each_pod(p, st) kc_list_for_each_entry (p, &(st)->pod_list, struct sim_pod, link)
@@ -223,6 +242,14 @@ struct sim_list_memo {
         size_t n;
         uint64_t gen;
         int state; /* the filter's state, -1: any */
+        /*
+         * Any state: the arena holding every listed object's (the listing
+         * holds it; a reference) and the shape and touch epoch the listing
+         * is good for patching in (NULL keeper: not patchable).
+         */
+        struct kc_arena *keeper;
+        uint64_t shape;
+        uint64_t touch_epoch;
 };
 
 struct kc_sim {
@@ -253,6 +280,7 @@ struct kc_sim {
 
         /* [sandboxes, containers][any state, one state]: bounded to these four. */
         struct sim_list_memo list_memo[2][2];
+        uint64_t listings_patched; /* kc__sim_listings_patched() */
         /*
          * The pod the last list call narrowed to, while the generation is
          * listed_gen (issue 18): status calls look for the id among its
@@ -290,8 +318,13 @@ int kc__sim_state_init(struct sim_state *st);
 /* Frees every pod and object; leaves @p st empty but unusable until kc__sim_state_init(). */
 void kc__sim_state_done(struct sim_state *st);
 
-/* @p p changed: drops the kubecontainer face's cached results and bumps the generation. */
+/*
+ * @p p changed: drops the kubecontainer face's cached results, bumps the
+ * generation and puts the pod in its state's touch log.
+ */
 void kc__sim_pod_touch(struct sim_pod *p);
+/* Pods or objects came, went or moved: a new shape, and a new touch log. */
+void kc__sim_shape_changed(struct sim_state *st);
 /* A pod group: one allocation with its strings. Not linked yet. */
 struct sim_pod *kc__sim_pod_alloc(const char *uid, const char *name, const char *ns,
                                   const char *const *ips, size_t n_ips);
@@ -319,13 +352,16 @@ void kc__sim_state_remove_sandbox(struct sim_state *st, struct sim_sandbox *sb);
 /* The sandbox's IPs as PodSandboxStatus reports them. */
 void kc__sim_sandbox_ips(const struct sim_sandbox *sb, const char **ip, const char *const **more,
                          size_t *n_more);
-/* A ListPodSandbox item (no network status) in @p a. @return 0 or -ENOMEM. */
+/*
+ * A ListPodSandbox item (no network status) in *@p out; @p a (NULL: none,
+ * it holds the object already) holds the object's arena. @return 0 or -ENOMEM.
+ */
 int kc__sim_sandbox_copy_listed(struct kc_arena *a, const struct sim_sandbox *sb,
                                 struct kc_pod_sandbox *out);
 /* A PodSandboxStatus view (with its IPs) in @p a. @return 0 or -ENOMEM. */
 int kc__sim_sandbox_view(struct kc_arena *a, const struct sim_sandbox *sb,
                          struct kc_pod_sandbox *out);
-/* A ListContainers item (no status-only fields) in @p a. @return 0 or -ENOMEM. */
+/* A ListContainers item (no status-only fields), as kc__sim_sandbox_copy_listed(). */
 int kc__sim_container_copy_listed(struct kc_arena *a, const struct sim_container *c,
                                   struct kc_cri_container *out);
 

@@ -21,6 +21,7 @@
 
 #include "../internal.h"
 #include "core/arena.h"
+#include "core/array.h"
 #include "core/cleanup.h"
 #include "core/list.h"
 #include "core/map.h"
@@ -33,10 +34,38 @@
 /* ------------------------------------------------------------------------ */
 /* Pods and the state                                                         */
 
+/* The state @p p is in (its generation's). */
+static struct sim_state *state_of(struct sim_pod *p)
+{
+        return kc_container_of(p->gen, struct sim_state, gen);
+}
+
+void kc__sim_shape_changed(struct sim_state *st)
+{
+        st->shape++;
+        st->n_touched = 0;
+        st->touch_epoch++;
+}
+
+/* Puts @p p in @p st's touch log once; a log that cannot grow is given up as a new shape. */
+static void touch_log(struct sim_state *st, struct sim_pod *p)
+{
+        if (p->touch_epoch == st->touch_epoch)
+                return;
+        if (KC_ARRAY_GROW(st->touched, st->cap_touched, st->n_touched + 1, 64) < 0) {
+                kc__sim_shape_changed(st);
+                return;
+        }
+        st->touched[st->n_touched++] = p;
+        p->touch_epoch = st->touch_epoch;
+}
+
 void kc__sim_pod_touch(struct sim_pod *p)
 {
-        if (p->gen)
+        if (p->gen) {
                 (*p->gen)++;
+                touch_log(state_of(p), p);
+        }
         p->cache_all = kc_pod_unref(p->cache_all);
         p->cache_running = kc_pod_unref(p->cache_running);
         p->cache_running_valid = false;
@@ -55,6 +84,8 @@ void kc__sim_pod_free(struct sim_pod *p)
         kc_list_for_each_entry_safe (c, c_next, &p->containers.list, struct sim_container, o.link)
                 kc__sim_container_free(c);
         kc__sim_pod_touch(p);
+        if (p->gen)
+                kc__sim_shape_changed(state_of(p)); /* out of the touch log */
         free(p);
 }
 
@@ -67,13 +98,15 @@ void kc__sim_state_done(struct sim_state *st)
         st->pods = kc_map_free(st->pods);
         st->sandboxes = kc_map_free(st->sandboxes);
         st->containers = kc_map_free(st->containers);
-        *st = (struct sim_state){ .next_deadline = INT64_MAX };
+        free(st->touched);
+        *st = (struct sim_state){ .next_deadline = INT64_MAX, .touch_epoch = 1 };
         kc_list_init(&st->pod_list);
 }
 
 int kc__sim_state_init(struct sim_state *st)
 {
-        *st = (struct sim_state){ .next_deadline = INT64_MAX };
+        /* Epoch 0 is no pod's: a new pod goes in the log at its first touch. */
+        *st = (struct sim_state){ .next_deadline = INT64_MAX, .touch_epoch = 1 };
         kc_list_init(&st->pod_list);
         if (kc_map_new(&st->pods) < 0 || kc_map_new(&st->sandboxes) < 0 ||
             kc_map_new(&st->containers) < 0) {
@@ -128,6 +161,7 @@ int kc__sim_state_add_pod(struct sim_state *st, struct sim_pod *p)
         st->n_pods++;
         p->gen = &st->gen;
         kc__sim_pod_touch(p);
+        kc__sim_shape_changed(st);
         return 0;
 }
 
@@ -238,6 +272,8 @@ static void object_link(size_t *total, struct sim_pod *p, struct sim_objects *ob
         objs->n++;
         (*total)++;
         kc__sim_pod_touch(p);
+        if (p->gen)
+                kc__sim_shape_changed(state_of(p));
 }
 
 /* Takes @p o out of its pod's list @p objs and of @p map (when it is the one under @p id). */
@@ -250,6 +286,8 @@ static void object_unlink(size_t *total, struct kc_map *map, const char *id, con
         objs->n--;
         (*total)--;
         kc__sim_pod_touch(o->pod);
+        if (o->pod->gen)
+                kc__sim_shape_changed(state_of(o->pod));
 }
 
 int kc__sim_state_add_sandbox(struct sim_state *st, struct sim_pod *p, struct sim_sandbox *sb)
@@ -325,7 +363,7 @@ void kc__sim_sandbox_ips(const struct sim_sandbox *sb, const char **ip, const ch
 int kc__sim_sandbox_copy_listed(struct kc_arena *a, const struct sim_sandbox *sb,
                                 struct kc_pod_sandbox *out)
 {
-        if (kc_arena_hold(a, sb->o.arena) < 0)
+        if (a && kc_arena_hold(a, sb->o.arena) < 0)
                 return -ENOMEM;
         *out = sb->v;
         out->ip = NULL;
@@ -369,7 +407,7 @@ int kc__sim_sandbox_view(struct kc_arena *a, const struct sim_sandbox *sb,
 int kc__sim_container_copy_listed(struct kc_arena *a, const struct sim_container *c,
                                   struct kc_cri_container *out)
 {
-        if (kc_arena_hold(a, c->o.arena) < 0)
+        if (a && kc_arena_hold(a, c->o.arena) < 0)
                 return -ENOMEM;
         *out = c->v;
         out->started_at = 0;

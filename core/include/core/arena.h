@@ -52,3 +52,8 @@ KC_DEFINE_CLEANUP_FUNC(struct kc_arena, kc_arena_free)
 void *kc_arena_alloc(struct kc_arena *a, size_t size);
 /** NULL in → NULL out; NULL on ENOMEM otherwise. */
 char *kc_arena_strdup(struct kc_arena *a, const char *s);
+/**
+ * A copy of the @p size bytes at @p src, aligned as kc_arena_alloc()'s
+ * (never zeroed first: the copy covers it). NULL on ENOMEM.
+ */
+void *kc_arena_memdup(struct kc_arena *a, const void *src, size_t size);

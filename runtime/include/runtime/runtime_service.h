@@ -88,12 +88,11 @@ struct kc_container_filter {
 
 /**
  * Results of list/status calls live in one arena; kc_runtime_result_done frees it.
- * A service may hand out a shared list result (another reference to an
- * arena it keeps, or items pointing into arenas it keeps, kc_arena_hold) for
- * data that did not change; callers treat every list result as read-only.
- * A status result's arena is the caller's own (the manager adds the
- * termination message to a ContainerStatus result's), though its items may
- * hold arenas the service keeps. Memory a result
+ * A service may hand out a shared result (another reference to an arena
+ * it keeps, or items pointing into arenas it keeps, kc_arena_hold): a
+ * listing of data that did not change, a status that is an object's own
+ * (the simulated runtime's ContainerStatus); callers treat every result as
+ * read-only. Memory a result
  * reaches never changes while the result's arena is held, so a consumer that
  * holds an earlier result may take a pointer equal to one in it for equal
  * contents (issue 18); a service need never return the same memory twice.

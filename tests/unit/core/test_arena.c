@@ -74,6 +74,35 @@ static void test_arena_strdup(void **state)
         assert_null(kc_arena_free(NULL));
 }
 
+/* kc_arena_memdup: an aligned copy, small or chunk-sized, and a distinct block for 0 bytes. */
+static void test_arena_memdup(void **state)
+{
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        static unsigned char big[100000];
+        const uint64_t small[3] = { 1, UINT64_MAX, 42 };
+        uint64_t *c;
+        unsigned char *b;
+        void *z1, *z2;
+
+        (void)state;
+        assert_int_equal(kc_arena_new(&a), 0);
+        (void)kc_arena_strdup(a, "x"); /* the next block starts past an odd one */
+        c = kc_arena_memdup(a, small, sizeof(small));
+        assert_non_null(c);
+        assert_int_equal((uintptr_t)c % _Alignof(max_align_t), 0);
+        assert_memory_equal(c, small, sizeof(small));
+        for (size_t i = 0; i < sizeof(big); i++)
+                big[i] = (unsigned char)(i * 7 + 1);
+        b = kc_arena_memdup(a, big, sizeof(big));
+        assert_non_null(b);
+        assert_ptr_not_equal(b, big);
+        assert_memory_equal(b, big, sizeof(big));
+        z1 = kc_arena_memdup(a, NULL, 0);
+        z2 = kc_arena_memdup(a, NULL, 0);
+        assert_non_null(z1);
+        assert_ptr_not_equal(z1, z2);
+}
+
 /* Full-size chunks are recycled between arenas, and a block cut from a
  * recycled (dirty) chunk is still zeroed. */
 static void test_arena_recycled_chunks_are_zeroed(void **state)
@@ -230,6 +259,7 @@ int main(void)
                 cmocka_unit_test(test_arena_alignment_and_zero),
                 cmocka_unit_test(test_arena_distinct_blocks),
                 cmocka_unit_test(test_arena_strdup),
+                cmocka_unit_test(test_arena_memdup),
                 cmocka_unit_test(test_arena_recycled_chunks_are_zeroed),
                 cmocka_unit_test(test_arena_recycled_large_chunks),
                 cmocka_unit_test(test_arena_ref),

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -21,6 +22,7 @@
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "fixture.h"
+#include "internal.h"
 #include "runtime/container.h"
 #include "runtime/error.h"
 #include "runtime/runtime_service.h"
@@ -376,7 +378,8 @@ static void assert_labels_equal(const struct kc_label *a, size_t na, const struc
 /*
  * A status result holds what a deep copy held: every field of the view, the
  * listed items the same minus the status-only fields, the pod IPs of a
- * snapshot's sandbox; and its arena is the caller's to add to.
+ * snapshot's sandbox; a ContainerStatus result is the container's own
+ * arena, shared (issue 18).
  */
 static void test_status_views(void **state)
 {
@@ -416,9 +419,16 @@ static void test_status_views(void **state)
         assert_string_equal(c->mounts[0].container_path, "/data");
         assert_string_equal(c->mounts[0].host_path, "/var/lib/data");
         assert_true(c->mounts[0].readonly);
-        /* The caller may allocate in it (the manager puts termination messages there). */
-        assert_false(kc_arena_shared(cr.arena));
-        assert_non_null(kc_arena_strdup(cr.arena, "the caller's"));
+        /* The container's own arena, shared (read-only): a second call gives it again. */
+        assert_true(kc_arena_shared(cr.arena));
+        {
+                struct kc_container_status_result again = { 0 };
+
+                assert_int_equal(f->svc.ops->container_status(f->svc.self, app, &again, &err), 0);
+                assert_ptr_equal(again.arena, cr.arena);
+                assert_ptr_equal(again.status.labels, c->labels);
+                kc_runtime_result_done(&again);
+        }
 
         /* The per-pod listing: the same view without the status-only fields. */
         assert_int_equal(f->svc.ops->list_containers(f->svc.self,
@@ -507,6 +517,183 @@ static void test_status_duplicate_ids(void **state)
         kc_runtime_result_done(&l);
 }
 
+/*
+ * Checks a listing of every object against the objects themselves: as many
+ * items as objects, each id once, each item's state and name the object's
+ * (its status call reads the object, never a listing).
+ */
+static void assert_listing_current(struct sim_faces_fixture *f, const struct listing *l,
+                                   bool sandboxes, bool containers)
+{
+        struct kc_runtime_error err = { 0 };
+        size_t i, j;
+
+        for (i = 0; containers && i < l->cl.n; i++) {
+                struct kc_container_status_result cr = { 0 };
+                const struct kc_cri_container *it = &l->cl.items[i];
+
+                for (j = 0; j < i; j++)
+                        assert_string_not_equal(l->cl.items[j].id, it->id);
+                assert_int_equal(f->svc.ops->container_status(f->svc.self, it->id, &cr, &err), 0);
+                assert_int_equal(it->state, cr.status.state);
+                assert_string_equal(it->metadata.name, cr.status.metadata.name);
+                assert_string_equal(it->pod_sandbox_id, cr.status.pod_sandbox_id);
+                kc_runtime_result_done(&cr);
+        }
+        for (i = 0; sandboxes && i < l->sbl.n; i++) {
+                struct kc_pod_sandbox_status_result sr = { 0 };
+                const struct kc_pod_sandbox *it = &l->sbl.items[i];
+
+                for (j = 0; j < i; j++)
+                        assert_string_not_equal(l->sbl.items[j].id, it->id);
+                assert_int_equal(f->svc.ops->pod_sandbox_status(f->svc.self, it->id, &sr, &err), 0);
+                assert_int_equal(it->state, sr.status.state);
+                assert_string_equal(it->metadata.uid, sr.status.metadata.uid);
+                kc_runtime_result_done(&sr);
+        }
+}
+
+#define CHURN_PODS 12
+#define CHURN_CTRS 3
+
+/* A listing of every object of @p n pods of CHURN_CTRS containers shows them in their order. */
+static void assert_listing_order(const struct listing *l, const struct kc_sim_pod_spec *pods,
+                                 size_t n)
+{
+        size_t i, j;
+
+        assert_int_equal(l->sbl.n, n);
+        assert_int_equal(l->cl.n, n * CHURN_CTRS);
+        for (i = 0; i < n; i++) {
+                assert_string_equal(l->sbl.items[i].id, pods[i].sandboxes[0].id);
+                for (j = 0; j < CHURN_CTRS; j++)
+                        assert_string_equal(l->cl.items[i * CHURN_CTRS + j].id,
+                                            pods[i].containers[j].id);
+        }
+}
+
+/* A snapshot of CHURN_PODS pods of CHURN_CTRS containers and a sandbox each. */
+struct churn {
+        struct kc_sim_pod_spec pods[CHURN_PODS];
+        struct kc_sim_container_spec ctrs[CHURN_PODS * CHURN_CTRS];
+        struct kc_sim_container_spec sbs[CHURN_PODS];
+        char names[CHURN_PODS * (CHURN_CTRS + 2)][24];
+};
+
+static void churn_init(struct churn *c)
+{
+        static const char *const names[CHURN_CTRS] = { "app", "side", "log" };
+        size_t i, j, k = 0;
+
+        for (i = 0; i < CHURN_PODS; i++) {
+                snprintf(c->names[k], sizeof(c->names[k]), "pod-%zu", i);
+                c->pods[i] = (struct kc_sim_pod_spec){ .id = c->names[k++],
+                                                       .name = "p",
+                                                       .namespace = "ns",
+                                                       .sandboxes = &c->sbs[i],
+                                                       .n_sandboxes = 1,
+                                                       .containers = &c->ctrs[i * CHURN_CTRS],
+                                                       .n_containers = CHURN_CTRS };
+                snprintf(c->names[k], sizeof(c->names[k]), "sb-%zu", i);
+                c->sbs[i] = (struct kc_sim_container_spec){ c->names[k++], "POD",
+                                                            KC_CONTAINER_STATE_RUNNING, 0 };
+                for (j = 0; j < CHURN_CTRS; j++) {
+                        snprintf(c->names[k], sizeof(c->names[k]), "ctr-%zu-%zu", i, j);
+                        c->ctrs[i * CHURN_CTRS + j] =
+                                (struct kc_sim_container_spec){ c->names[k++], names[j],
+                                                                KC_CONTAINER_STATE_RUNNING, 0 };
+                }
+        }
+}
+
+static void flip(struct kc_sim_container_spec *c)
+{
+        c->state = c->state == KC_CONTAINER_STATE_RUNNING ? KC_CONTAINER_STATE_EXITED
+                                                          : KC_CONTAINER_STATE_RUNNING;
+}
+
+/*
+ * A listing of every object is patched from the last one when only states
+ * changed (issue 18): it shows every change made since, whichever kind was
+ * listed in between (a sandbox change waits in the touch log while only
+ * containers are listed), through snapshots and CRI calls alike, and a pod
+ * or object that comes, goes or moves gives a whole new listing.
+ */
+static void test_list_patched_shows_every_change(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        const char *const forever[] = { "nginx" };
+        const char *const sleep3[] = { "sleep", "3" };
+        _cleanup_free_ char *sb = NULL, *app = NULL, *job = NULL;
+        struct churn c;
+        struct listing l = { 0 }, next;
+        size_t round, i, n_pods = CHURN_PODS;
+        uint64_t patched;
+
+        churn_init(&c);
+        assert_int_equal(kc_sim_set_pods(f->sim, c.pods, n_pods), 0);
+        l = list_all(f, -1);
+        assert_int_equal(kc__sim_listings_patched(f->sim), 0);
+        for (round = 0; round < 24; round++) {
+                /* Every 5th container, and one sandbox, change state. */
+                for (i = round % 5; i < n_pods * CHURN_CTRS; i += 5)
+                        flip(&c.ctrs[i]);
+                flip(&c.sbs[round % n_pods]);
+                if (round == 12) /* a pod goes: a new shape */
+                        n_pods--;
+                if (round == 16) { /* two pods swap places: a new shape */
+                        struct kc_sim_pod_spec t = c.pods[0];
+
+                        c.pods[0] = c.pods[1];
+                        c.pods[1] = t;
+                }
+                assert_int_equal(kc_sim_set_pods(f->sim, c.pods, n_pods), 0);
+                if (round % 4 == 1) {
+                        /* Containers only: the sandbox change stays owed to the next listing. */
+                        struct kc_container_list cl = { 0 };
+
+                        assert_int_equal(f->svc.ops->list_containers(f->svc.self, NULL, &cl, &err),
+                                         0);
+                        next = (struct listing){ .cl = cl };
+                        assert_int_equal(next.cl.n, n_pods * CHURN_CTRS);
+                        assert_listing_current(f, &next, false, true);
+                        kc_runtime_result_done(&next.cl);
+                        continue;
+                }
+                next = list_all(f, -1);
+                assert_true(new_listing(&l, &next));
+                assert_listing_order(&next, c.pods, n_pods);
+                assert_listing_current(f, &next, true, true);
+                listing_done(&l);
+                l = next;
+        }
+        patched = kc__sim_listings_patched(f->sim);
+        assert_true(patched >= 30);
+
+        /* Through the CRI: starts, a stop, an exit falling due, a sandbox stopped. */
+        sb = run_sandbox(f, "u1");
+        app = create_ctr(f, sb, "u1", "app", forever, 1);
+        job = create_ctr(f, sb, "u1", "job", sleep3, 2);
+        expect_new(f, &l);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, app, &err), 0);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, job, &err), 0);
+        expect_new(f, &l);
+        assert_listing_current(f, &l, true, true);
+        assert_int_equal(find_listed(&l, job)->state, KC_CONTAINER_STATE_RUNNING);
+        kc_fake_clock_advance(f->clock, 4 * SEC);
+        expect_new(f, &l);
+        assert_int_equal(find_listed(&l, job)->state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(f->svc.ops->stop_container(f->svc.self, app, 0, &err), 0);
+        expect_new(f, &l);
+        assert_int_equal(find_listed(&l, app)->state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, sb, &err), 0);
+        expect_new(f, &l);
+        assert_listing_current(f, &l, true, true);
+        assert_true(kc__sim_listings_patched(f->sim) > patched);
+        listing_done(&l);
+}
+
 /* Results outlive the objects they show and the sim (ASan: use after free otherwise). */
 static void test_results_outlive_objects_and_sim(void **state)
 {
@@ -571,6 +758,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_status_duplicate_ids, sim_faces_setup,
                                                 sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_results_outlive_objects_and_sim,
+                                                sim_faces_setup, sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_list_patched_shows_every_change,
                                                 sim_faces_setup, sim_faces_teardown),
         };
 
