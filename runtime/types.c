@@ -21,6 +21,7 @@
 #include "core/cleanup.h"
 #include "core/enum_table.h"
 #include "internal.h"
+#include "termination.h"
 #include "runtime/api_pod.h"
 #include "runtime/container.h"
 #include "runtime/error.h"
@@ -84,9 +85,23 @@ const char *kc__label_key_intern(const char *key)
                 KC_LABEL_CONTAINER_NAME,
                 KC_ANNOTATION_CONTAINER_HASH,
                 KC_ANNOTATION_CONTAINER_RESTART_COUNT,
+                KC_ANNOTATION_TERMINATION_MESSAGE_PATH,
+                KC_ANNOTATION_TERMINATION_MESSAGE_POLICY,
+        };
+        /* Every pod's and sandbox's, from the config sources (kubelet/config/manifest.h). */
+        static const char *const config[] = {
+                "kubernetes.io/config.hash",
+                "kubernetes.io/config.seen",
+                "kubernetes.io/config.source",
         };
         size_t i;
 
+        if (key && strncmp(key, "kubernetes.io/config.", 21) == 0) {
+                for (i = 0; i < KC_ELEMENTSOF(config); i++)
+                        if (strcmp(key, config[i]) == 0)
+                                return config[i];
+                return NULL;
+        }
         if (!key || strncmp(key, "io.kubernetes.", 14) != 0)
                 return NULL;
         for (i = 0; i < KC_ELEMENTSOF(known); i++)
@@ -238,7 +253,10 @@ static int obj_new(void *(*pack)(struct kc__packer *pk, const void *tmpl), const
                    void **ret)
 {
         uint32_t lens[64];
-        struct kc__packer pk = { .lens = lens, .cap_lens = KC_ELEMENTSOF(lens) };
+        /* Well-known label keys are not copied into every object (issue 18). */
+        struct kc__packer pk = { .lens = lens,
+                                 .cap_lens = KC_ELEMENTSOF(lens),
+                                 .intern_keys = true };
         void *obj;
 
         if (!tmpl || !ret)

@@ -903,6 +903,42 @@ static void test_api_container_optional_parts(void **state)
         kc_api_pod_unref(p);
 }
 
+/*
+ * Issue 18: the well-known label and annotation keys (kubelet's, the config
+ * sources') point at one static copy in every object instead of a copy
+ * each; any other key is copied.
+ */
+static void test_well_known_keys_shared(void **state)
+{
+        char k1[] = "kubernetes.io/config.hash", k2[] = "kubernetes.io/config.hash";
+        char t1[] = "io.kubernetes.container.terminationMessagePath";
+        char t2[] = "io.kubernetes.container.terminationMessagePath";
+        char o1[] = "example.com/other", o2[] = "example.com/other";
+        struct kc_label a1[] = { { k1, "h1" }, { t1, "/dev/termination-log" }, { o1, "x" } };
+        struct kc_label a2[] = { { k2, "h2" }, { t2, "/dev/termination-log" }, { o2, "y" } };
+        struct kc_api_pod *p1 = NULL, *p2 = NULL;
+
+        (void)state;
+        assert_int_equal(
+                kc_api_pod_new(
+                        &(struct kc_api_pod){ .uid = "u1", .annotations = a1, .n_annotations = 3 },
+                        &p1),
+                0);
+        assert_int_equal(
+                kc_api_pod_new(
+                        &(struct kc_api_pod){ .uid = "u2", .annotations = a2, .n_annotations = 3 },
+                        &p2),
+                0);
+        assert_ptr_equal(p1->annotations[0].key, p2->annotations[0].key);
+        assert_ptr_equal(p1->annotations[1].key, p2->annotations[1].key);
+        assert_ptr_not_equal(p1->annotations[2].key, p2->annotations[2].key);
+        assert_string_equal(p1->annotations[0].key, "kubernetes.io/config.hash");
+        assert_string_equal(p2->annotations[0].value, "h2");
+        assert_string_equal(p2->annotations[2].key, "example.com/other");
+        kc_api_pod_unref(p1);
+        kc_api_pod_unref(p2);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -916,6 +952,7 @@ int main(void)
                 cmocka_unit_test(test_api_pod_spec),
                 cmocka_unit_test(test_api_pod_full_spec),
                 cmocka_unit_test(test_api_container_optional_parts),
+                cmocka_unit_test(test_well_known_keys_shared),
                 cmocka_unit_test(test_api_spec_enum_names),
         };
 
