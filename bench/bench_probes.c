@@ -188,7 +188,7 @@ static void add_pods(struct kc_runtime_service svc, int port)
                 CHECK(svc.ops->start_container(svc.self, p->container_id, &err));
                 struct kc_api_container c = { .name = "app" };
 
-                c.readiness_probe = (struct kc_api_probe){
+                c.readiness_probe = &(struct kc_api_probe){
                         .present = !no_exec,
                         .handler = { .kind = KC_HANDLER_EXEC, .command = cat, .n_command = 2 },
                         .timeout_seconds = 1,
@@ -196,7 +196,7 @@ static void add_pods(struct kc_runtime_service svc, int port)
                         .success_threshold = 1,
                         .failure_threshold = 3,
                 };
-                c.liveness_probe = (struct kc_api_probe){
+                c.liveness_probe = &(struct kc_api_probe){
                         .present = !no_tcp,
                         .handler = { .kind = KC_HANDLER_TCP_SOCKET, .port = { .number = port } },
                         .timeout_seconds = 1,

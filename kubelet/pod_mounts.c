@@ -324,7 +324,7 @@ static int propagation(const struct kc_api_container *c, const struct kc_api_vol
                 *ret = KC_CRI_PROPAGATION_HOST_TO_CONTAINER;
                 return 0;
         case KC_MOUNT_PROPAGATION_BIDIRECTIONAL:
-                if (c->security_context.privileged != KC_OPT_TRUE)
+                if (kc_api_security_context_of(c)->privileged != KC_OPT_TRUE)
                         return fail(ret_msg, -EPERM,
                                     "Bidirectional mount propagation is available only to "
                                     "privileged containers");

@@ -160,7 +160,7 @@ static struct effective_sc effective_sc(const struct kc_api_pod *pod,
                                         const struct kc_api_container *c)
 {
         const struct kc_api_pod_security_context *p = &pod->security_context;
-        const struct kc_api_security_context *s = &c->security_context;
+        const struct kc_api_security_context *s = kc_api_security_context_of(c);
         struct effective_sc e = {
                 .run_as_user = p->run_as_user,
                 .run_as_group = p->run_as_group,
@@ -303,9 +303,9 @@ int kc__container_security(const struct kc_api_pod *pod, const struct kc_api_con
                            struct kc_arena *a, struct kc_cri_container_security *ret)
 {
         struct effective_sc e = effective_sc(pod, c);
-        const struct kc_api_seccomp *sp = c->security_context.seccomp.type
-                                                  ? &c->security_context.seccomp
-                                                  : &pod->security_context.seccomp;
+        const struct kc_api_security_context *csc = kc_api_security_context_of(c);
+        const struct kc_api_seccomp *sp =
+                csc->seccomp.type ? &csc->seccomp : &pod->security_context.seccomp;
         struct kc_cri_container_security s = {
                 .privileged = e.privileged == KC_OPT_TRUE,
                 .readonly_rootfs = e.read_only_root == KC_OPT_TRUE,
@@ -348,10 +348,10 @@ static bool has_privileged_container(const struct kc_api_pod *pod)
         size_t i;
 
         for (i = 0; i < pod->n_init_containers; i++)
-                if (pod->init_containers[i].security_context.privileged == KC_OPT_TRUE)
+                if (kc_api_security_context_of(&pod->init_containers[i])->privileged == KC_OPT_TRUE)
                         return true;
         for (i = 0; i < pod->n_containers; i++)
-                if (pod->containers[i].security_context.privileged == KC_OPT_TRUE)
+                if (kc_api_security_context_of(&pod->containers[i])->privileged == KC_OPT_TRUE)
                         return true;
         return false;
 }

@@ -503,7 +503,7 @@ static int plan_running_sidecar(struct plan *p, const struct kc_api_container *c
         enum kc_probe_verdict v;
         int r;
 
-        if (c->startup_probe.present) {
+        if (kc_api_probe_or_none(c->startup_probe)->present) {
                 v = verdict(p, cs, true);
                 if (v == KC_PROBE_VERDICT_FAILURE)
                         return sidecar_probe_kill(p, c, cs, i, KC_KILL_REASON_STARTUP_PROBE);
@@ -520,7 +520,8 @@ static int plan_running_sidecar(struct plan *p, const struct kc_api_container *c
                 return r < 0 ? r : add_init_start(p, i);
         }
         /* Its liveness does not hold the next init container back. */
-        if (c->liveness_probe.present && verdict(p, cs, false) == KC_PROBE_VERDICT_FAILURE)
+        if (kc_api_probe_or_none(c->liveness_probe)->present &&
+            verdict(p, cs, false) == KC_PROBE_VERDICT_FAILURE)
                 return sidecar_probe_kill(p, c, cs, i, KC_KILL_REASON_LIVENESS_PROBE);
         return 0;
 }

@@ -263,8 +263,8 @@ static int64_t run_pre_stop(const struct kill_ctx *kc, const struct kill_target 
 
         kc_log_v_s(3, "Running preStop hook", KC_KV_POD(kc->pod->namespace, kc->pod->name),
                    KC_KV_STR("containerName", t->name), KC_KV_STR("containerID", t->id));
-        r = kc__run_handler(&env, kc->pod, t->spec, t->id, &t->spec->lifecycle.pre_stop, grace_s,
-                            &msg);
+        r = kc__run_handler(&env, kc->pod, t->spec, t->id, &kc_api_lifecycle_of(t->spec)->pre_stop,
+                            grace_s, &msg);
         if (r < 0)
                 kc_log_error_s(msg ? msg : strerror(-r), "PreStop hook failed",
                                KC_KV_POD(kc->pod->namespace, kc->pod->name),
@@ -283,7 +283,7 @@ static int kill_container(const struct kill_ctx *kc, const struct kill_target *t
 {
         int r;
 
-        if (kc->pod && t->spec && t->spec->lifecycle.pre_stop.kind != KC_HANDLER_NONE &&
+        if (kc->pod && t->spec && kc_api_lifecycle_of(t->spec)->pre_stop.kind != KC_HANDLER_NONE &&
             grace_s > 0)
                 grace_s -= run_pre_stop(kc, t, grace_s);
         if (grace_s < KC_MINIMUM_GRACE_PERIOD_S)
@@ -915,7 +915,7 @@ static bool post_start(struct start_ctx *sc, const struct kc_api_container *c, b
         struct kill_target t;
         int r;
 
-        r = kc__run_handler(&env, pod, c, id, &c->lifecycle.post_start, 0, &msg);
+        r = kc__run_handler(&env, pod, c, id, &kc_api_lifecycle_of(c)->post_start, 0, &msg);
         if (r >= 0)
                 return true;
         kc_log_error_s(msg ? msg : strerror(-r), "Failed to execute PostStartHook",
@@ -981,7 +981,8 @@ static bool start_container(struct start_ctx *sc, const struct kc_api_container 
         kc_log_v_s(2, init ? "Started init container" : "Started container",
                    KC_KV_POD(pod->namespace, pod->name), KC_KV_STR("containerName", c->name),
                    KC_KV_STR("containerID", id), KC_KV_UINT("restartCount", attempt));
-        if (c->lifecycle.post_start.kind != KC_HANDLER_NONE && !post_start(sc, c, init, id))
+        if (kc_api_lifecycle_of(c)->post_start.kind != KC_HANDLER_NONE &&
+            !post_start(sc, c, init, id))
                 return true;
         report(sc, c, init, 0, NULL, NULL, -1);
         return true;
@@ -1077,9 +1078,9 @@ static int64_t kill_grace(const struct kc_api_pod *pod, const struct kc_containe
         c = k->init_container ? &pod->init_containers[k->container_index]
                               : &pod->containers[k->container_index];
         if (k->reason == KC_KILL_REASON_LIVENESS_PROBE)
-                probe = &c->liveness_probe;
+                probe = kc_api_probe_or_none(c->liveness_probe);
         else if (k->reason == KC_KILL_REASON_STARTUP_PROBE)
-                probe = &c->startup_probe;
+                probe = kc_api_probe_or_none(c->startup_probe);
         if (probe && probe->present && probe->termination_grace_period_seconds.set)
                 return probe->termination_grace_period_seconds.v;
         return pod_grace(pod);

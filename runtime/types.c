@@ -21,6 +21,7 @@
 #include "core/cleanup.h"
 #include "core/enum_table.h"
 #include "internal.h"
+#include "termination.h"
 #include "runtime/api_pod.h"
 #include "runtime/container.h"
 #include "runtime/error.h"
@@ -84,9 +85,23 @@ const char *kc__label_key_intern(const char *key)
                 KC_LABEL_CONTAINER_NAME,
                 KC_ANNOTATION_CONTAINER_HASH,
                 KC_ANNOTATION_CONTAINER_RESTART_COUNT,
+                KC_ANNOTATION_TERMINATION_MESSAGE_PATH,
+                KC_ANNOTATION_TERMINATION_MESSAGE_POLICY,
+        };
+        /* Every pod's and sandbox's, from the config sources (kubelet/config/manifest.h). */
+        static const char *const config[] = {
+                "kubernetes.io/config.hash",
+                "kubernetes.io/config.seen",
+                "kubernetes.io/config.source",
         };
         size_t i;
 
+        if (key && strncmp(key, "kubernetes.io/config.", 21) == 0) {
+                for (i = 0; i < KC_ELEMENTSOF(config); i++)
+                        if (strcmp(key, config[i]) == 0)
+                                return config[i];
+                return NULL;
+        }
         if (!key || strncmp(key, "io.kubernetes.", 14) != 0)
                 return NULL;
         for (i = 0; i < KC_ELEMENTSOF(known); i++)
@@ -238,7 +253,10 @@ static int obj_new(void *(*pack)(struct kc__packer *pk, const void *tmpl), const
                    void **ret)
 {
         uint32_t lens[64];
-        struct kc__packer pk = { .lens = lens, .cap_lens = KC_ELEMENTSOF(lens) };
+        /* Well-known label keys are not copied into every object (issue 18). */
+        struct kc__packer pk = { .lens = lens,
+                                 .cap_lens = KC_ELEMENTSOF(lens),
+                                 .intern_keys = true };
         void *obj;
 
         if (!tmpl || !ret)
@@ -736,9 +754,12 @@ static void pack_seccomp(struct kc__packer *pk, const struct kc_api_seccomp *s,
         PACK_FIELD_STR(pk, s, d, localhost_profile);
 }
 
-static void pack_security_context(struct kc__packer *pk, const struct kc_api_security_context *s,
-                                  struct kc_api_security_context *d)
+static void pack_security_context(struct kc__packer *pk, const void *sv, void *dv)
 {
+        const struct kc_api_security_context *s = sv;
+        struct kc_api_security_context *d = dv;
+
+        pack_copy(s, d, sizeof(*s));
         SET_FIELD(d, capabilities.add,
                   kc__pack_strv(pk, s->capabilities.add, s->capabilities.n_add));
         SET_FIELD(d, capabilities.drop,
@@ -760,10 +781,31 @@ static void pack_handler(struct kc__packer *pk, const struct kc_api_handler *s,
         PACK_FIELD_STR(pk, s, d, grpc_service);
 }
 
-static void pack_probe(struct kc__packer *pk, const struct kc_api_probe *s, struct kc_api_probe *d)
+static void pack_probe(struct kc__packer *pk, const void *sv, void *dv)
 {
+        const struct kc_api_probe *s = sv;
+        struct kc_api_probe *d = dv;
+
+        pack_copy(s, d, sizeof(*s));
         pack_handler(pk, &s->handler, d ? &d->handler : NULL);
 }
+
+static void pack_lifecycle(struct kc__packer *pk, const void *sv, void *dv)
+{
+        const struct kc_api_lifecycle *s = sv;
+        struct kc_api_lifecycle *d = dv;
+
+        pack_copy(s, d, sizeof(*s));
+        pack_handler(pk, &s->post_start, d ? &d->post_start : NULL);
+        pack_handler(pk, &s->pre_stop, d ? &d->pre_stop : NULL);
+}
+
+/* The optional part at @p src (NULL: absent, stays NULL), packed as one item. */
+#define PACK_OPTIONAL(pk, src, type, fn) PACK_ITEMS(pk, src, (src) ? 1 : 0, type, fn)
+
+const struct kc_api_lifecycle kc_api_lifecycle_none;
+const struct kc_api_probe kc_api_probe_none;
+const struct kc_api_security_context kc_api_security_context_none;
 
 static void pack_api_container(struct kc__packer *pk, const void *sv, void *dv)
 {
@@ -787,13 +829,18 @@ static void pack_api_container(struct kc__packer *pk, const void *sv, void *dv)
         SET_FIELD(d, volume_mounts,
                   PACK_ITEMS(pk, s->volume_mounts, s->n_volume_mounts, struct kc_api_volume_mount,
                              pack_volume_mount));
-        pack_handler(pk, &s->lifecycle.post_start, d ? &d->lifecycle.post_start : NULL);
-        pack_handler(pk, &s->lifecycle.pre_stop, d ? &d->lifecycle.pre_stop : NULL);
-        pack_probe(pk, &s->liveness_probe, d ? &d->liveness_probe : NULL);
-        pack_probe(pk, &s->readiness_probe, d ? &d->readiness_probe : NULL);
-        pack_probe(pk, &s->startup_probe, d ? &d->startup_probe : NULL);
+        SET_FIELD(d, lifecycle,
+                  PACK_OPTIONAL(pk, s->lifecycle, struct kc_api_lifecycle, pack_lifecycle));
+        SET_FIELD(d, liveness_probe,
+                  PACK_OPTIONAL(pk, s->liveness_probe, struct kc_api_probe, pack_probe));
+        SET_FIELD(d, readiness_probe,
+                  PACK_OPTIONAL(pk, s->readiness_probe, struct kc_api_probe, pack_probe));
+        SET_FIELD(d, startup_probe,
+                  PACK_OPTIONAL(pk, s->startup_probe, struct kc_api_probe, pack_probe));
         PACK_FIELD_STR(pk, s, d, termination_message_path);
-        pack_security_context(pk, &s->security_context, d ? &d->security_context : NULL);
+        SET_FIELD(d, security_context,
+                  PACK_OPTIONAL(pk, s->security_context, struct kc_api_security_context,
+                                pack_security_context));
 }
 
 static void pack_host_alias(struct kc__packer *pk, const void *sv, void *dv)

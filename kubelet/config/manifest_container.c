@@ -243,6 +243,53 @@ static int parse_basics(struct mf_ctx *c, const struct mf_path *p, const struct 
         return 0;
 }
 
+/* *@p ret: a copy of @p v in the parse's memory when @p present, else NULL (issue 18). */
+static int keep_optional(struct mf_ctx *c, bool present, const void *v, size_t size,
+                         const void **ret)
+{
+        void *d = present ? kc__mf_alloc(c, 1, size) : NULL;
+
+        if (present && !d)
+                return -ENOMEM;
+        if (d)
+                memcpy(d, v, size);
+        *ret = d;
+        return 0;
+}
+
+/* The parts a container holds only when given: hooks, probes, security context. */
+static int parse_optional_parts(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *n,
+                                struct kc_api_container *out)
+{
+        struct kc_api_lifecycle lc = { 0 };
+        struct kc_api_probe probes[3] = { 0 };
+        static const char *const probe_fields[] = { "livenessProbe", "readinessProbe",
+                                                    "startupProbe" };
+        const struct kc_api_probe **probe_out[] = { &out->liveness_probe, &out->readiness_probe,
+                                                    &out->startup_probe };
+        struct kc_api_security_context sc = { 0 };
+        int r;
+
+        r = parse_lifecycle(c, p, n, &lc);
+        if (r >= 0)
+                r = keep_optional(c, lc.post_start.kind || lc.pre_stop.kind, &lc, sizeof(lc),
+                                  (const void **)&out->lifecycle);
+        for (size_t i = 0; r >= 0 && i < KC_ELEMENTSOF(probes); i++) {
+                r = kc__mf_parse_probe(c, p, n, probe_fields[i], &probes[i]);
+                if (r >= 0)
+                        r = keep_optional(c, probes[i].present, &probes[i], sizeof(probes[i]),
+                                          (const void **)probe_out[i]);
+        }
+        if (r >= 0)
+                r = parse_termination_message(c, p, n, out);
+        if (r >= 0)
+                r = kc__mf_parse_security_context(c, p, n, &sc);
+        if (r >= 0)
+                r = keep_optional(c, sc.present, &sc, sizeof(sc),
+                                  (const void **)&out->security_context);
+        return r;
+}
+
 static int parse_container(struct mf_ctx *c, const struct mf_path *p, const struct mf_node *n,
                            bool init, bool host_network, struct kc_api_container *out)
 {
@@ -264,17 +311,7 @@ static int parse_container(struct mf_ctx *c, const struct mf_path *p, const stru
         if (r >= 0)
                 r = parse_mounts(c, p, n, out);
         if (r >= 0)
-                r = parse_lifecycle(c, p, n, &out->lifecycle);
-        if (r >= 0)
-                r = kc__mf_parse_probe(c, p, n, "livenessProbe", &out->liveness_probe);
-        if (r >= 0)
-                r = kc__mf_parse_probe(c, p, n, "readinessProbe", &out->readiness_probe);
-        if (r >= 0)
-                r = kc__mf_parse_probe(c, p, n, "startupProbe", &out->startup_probe);
-        if (r >= 0)
-                r = parse_termination_message(c, p, n, out);
-        if (r >= 0)
-                r = kc__mf_parse_security_context(c, p, n, &out->security_context);
+                r = parse_optional_parts(c, p, n, out);
         if (r >= 0)
                 r = kc__mf_field_bool(c, p, n, "stdin", &out->stdin);
         if (r >= 0)
@@ -287,9 +324,7 @@ static int parse_container(struct mf_ctx *c, const struct mf_path *p, const stru
                 return r;
         /* Only sidecars (restartable init containers) may have these, as upstream validates. */
         if (init && !out->restart_policy_always &&
-            (out->lifecycle.post_start.kind || out->lifecycle.pre_stop.kind ||
-             out->liveness_probe.present || out->readiness_probe.present ||
-             out->startup_probe.present))
+            (out->lifecycle || out->liveness_probe || out->readiness_probe || out->startup_probe))
                 return kc__mf_fail_path(c, p,
                                         "forbidden: lifecycle hooks and probes may only be set "
                                         "on init containers with restartPolicy Always");

@@ -637,7 +637,7 @@ static int check_mounts(struct mf_ctx *c, const char *field, const struct kc_api
                                         c, &(struct mf_path){ .up = &ip, .field = "name" },
                                         "not found %s", kc__mf_quote(q, m->name, strlen(m->name)));
                         if (m->propagation == KC_MOUNT_PROPAGATION_BIDIRECTIONAL &&
-                            v[i].security_context.privileged != KC_OPT_TRUE)
+                            kc_api_security_context_of(&v[i])->privileged != KC_OPT_TRUE)
                                 return kc__mf_fail_path(
                                         c,
                                         &(struct mf_path){ .up = &ip, .field = "mountPropagation" },

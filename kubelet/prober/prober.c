@@ -272,11 +272,11 @@ const struct kc_api_probe *kc_prober_probe_spec(const struct kc_api_container *c
 {
         switch (t) {
         case KC_PROBE_LIVENESS:
-                return &c->liveness_probe;
+                return kc_api_probe_or_none(c->liveness_probe);
         case KC_PROBE_READINESS:
-                return &c->readiness_probe;
+                return kc_api_probe_or_none(c->readiness_probe);
         default:
-                return &c->startup_probe;
+                return kc_api_probe_or_none(c->startup_probe);
         }
 }
 

@@ -214,15 +214,15 @@ struct kc__worker *kc__worker_new(struct kc_prober_manager *m, enum kc_probe_typ
         w->last_result = KC_PROBE_UNKNOWN;
         switch (t) {
         case KC_PROBE_READINESS:
-                w->spec = &c->readiness_probe;
+                w->spec = kc_api_probe_or_none(c->readiness_probe);
                 w->initial = KC_PROBE_FAILURE;
                 break;
         case KC_PROBE_LIVENESS:
-                w->spec = &c->liveness_probe;
+                w->spec = kc_api_probe_or_none(c->liveness_probe);
                 w->initial = KC_PROBE_SUCCESS;
                 break;
         default:
-                w->spec = &c->startup_probe;
+                w->spec = kc_api_probe_or_none(c->startup_probe);
                 w->initial = KC_PROBE_UNKNOWN;
                 break;
         }

@@ -349,10 +349,10 @@ static int container_item(const void *containers, size_t i, json_t **ret)
             put_items(o, "env", c->n_env, env_item, c->env) < 0 ||
             put_resources(o, &c->resources) < 0 ||
             put_items(o, "volumeMounts", c->n_volume_mounts, mount_item, c->volume_mounts) < 0 ||
-            put_lifecycle(o, &c->lifecycle) < 0 ||
-            put_probe(o, "livenessProbe", &c->liveness_probe) < 0 ||
-            put_probe(o, "readinessProbe", &c->readiness_probe) < 0 ||
-            put_probe(o, "startupProbe", &c->startup_probe) < 0 ||
+            put_lifecycle(o, kc_api_lifecycle_of(c)) < 0 ||
+            put_probe(o, "livenessProbe", kc_api_probe_or_none(c->liveness_probe)) < 0 ||
+            put_probe(o, "readinessProbe", kc_api_probe_or_none(c->readiness_probe)) < 0 ||
+            put_probe(o, "startupProbe", kc_api_probe_or_none(c->startup_probe)) < 0 ||
             put_str_ne(o, "terminationMessagePath", c->termination_message_path) < 0 ||
             (c->termination_message_path &&
              kc__json_set_str(
@@ -360,7 +360,7 @@ static int container_item(const void *containers, size_t i, json_t **ret)
                      kc_termination_message_policy_to_string(c->termination_message_policy)) < 0) ||
             kc__json_set_str(o, "imagePullPolicy", kc_pull_policy_to_string(c->image_pull_policy)) <
                     0 ||
-            put_security_context(o, &c->security_context) < 0 ||
+            put_security_context(o, kc_api_security_context_of(c)) < 0 ||
             put_true(o, "stdin", c->stdin) < 0 || put_true(o, "stdinOnce", c->stdin_once) < 0 ||
             put_true(o, "tty", c->tty) < 0 ||
             (c->restart_policy_always && kc__json_set_str(o, "restartPolicy", "Always") < 0))

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What the sim records of the configs RunPodSandbox and CreateContainer were
- * given: a deep copy of every field in an arena of the object's own, so that
- * tests can check what a real runtime would have been sent
- * (kc_sim_sandbox_config, kc_sim_container_config).
+ * What the sim keeps of the configs RunPodSandbox and CreateContainer were
+ * given. Always: what a container's processes see (struct sim_exec_config,
+ * one exact-size block; the mounts are in the container's CRI view). Only
+ * while kc_sim_record_configs() is on: a deep copy of every field in an
+ * arena of its own, so that tests can check what a real runtime would have
+ * been sent (kc_sim_sandbox_config, kc_sim_container_config). A record costs
+ * kilobytes a pod, the exec view tens of bytes (issue 18).
  */
 #include <errno.h>
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../internal.h"
 #include "core/arena.h"
 #include "core/cleanup.h"
 #include "core/lock.h"
@@ -74,8 +79,8 @@ static bool i64v_copy(struct kc_arena *a, const int64_t **v, size_t n)
         return mem_copy(a, (const void **)v, n, sizeof(**v));
 }
 
-int kc__sim_sandbox_config_copy(struct kc_arena *a, const struct kc_pod_sandbox_config *src,
-                                struct kc_pod_sandbox_config *dst)
+static int sandbox_config_copy(struct kc_arena *a, const struct kc_pod_sandbox_config *src,
+                               struct kc_pod_sandbox_config *dst)
 {
         struct kc_pod_sandbox_config c = *src;
         struct kc_cri_dns_config *dns = NULL;
@@ -110,8 +115,8 @@ int kc__sim_sandbox_config_copy(struct kc_arena *a, const struct kc_pod_sandbox_
         return 0;
 }
 
-int kc__sim_container_config_copy(struct kc_arena *a, const struct kc_container_config *src,
-                                  struct kc_container_config *dst)
+static int container_config_copy(struct kc_arena *a, const struct kc_container_config *src,
+                                 struct kc_container_config *dst)
 {
         struct kc_container_config c = *src;
         struct kc_cri_container_security *sec = &c.security;
@@ -141,6 +146,83 @@ int kc__sim_container_config_copy(struct kc_arena *a, const struct kc_container_
         return 0;
 }
 
+/* The exec view's layout, for both passes of @p pk; *@p ret only on the copying pass. */
+static void exec_config_pack(struct kc__packer *pk, const struct kc_container_config *config,
+                             const struct kc_pod_sandbox_config *sandbox_config,
+                             struct sim_exec_config **ret)
+{
+        struct sim_exec_config *x =
+                kc__pack_reserve(pk, sizeof(*x), alignof(struct sim_exec_config));
+        const struct kc_label *envs = kc__pack_labels(pk, config->envs, config->n_envs);
+        const char *wd = kc__pack_str(pk, config->working_dir);
+        const char *host = kc__pack_str(pk, sandbox_config ? sandbox_config->hostname : NULL);
+
+        if (!x)
+                return;
+        *x = (struct sim_exec_config){
+                .envs = envs,
+                .n_envs = envs ? config->n_envs : 0,
+                .working_dir = wd,
+                .hostname = host,
+        };
+        if (config->has_security) {
+                x->run_as_user = config->security.run_as_user;
+                x->run_as_group = config->security.run_as_group;
+                x->readonly_rootfs = config->security.readonly_rootfs;
+        }
+        *ret = x;
+}
+
+struct sim_exec_config *kc__sim_exec_config_new(const struct kc_container_config *config,
+                                                const struct kc_pod_sandbox_config *sandbox_config)
+{
+        struct kc__packer pk = { 0 };
+        struct sim_exec_config *x = NULL;
+
+        exec_config_pack(&pk, config, sandbox_config, &x);
+        pk.base = calloc(1, pk.off);
+        if (!pk.base)
+                return NULL;
+        pk.off = 0;
+        exec_config_pack(&pk, config, sandbox_config, &x);
+        return x;
+}
+
+int kc__sim_config_record_new(const struct kc_pod_sandbox_config *sandbox_config,
+                              const struct kc_container_config *config,
+                              struct sim_config_record **ret)
+{
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct sim_config_record *rec;
+
+        if (kc_arena_new_block(sizeof(*rec), &a, (void **)&rec) < 0)
+                return -ENOMEM;
+        if (sandbox_config && (!(rec->sandbox = kc_arena_alloc(a, sizeof(*rec->sandbox))) ||
+                               sandbox_config_copy(a, sandbox_config, rec->sandbox) < 0))
+                return -ENOMEM;
+        if (config && (!(rec->container = kc_arena_alloc(a, sizeof(*rec->container))) ||
+                       container_config_copy(a, config, rec->container) < 0))
+                return -ENOMEM;
+        rec->arena = TAKE_PTR(a);
+        *ret = rec;
+        return 0;
+}
+
+void kc__sim_config_record_free(struct sim_config_record *rec)
+{
+        if (rec)
+                kc_arena_free(rec->arena); /* holds rec itself */
+}
+
+int kc_sim_record_configs(struct kc_sim *s, bool on)
+{
+        if (!s)
+                return -EINVAL;
+        KC_LOCK_GUARD(&s->lock);
+        s->record_configs = on;
+        return 0;
+}
+
 int kc_sim_sandbox_config(struct kc_sim *s, const char *id, struct kc_sim_sandbox_config *ret)
 {
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
@@ -151,9 +233,11 @@ int kc_sim_sandbox_config(struct kc_sim *s, const char *id, struct kc_sim_sandbo
                 return -EINVAL;
         KC_LOCK_GUARD(&s->lock);
         sb = kc_map_get(s->st.sandboxes, id);
-        if (!sb || !sb->cfg)
+        if (!sb)
                 return -ENOENT;
-        if (kc_arena_new(&a) < 0 || kc__sim_sandbox_config_copy(a, sb->cfg, &c) < 0)
+        if (!sb->rec)
+                return sb->o.from_spec ? -ENOENT : -ENODATA;
+        if (kc_arena_new(&a) < 0 || sandbox_config_copy(a, sb->rec->sandbox, &c) < 0)
                 return -ENOMEM;
         *ret = (struct kc_sim_sandbox_config){ .config = c, .arena = TAKE_PTR(a) };
         return 0;
@@ -169,12 +253,14 @@ int kc_sim_container_config(struct kc_sim *s, const char *id, struct kc_sim_cont
                 return -EINVAL;
         KC_LOCK_GUARD(&s->lock);
         c = kc_map_get(s->st.containers, id);
-        if (!c || !c->cfg)
+        if (!c)
                 return -ENOENT;
-        if (kc_arena_new(&a) < 0 || kc__sim_container_config_copy(a, c->cfg, &x.config) < 0)
+        if (!c->rec)
+                return c->o.from_spec ? -ENOENT : -ENODATA;
+        if (kc_arena_new(&a) < 0 || container_config_copy(a, c->rec->container, &x.config) < 0)
                 return -ENOMEM;
-        x.has_sandbox_config = c->sb_cfg != NULL;
-        if (c->sb_cfg && kc__sim_sandbox_config_copy(a, c->sb_cfg, &x.sandbox_config) < 0)
+        x.has_sandbox_config = c->rec->sandbox != NULL;
+        if (c->rec->sandbox && sandbox_config_copy(a, c->rec->sandbox, &x.sandbox_config) < 0)
                 return -ENOMEM;
         x.arena = TAKE_PTR(a);
         *ret = x;

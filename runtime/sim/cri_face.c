@@ -234,19 +234,6 @@ static int pod_for_sandbox_locked(struct kc_sim *s, const struct kc_pod_sandbox_
         return 0;
 }
 
-/* Keeps a deep copy of @p config in @p sb (kc_sim_sandbox_config). */
-static int record_sandbox_config(struct sim_sandbox *sb, const struct kc_pod_sandbox_config *config)
-{
-        struct kc_pod_sandbox_config *cfg;
-
-        if (kc_arena_new(&sb->cfg_arena) < 0 ||
-            !(cfg = kc_arena_alloc(sb->cfg_arena, sizeof(*cfg))) ||
-            kc__sim_sandbox_config_copy(sb->cfg_arena, config, cfg) < 0)
-                return -ENOMEM;
-        sb->cfg = cfg;
-        return 0;
-}
-
 /* A new ready sandbox @p id of @p config in @p p, with an IP unless on the host network. */
 static struct sim_sandbox *sandbox_create_locked(struct kc_sim *s, struct sim_pod *p,
                                                  const struct kc_pod_sandbox_config *config,
@@ -271,7 +258,8 @@ static struct sim_sandbox *sandbox_create_locked(struct kc_sim *s, struct sim_po
         if (!sb)
                 return NULL;
         sb->cstate = KC_CONTAINER_STATE_RUNNING;
-        if (record_sandbox_config(sb, config) < 0 || kc__sim_state_add_sandbox(&s->st, p, sb) < 0) {
+        if ((s->record_configs && kc__sim_config_record_new(config, NULL, &sb->rec) < 0) ||
+            kc__sim_state_add_sandbox(&s->st, p, sb) < 0) {
                 kc__sim_sandbox_free(sb);
                 return NULL;
         }
@@ -428,26 +416,18 @@ static int container_create_check_locked(struct kc_sim *s, const struct sim_sand
 }
 
 /*
- * Keeps deep copies of @p config and @p sandbox_config (may be NULL) in
- * @p c (kc_sim_container_config, and what exec sees).
+ * Keeps what exec needs of @p config and @p sandbox_config (may be NULL) in
+ * @p c, and deep copies of both when the sim records configs.
  */
-static int record_container_config(struct sim_container *c,
+static int record_container_config(struct kc_sim *s, struct sim_container *c,
                                    const struct kc_container_config *config,
                                    const struct kc_pod_sandbox_config *sandbox_config)
 {
-        struct kc_container_config *cfg;
-        struct kc_pod_sandbox_config *sb_cfg = NULL;
-
-        if (kc_arena_new(&c->cfg_arena) < 0 ||
-            !(cfg = kc_arena_alloc(c->cfg_arena, sizeof(*cfg))) ||
-            kc__sim_container_config_copy(c->cfg_arena, config, cfg) < 0)
+        c->exec = kc__sim_exec_config_new(config, sandbox_config);
+        if (!c->exec)
                 return -ENOMEM;
-        if (sandbox_config &&
-            (!(sb_cfg = kc_arena_alloc(c->cfg_arena, sizeof(*sb_cfg))) ||
-             kc__sim_sandbox_config_copy(c->cfg_arena, sandbox_config, sb_cfg) < 0))
-                return -ENOMEM;
-        c->cfg = cfg;
-        c->sb_cfg = sb_cfg;
+        if (s->record_configs)
+                return kc__sim_config_record_new(sandbox_config, config, &c->rec);
         return 0;
 }
 
@@ -509,7 +489,7 @@ static int sim_create_container(void *self, const char *pod_sandbox_id,
         if (!c)
                 return kc__sim_oom(err);
         c->prog = kc__sim_program_parse(c->argv, c->argc);
-        r = record_container_config(c, config, sandbox_config);
+        r = record_container_config(s, c, config, sandbox_config);
         if (r >= 0)
                 r = kc__sim_state_add_container(&s->st, sb->o.pod, sb, c);
         if (r < 0) {

@@ -129,8 +129,8 @@ static const struct kc_cri_mount *mount_of(const struct sim_container *c, const 
         const struct kc_cri_mount *best = NULL;
         size_t best_len = 0;
 
-        for (size_t i = 0; c->cfg && i < c->cfg->n_mounts; i++) {
-                const struct kc_cri_mount *m = &c->cfg->mounts[i];
+        for (size_t i = 0; c->exec && i < c->v.n_mounts; i++) {
+                const struct kc_cri_mount *m = &c->v.mounts[i];
 
                 if (!m->container_path || !m->host_path ||
                     kc__sim_path_normalize(NULL, m->container_path, norm, cap) < 0)
@@ -151,9 +151,9 @@ static const struct kc_cri_mount *termination_mount(const struct sim_container *
         const char *path = kc__label_get(c->v.annotations, c->v.n_annotations,
                                          "io.kubernetes.container.terminationMessagePath");
 
-        for (size_t i = 0; path && *path && c->cfg && i < c->cfg->n_mounts; i++)
-                if (kc__streq(c->cfg->mounts[i].container_path, path))
-                        return &c->cfg->mounts[i];
+        for (size_t i = 0; path && *path && c->exec && i < c->v.n_mounts; i++)
+                if (kc__streq(c->v.mounts[i].container_path, path))
+                        return &c->v.mounts[i];
         return NULL;
 }
 
@@ -161,7 +161,7 @@ static int locate(struct shell *sh, const char *path, struct loc *l)
 {
         char mp[SIM_PATH_MAX], host[SIM_PATH_MAX * 2];
         const struct kc_cri_mount *m;
-        const struct kc_container_config *cfg = sh->c->cfg;
+        const struct sim_exec_config *x = sh->c->exec;
 
         *l = (struct loc){ .fs = &sh->c->fs };
         if (kc__sim_path_normalize(sh->cwd, path, l->path, sizeof(l->path)) < 0)
@@ -169,8 +169,7 @@ static int locate(struct shell *sh, const char *path, struct loc *l)
         m = mount_of(sh->c, l->path, mp, sizeof(mp));
         if (!m) {
                 snprintf(l->key, sizeof(l->key), "%s", l->path);
-                l->readonly = cfg && cfg->has_security && cfg->security.readonly_rootfs &&
-                              !path_under(l->path, "/dev");
+                l->readonly = x && x->readonly_rootfs && !path_under(l->path, "/dev");
                 return 0;
         }
         /* The host path, then what follows the mount point. */
@@ -545,23 +544,23 @@ static int32_t b_rm(struct shell *sh, char **w, size_t n)
 
 static int32_t b_hostname(struct shell *sh, char **w, size_t n)
 {
-        const struct kc_pod_sandbox_config *sb = sh->c->sb_cfg;
+        const struct sim_exec_config *x = sh->c->exec;
 
         (void)w, (void)n;
-        mb_printf(sh->out, "%s\n", sb && sb->hostname ? sb->hostname : "sim");
+        mb_printf(sh->out, "%s\n", x && x->hostname ? x->hostname : "sim");
         return 0;
 }
 
 /* id [-u|-g]: the user and group the container runs as (root unless set). */
 static int32_t b_id(struct shell *sh, char **w, size_t n)
 {
-        const struct kc_container_config *cfg = sh->c->cfg;
+        const struct sim_exec_config *x = sh->c->exec;
         int64_t uid = 0, gid = 0;
 
-        if (cfg && cfg->has_security && cfg->security.run_as_user.set)
-                uid = cfg->security.run_as_user.v;
-        if (cfg && cfg->has_security && cfg->security.run_as_group.set)
-                gid = cfg->security.run_as_group.v;
+        if (x && x->run_as_user.set)
+                uid = x->run_as_user.v;
+        if (x && x->run_as_group.set)
+                gid = x->run_as_group.v;
         if (n > 1 && strcmp(w[1], "-u") == 0)
                 mb_printf(sh->out, "%" PRId64 "\n", uid);
         else if (n > 1 && strcmp(w[1], "-g") == 0)
@@ -769,10 +768,10 @@ static enum stop run_script(struct kc_arena *a, struct shell *sh, struct sim_scr
 static int shell_init(struct kc_arena *a, struct kc_sim *s, struct sim_container *c,
                       struct shell *sh)
 {
-        const struct kc_container_config *cfg = c->cfg;
-        size_t n_envs = cfg ? cfg->n_envs : 0, n = 0;
+        const struct sim_exec_config *x = c->exec;
+        size_t n_envs = x ? x->n_envs : 0, n = 0;
         struct kc_label *v = kc_arena_alloc(a, (n_envs + 3) * sizeof(*v));
-        const char *host = c->sb_cfg && c->sb_cfg->hostname ? c->sb_cfg->hostname : NULL;
+        const char *host = x ? x->hostname : NULL;
 
         if (!v)
                 return -ENOMEM;
@@ -782,8 +781,8 @@ static int shell_init(struct kc_arena *a, struct kc_sim *s, struct sim_container
         if (host)
                 v[n - 1].key = "HOSTNAME";
         for (size_t i = 0; i < n_envs; i++) {
-                v[n].key = kc_arena_strdup(a, cfg->envs[i].key ? cfg->envs[i].key : "");
-                v[n].value = kc_arena_strdup(a, cfg->envs[i].value ? cfg->envs[i].value : "");
+                v[n].key = kc_arena_strdup(a, x->envs[i].key ? x->envs[i].key : "");
+                v[n].value = kc_arena_strdup(a, x->envs[i].value ? x->envs[i].value : "");
                 if (!v[n].key || !v[n].value)
                         return -ENOMEM;
                 n++;
@@ -792,7 +791,7 @@ static int shell_init(struct kc_arena *a, struct kc_sim *s, struct sim_container
                 v[n++] = (struct kc_label){ "HOME", "/root" };
         *sh = (struct shell){ .s = s, .c = c, .env = { v, n } };
         snprintf(sh->cwd, sizeof(sh->cwd), "%s",
-                 cfg && cfg->working_dir && cfg->working_dir[0] ? cfg->working_dir : "/");
+                 x && x->working_dir && x->working_dir[0] ? x->working_dir : "/");
         return 0;
 }
 
@@ -805,27 +804,27 @@ int kc__sim_container_fs_init(struct sim_container *c)
         static const char *const dirs[] = { "/bin",       "/dev", "/etc",    "/home", "/proc",
                                             "/root",      "/sys", "/tmp",    "/usr",  "/usr/bin",
                                             "/usr/share", "/var", "/var/run" };
-        const struct kc_container_config *cfg = c->cfg;
+        const struct sim_exec_config *x = c->exec;
         char path[SIM_PATH_MAX];
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < KC_ELEMENTSOF(dirs); i++)
                 r = kc__sim_fs_mkdir(&c->fs, dirs[i]);
-        if (r >= 0 && c->sb_cfg && c->sb_cfg->hostname) {
+        if (r >= 0 && x && x->hostname) {
                 char line[256];
-                int n = snprintf(line, sizeof(line), "%s\n", c->sb_cfg->hostname);
+                int n = snprintf(line, sizeof(line), "%s\n", x->hostname);
 
                 r = kc__sim_fs_write(&c->fs, "/etc/hostname", line,
                                      (size_t)(n < (int)sizeof(line) ? n : 0), false);
         }
         /* The runtime makes every mount point and the working directory. */
-        for (size_t i = 0; r >= 0 && cfg && i < cfg->n_mounts; i++)
-                if (cfg->mounts[i].container_path &&
-                    kc__sim_path_normalize(NULL, cfg->mounts[i].container_path, path,
+        for (size_t i = 0; r >= 0 && x && i < c->v.n_mounts; i++)
+                if (c->v.mounts[i].container_path &&
+                    kc__sim_path_normalize(NULL, c->v.mounts[i].container_path, path,
                                            sizeof(path)) == 0)
                         r = kc__sim_fs_mkdir_p(&c->fs, path);
-        if (r >= 0 && cfg && cfg->working_dir && cfg->working_dir[0] &&
-            kc__sim_path_normalize(NULL, cfg->working_dir, path, sizeof(path)) == 0 &&
+        if (r >= 0 && x && x->working_dir && x->working_dir[0] &&
+            kc__sim_path_normalize(NULL, x->working_dir, path, sizeof(path)) == 0 &&
             !mount_of(c, path, (char[SIM_PATH_MAX]){ 0 }, SIM_PATH_MAX))
                 r = kc__sim_fs_mkdir_p(&c->fs, path);
         return r == -ENOTDIR ? 0 : r;

@@ -15,7 +15,7 @@
  * - images.c: the image store, ImageStatus and PullImage;
  * - cri_face.c: the CRI face's other calls and its ops table;
  * - cri_list.c: ListPodSandbox and ListContainers over one walk;
- * - config.c: the recorded sandbox and container configs;
+ * - config.c: what exec keeps of the configs, and the optional full records;
  * - vfs.c: the small virtual filesystems exec sees;
  * - shell.c: the busybox-like builtins and ExecSync.
  *
@@ -119,9 +119,32 @@ struct sim_sandbox {
         struct kc_pod_sandbox v;
         /* What the kubecontainer face lists; READY iff RUNNING. */
         enum kc_container_state cstate;
-        /* RunPodSandbox's config, deep-copied (NULL for kc_sim_set_pods sandboxes). */
-        struct kc_arena *cfg_arena;
-        const struct kc_pod_sandbox_config *cfg;
+        /* RunPodSandbox's config when the sim records configs (config.c), else NULL. */
+        struct sim_config_record *rec;
+};
+
+/*
+ * The parts of CreateContainer's configs a container's processes see (exec,
+ * its own command's builtins): one exact-size allocation with its strings.
+ */
+struct sim_exec_config {
+        const struct kc_label *envs;
+        size_t n_envs;
+        const char *working_dir; /* NULL or "": "/" */
+        const char *hostname;    /* the sandbox config's; NULL: none was given */
+        struct kc_cri_opt_i64 run_as_user, run_as_group;
+        bool readonly_rootfs;
+};
+
+/*
+ * The configs an object was created with, deep-copied, kept only while the
+ * sim records them (kc_sim_record_configs): in its own arena, which holds
+ * this record too.
+ */
+struct sim_config_record {
+        struct kc_arena *arena;
+        struct kc_pod_sandbox_config *sandbox; /* NULL: none was given */
+        struct kc_container_config *container; /* NULL for a sandbox's record */
 };
 
 /* What a busybox-like reading of the command says the process does. */
@@ -140,10 +163,12 @@ struct sim_container {
         struct sim_program prog;
         int64_t deadline;            /* exit time while running with prog.exits */
         struct sim_sandbox *sandbox; /* NULL for a kc_sim_set_pods pod without sandboxes */
-        /* CreateContainer's configs, deep-copied (NULL for kc_sim_set_pods containers). */
-        struct kc_arena *cfg_arena;
-        const struct kc_container_config *cfg;
-        const struct kc_pod_sandbox_config *sb_cfg; /* NULL when none was given */
+        /*
+         * What exec reads of CreateContainer's configs (config.c; NULL for
+         * kc_sim_set_pods containers); its mounts are the CRI view's, v.mounts.
+         */
+        struct sim_exec_config *exec;
+        struct sim_config_record *rec; /* the full configs when recorded, else NULL */
         /* The root filesystem exec sees, and how far the command has acted on it. */
         struct sim_fs fs;
         size_t main_pc;    /* the steps of the command done */
@@ -290,6 +315,8 @@ struct kc_sim {
         struct sim_pod *listed_pod;
         uint64_t listed_gen;
 
+        bool record_configs; /* kc_sim_record_configs */
+
         struct kc_container *kscratch; /* kubecontainer-face build buffer */
         size_t kscratch_cap;
 
@@ -433,13 +460,23 @@ void kc__sim_container_stop_locked(struct kc_sim *s, struct sim_container *c);
 void kc__sim_advance_locked(struct kc_sim *s);
 
 /* ------------------------------------------------------------------------ */
-/* config.c: the recorded configs                                             */
+/* config.c: the configs' exec view and records                              */
 
-/* A deep copy of @p src into @p a. @return 0 or -ENOMEM. */
-int kc__sim_sandbox_config_copy(struct kc_arena *a, const struct kc_pod_sandbox_config *src,
-                                struct kc_pod_sandbox_config *dst);
-int kc__sim_container_config_copy(struct kc_arena *a, const struct kc_container_config *src,
-                                  struct kc_container_config *dst);
+/*
+ * What exec needs of @p config and @p sandbox_config (may be NULL): a new
+ * block, free() it. NULL on ENOMEM.
+ */
+struct sim_exec_config *kc__sim_exec_config_new(const struct kc_container_config *config,
+                                                const struct kc_pod_sandbox_config *sandbox_config);
+/*
+ * A record of deep copies of @p sandbox_config and @p config (either may be
+ * NULL) in *@p ret. @return 0 or -ENOMEM.
+ */
+int kc__sim_config_record_new(const struct kc_pod_sandbox_config *sandbox_config,
+                              const struct kc_container_config *config,
+                              struct sim_config_record **ret);
+/* Frees @p rec (NULL is fine). */
+void kc__sim_config_record_free(struct sim_config_record *rec);
 
 /* ------------------------------------------------------------------------ */
 /* vfs.c                                                                      */

@@ -250,7 +250,7 @@ void kc__sim_sandbox_free(struct sim_sandbox *sb)
 {
         if (!sb)
                 return;
-        kc_arena_free(sb->cfg_arena);
+        kc__sim_config_record_free(sb->rec);
         kc_arena_free(sb->o.arena); /* holds sb itself; results may keep it a while */
 }
 
@@ -258,7 +258,8 @@ void kc__sim_container_free(struct sim_container *c)
 {
         if (!c)
                 return;
-        kc_arena_free(c->cfg_arena);
+        kc__sim_config_record_free(c->rec);
+        free(c->exec);
         kc__sim_fs_done(&c->fs);
         kc_arena_free(c->o.arena); /* holds c itself; results may keep it a while */
 }

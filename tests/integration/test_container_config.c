@@ -117,7 +117,9 @@ static void test_config_inside_containers(void **state)
                   .image = env.image,
                   .command = sleep_cmd,
                   .n_command = 2,
-                  .security_context = { .present = true, .read_only_root_filesystem = KC_OPT_TRUE },
+                  .security_context =
+                          &(struct kc_api_security_context){
+                                  .present = true, .read_only_root_filesystem = KC_OPT_TRUE },
                   .image_pull_policy = KC_PULL_IF_NOT_PRESENT },
         };
         _cleanup_(kc_api_pod_unrefp) struct kc_api_pod *pod = NULL;

@@ -73,14 +73,20 @@ struct kc_api_container {
         struct kc_api_resources resources;
         const struct kc_api_volume_mount *volume_mounts;
         size_t n_volume_mounts;
-        struct kc_api_lifecycle lifecycle;
-        struct kc_api_probe liveness_probe;
-        struct kc_api_probe readiness_probe;
-        struct kc_api_probe startup_probe;
+        /*
+         * The rarely given parts, NULL when absent (issue 18: held inline
+         * they made most of a container's 928 bytes); read them through
+         * kc_api_lifecycle_of(), kc_api_probe_or_none() and
+         * kc_api_security_context_of(), which stand in an empty one.
+         */
+        const struct kc_api_lifecycle *lifecycle;
+        const struct kc_api_probe *liveness_probe;
+        const struct kc_api_probe *readiness_probe;
+        const struct kc_api_probe *startup_probe;
         /* default "/dev/termination-log" */
         const char *termination_message_path;
         enum kc_termination_message_policy termination_message_policy;
-        struct kc_api_security_context security_context;
+        const struct kc_api_security_context *security_context;
         /*
          * Init containers only: restartPolicy "Always" makes a sidecar
          * (KEP-753). Unset for app containers (the API refuses it there).
@@ -88,6 +94,30 @@ struct kc_api_container {
         bool restart_policy_always;
         bool stdin, stdin_once, tty;
 };
+
+/* The empty ones the accessors below stand in for absent parts. */
+extern const struct kc_api_lifecycle kc_api_lifecycle_none;
+extern const struct kc_api_probe kc_api_probe_none;
+extern const struct kc_api_security_context kc_api_security_context_none;
+
+/** @p c's lifecycle hooks; an empty kc_api_lifecycle (no handlers) when it has none. */
+static inline const struct kc_api_lifecycle *kc_api_lifecycle_of(const struct kc_api_container *c)
+{
+        return c->lifecycle ? c->lifecycle : &kc_api_lifecycle_none;
+}
+
+/** @p p, or an absent probe (present false) for NULL. */
+static inline const struct kc_api_probe *kc_api_probe_or_none(const struct kc_api_probe *p)
+{
+        return p ? p : &kc_api_probe_none;
+}
+
+/** @p c's security context; an absent one (present false, nothing set) when not given. */
+static inline const struct kc_api_security_context *
+kc_api_security_context_of(const struct kc_api_container *c)
+{
+        return c->security_context ? c->security_context : &kc_api_security_context_none;
+}
 
 struct kc_label;
 

@@ -130,12 +130,24 @@ int kc_sim_crash_container(struct kc_sim *s, const char *pod_uid, const char *na
                            int32_t exit_code);
 
 /**
- * @brief What the sim was sent. RunPodSandbox and CreateContainer keep a
- * deep copy of every field of their configs; these hand a copy of it to the
- * caller, in its own arena (kc_runtime_result_done() frees it), valid after
- * the object is gone. Any thread.
+ * Whether RunPodSandbox and CreateContainer keep a deep copy of every field
+ * of their configs for kc_sim_sandbox_config() and kc_sim_container_config()
+ * (tests); off by default, when the sim keeps only what exec reads (envs,
+ * working dir, hostname, run-as ids, read-only root; the mounts are in the
+ * container's status anyway): the copies cost kilobytes a pod (issue 18).
+ * Applies to the objects created from then on.
+ * @return 0 or -EINVAL.
+ */
+int kc_sim_record_configs(struct kc_sim *s, bool on);
+
+/**
+ * @brief What the sim was sent, when kc_sim_record_configs() was on as the
+ * object was created: a copy of it for the caller, in its own arena
+ * (kc_runtime_result_done() frees it), valid after the object is gone. Any
+ * thread.
  * @return 0, -ENOENT (no such object, or one loaded by kc_sim_set_pods,
- * which has no config), -EINVAL, -ENOMEM; @p ret untouched on failure.
+ * which has no config), -ENODATA (created while the sim did not record
+ * configs), -EINVAL, -ENOMEM; @p ret untouched on failure.
  */
 struct kc_sim_sandbox_config {
         struct kc_pod_sandbox_config config;

@@ -219,35 +219,36 @@ static void check_app(const struct kc_api_container *c)
         assert_true(c->volume_mounts[0].read_only);
         assert_string_equal(c->volume_mounts[0].sub_path, "app");
         assert_int_equal(c->volume_mounts[0].propagation, KC_MOUNT_PROPAGATION_HOST_TO_CONTAINER);
-        assert_int_equal(c->lifecycle.post_start.kind, KC_HANDLER_EXEC);
-        assert_string_equal(c->lifecycle.post_start.command[1], "/tmp/started");
-        assert_int_equal(c->lifecycle.pre_stop.kind, KC_HANDLER_HTTP_GET);
-        assert_string_equal(c->lifecycle.pre_stop.port.name, "http");
-        assert_string_equal(c->lifecycle.pre_stop.path, "/"); /* default */
-        assert_false(c->lifecycle.pre_stop.https);
-        assert_string_equal(c->lifecycle.pre_stop.headers[0].name, "X-Stop");
-        assert_true(c->liveness_probe.present);
-        assert_true(c->liveness_probe.handler.https);
-        assert_int_equal(c->liveness_probe.handler.port.number, 8080);
-        assert_int_equal(c->liveness_probe.initial_delay_seconds, 5);
-        assert_int_equal(c->liveness_probe.timeout_seconds, 1);
-        assert_int_equal(c->liveness_probe.period_seconds, 10);
-        assert_int_equal(c->liveness_probe.success_threshold, 1);
-        assert_int_equal(c->liveness_probe.failure_threshold, 3);
-        assert_int_equal(c->liveness_probe.termination_grace_period_seconds.v, 9);
-        assert_false(c->readiness_probe.present);
+        assert_int_equal(c->lifecycle->post_start.kind, KC_HANDLER_EXEC);
+        assert_string_equal(c->lifecycle->post_start.command[1], "/tmp/started");
+        assert_int_equal(c->lifecycle->pre_stop.kind, KC_HANDLER_HTTP_GET);
+        assert_string_equal(c->lifecycle->pre_stop.port.name, "http");
+        assert_string_equal(c->lifecycle->pre_stop.path, "/"); /* default */
+        assert_false(c->lifecycle->pre_stop.https);
+        assert_string_equal(c->lifecycle->pre_stop.headers[0].name, "X-Stop");
+        assert_true(c->liveness_probe->present);
+        assert_true(c->liveness_probe->handler.https);
+        assert_int_equal(c->liveness_probe->handler.port.number, 8080);
+        assert_int_equal(c->liveness_probe->initial_delay_seconds, 5);
+        assert_int_equal(c->liveness_probe->timeout_seconds, 1);
+        assert_int_equal(c->liveness_probe->period_seconds, 10);
+        assert_int_equal(c->liveness_probe->success_threshold, 1);
+        assert_int_equal(c->liveness_probe->failure_threshold, 3);
+        assert_int_equal(c->liveness_probe->termination_grace_period_seconds.v, 9);
+        assert_null(c->readiness_probe);
         assert_string_equal(c->termination_message_path, "/tmp/msg");
         assert_int_equal(c->termination_message_policy,
                          KC_TERMINATION_MESSAGE_FALLBACK_TO_LOGS_ON_ERROR);
-        assert_true(c->security_context.present);
-        assert_true(c->security_context.run_as_user.set && c->security_context.run_as_user.v == 0);
-        assert_int_equal(c->security_context.privileged, KC_OPT_FALSE);
-        assert_int_equal(c->security_context.read_only_root_filesystem, KC_OPT_TRUE);
-        assert_int_equal(c->security_context.allow_privilege_escalation, KC_OPT_FALSE);
-        assert_string_equal(c->security_context.capabilities.add[0], "NET_ADMIN");
-        assert_string_equal(c->security_context.capabilities.drop[0], "ALL");
-        assert_string_equal(c->security_context.proc_mount, "Default");
-        assert_string_equal(c->security_context.seccomp.localhost_profile, "prof.json");
+        assert_true(c->security_context->present);
+        assert_true(c->security_context->run_as_user.set &&
+                    c->security_context->run_as_user.v == 0);
+        assert_int_equal(c->security_context->privileged, KC_OPT_FALSE);
+        assert_int_equal(c->security_context->read_only_root_filesystem, KC_OPT_TRUE);
+        assert_int_equal(c->security_context->allow_privilege_escalation, KC_OPT_FALSE);
+        assert_string_equal(c->security_context->capabilities.add[0], "NET_ADMIN");
+        assert_string_equal(c->security_context->capabilities.drop[0], "ALL");
+        assert_string_equal(c->security_context->proc_mount, "Default");
+        assert_string_equal(c->security_context->seccomp.localhost_profile, "prof.json");
 }
 
 /* Every honoured field reaches kc_api_pod, and the copy owns it (issue 14). */
@@ -259,8 +260,8 @@ static void test_every_field(void **state)
         check_pod_level(p);
         check_app(&p->containers[0]);
         assert_true(p->init_containers[0].restart_policy_always);
-        assert_true(p->init_containers[0].readiness_probe.present);
-        assert_int_equal(p->init_containers[0].readiness_probe.success_threshold, 2);
+        assert_true(p->init_containers[0].readiness_probe->present);
+        assert_int_equal(p->init_containers[0].readiness_probe->success_threshold, 2);
         kc_api_pod_unref(p);
 }
 
@@ -291,11 +292,11 @@ static void test_defaults(void **state)
         assert_int_equal(c->ports[0].host_port, 9000); /* host network: hostPort = containerPort */
         assert_int_equal(c->resources.n_requests, 1);
         assert_string_equal(c->resources.requests[0].q.text, "1Gi");
-        assert_int_equal(c->readiness_probe.timeout_seconds, 1);
-        assert_int_equal(c->readiness_probe.period_seconds, 10);
-        assert_int_equal(c->readiness_probe.success_threshold, 1);
-        assert_int_equal(c->readiness_probe.failure_threshold, 3);
-        assert_false(c->security_context.present);
+        assert_int_equal(c->readiness_probe->timeout_seconds, 1);
+        assert_int_equal(c->readiness_probe->period_seconds, 10);
+        assert_int_equal(c->readiness_probe->success_threshold, 1);
+        assert_int_equal(c->readiness_probe->failure_threshold, 3);
+        assert_null(c->security_context);
         assert_null(c->working_dir);
         assert_false(c->restart_policy_always);
         kc_api_pod_unref(p);

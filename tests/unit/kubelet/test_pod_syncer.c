@@ -606,6 +606,7 @@ static void test_volumes_before_runtime(void **state)
         struct stat st;
 
         assert_non_null(mkdtemp(root));
+        assert_int_equal(kc_sim_record_configs(e->sim, true), 0); /* read below */
         vc.root_dir = root;
         assert_int_equal(kc__volume_manager_new(&vc, &cfg.volume_manager), 0);
         assert_int_equal(kc_pod_syncer_new(&cfg, &syncer), 0);

@@ -554,7 +554,8 @@ static void test_make_mounts(void **state)
                                  "privileged containers");
         free(msg);
         msg = NULL;
-        b.c.security_context.privileged = KC_OPT_TRUE;
+        b.c.security_context =
+                &(struct kc_api_security_context){ .present = true, .privileged = KC_OPT_TRUE };
         assert_int_equal(make_mounts(f, &b, ips, 1, NULL, 0, &m, &n, &msg), 0);
         assert_int_equal(m[0].propagation, KC_CRI_PROPAGATION_BIDIRECTIONAL);
 

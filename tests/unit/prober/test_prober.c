@@ -43,15 +43,24 @@
 
 static const struct kc_api_pod pod = { .uid = "uid-1", .name = "web", .namespace = "default" };
 
+/* Probes live in a ring of slots (kc_api_container points at them): a test keeps its last few. */
+static struct kc_api_probe probe_slots[32];
+static unsigned probe_next;
+/* A probe of the ring, changed in place. */
+#define MUT(pr) ((struct kc_api_probe *)(pr))
+
 /* A probe with upstream's defaults and handler @p h. */
-static struct kc_api_probe probe_of(struct kc_api_handler h)
+static struct kc_api_probe *probe_of(struct kc_api_handler h)
 {
-        return (struct kc_api_probe){ .present = true,
-                                      .handler = h,
-                                      .timeout_seconds = 1,
-                                      .period_seconds = 10,
-                                      .success_threshold = 1,
-                                      .failure_threshold = 3 };
+        struct kc_api_probe *pr = &probe_slots[probe_next++ % KC_ELEMENTSOF(probe_slots)];
+
+        *pr = (struct kc_api_probe){ .present = true,
+                                     .handler = h,
+                                     .timeout_seconds = 1,
+                                     .period_seconds = 10,
+                                     .success_threshold = 1,
+                                     .failure_threshold = 3 };
+        return pr;
 }
 
 struct outcome {
@@ -188,7 +197,7 @@ static void test_exec_timeout(void **state)
         (void)state;
         c.liveness_probe = probe_of(
                 (struct kc_api_handler){ .kind = KC_HANDLER_EXEC, .command = cmd, .n_command = 3 });
-        c.liveness_probe.timeout_seconds = 2;
+        MUT(c.liveness_probe)->timeout_seconds = 2;
         assert_int_equal(pthread_create(&t, NULL, probe_main, &pc), 0);
         assert_true(KC_TEST_WAIT_UNTIL(kc_fake_clock_sleepers(f->clock) == 1, 5000));
         assert_int_equal(kc_fake_clock_advance(f->clock, 2 * KC_NSEC_PER_SEC), 0);
@@ -331,22 +340,22 @@ static void test_tcp(void **state)
         assert_int_equal(n_so_error, 0);
 
         ports[0].container_port = port;
-        c.liveness_probe.handler.port = (struct kc_api_port_ref){ .name = "probe-port" };
+        MUT(c.liveness_probe)->handler.port = (struct kc_api_port_ref){ .name = "probe-port" };
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_SUCCESS);
 
-        c.liveness_probe.handler.port = (struct kc_api_port_ref){ .name = "nope" };
+        MUT(c.liveness_probe)->handler.port = (struct kc_api_port_ref){ .name = "nope" };
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_UNKNOWN);
         assert_string_equal(o.output, "strconv.Atoi: parsing \"nope\": invalid syntax");
 
-        c.liveness_probe.handler.port = (struct kc_api_port_ref){ .number = 0 };
+        MUT(c.liveness_probe)->handler.port = (struct kc_api_port_ref){ .number = 0 };
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_UNKNOWN);
         assert_string_equal(o.output, "invalid port number: 0");
 
         close(lfd);
-        c.liveness_probe.handler.port = (struct kc_api_port_ref){ .number = port };
+        MUT(c.liveness_probe)->handler.port = (struct kc_api_port_ref){ .number = port };
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_FAILURE);
         snprintf(want, sizeof(want), "dial tcp 127.0.0.1:%d: connect: connection refused", port);
@@ -564,7 +573,7 @@ static int http_teardown(void **state)
 
 static struct outcome get(struct http_fixture *f, const char *path)
 {
-        f->c.readiness_probe.handler.path = path;
+        MUT(f->c.readiness_probe)->handler.path = path;
         return run(f->p, KC_PROBE_READINESS, &f->c, "id");
 }
 
@@ -613,15 +622,15 @@ static void test_http_headers(void **state)
                  f->srv->port);
         assert_string_equal(req, want);
 
-        f->c.readiness_probe.handler.headers = custom;
-        f->c.readiness_probe.handler.n_headers = 3;
+        MUT(f->c.readiness_probe)->handler.headers = custom;
+        MUT(f->c.readiness_probe)->handler.n_headers = 3;
         assert_int_equal(get(f, "/ok").result, KC_PROBE_SUCCESS);
         last_request(f->srv, req, sizeof(req));
         assert_string_equal(req, "GET /ok HTTP/1.1\r\nHost: example.test\r\nUser-Agent: "
                                  "kube-probe/0.1\r\nX-Custom: yes\r\nConnection: close\r\n\r\n");
 
-        f->c.readiness_probe.handler.headers = ua;
-        f->c.readiness_probe.handler.n_headers = 2;
+        MUT(f->c.readiness_probe)->handler.headers = ua;
+        MUT(f->c.readiness_probe)->handler.n_headers = 2;
         assert_int_equal(get(f, "/ok").result, KC_PROBE_SUCCESS);
         last_request(f->srv, req, sizeof(req));
         snprintf(want, sizeof(want),
@@ -674,7 +683,7 @@ static void test_http_failures(void **state)
 
         lfd = listen_local(&port);
         close(lfd);
-        f->c.readiness_probe.handler.port.number = port;
+        MUT(f->c.readiness_probe)->handler.port.number = port;
         o = get(f, "/ok");
         assert_int_equal(o.result, KC_PROBE_FAILURE);
         snprintf(want, sizeof(want),
@@ -684,8 +693,8 @@ static void test_http_failures(void **state)
         assert_string_equal(o.output, want);
 
         /* HTTPS against a plain server: the handshake fails. */
-        f->c.readiness_probe.handler.port.number = f->srv->port;
-        f->c.readiness_probe.handler.https = true;
+        MUT(f->c.readiness_probe)->handler.port.number = f->srv->port;
+        MUT(f->c.readiness_probe)->handler.https = true;
         o = get(f, "/ok");
         assert_int_equal(o.result, KC_PROBE_FAILURE);
 }
@@ -708,14 +717,14 @@ static void test_https(void **state)
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_SUCCESS);
         assert_string_equal(o.output, "fine");
-        c.liveness_probe.handler.path = "/chunked";
+        MUT(c.liveness_probe)->handler.path = "/chunked";
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_string_equal(o.output, "abcdefg");
-        c.liveness_probe.handler.path = "/big";
+        MUT(c.liveness_probe)->handler.path = "/big";
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_SUCCESS);
         assert_int_equal(strlen(o.output), 10 * 1024);
-        c.liveness_probe.handler.path = "/missing";
+        MUT(c.liveness_probe)->handler.path = "/missing";
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_FAILURE);
         assert_string_equal(o.output, "HTTP probe failed with statuscode: 404");
@@ -751,23 +760,23 @@ static void test_grpc(void **state)
         snprintf(want, sizeof(want), "127.0.0.1:%d", port);
         assert_string_equal(got, want);
 
-        c.liveness_probe.handler.grpc_service = "ok";
+        MUT(c.liveness_probe)->handler.grpc_service = "ok";
         assert_int_equal(run(p, KC_PROBE_LIVENESS, &c, "id").result, KC_PROBE_SUCCESS);
-        c.liveness_probe.handler.grpc_service = "down";
+        MUT(c.liveness_probe)->handler.grpc_service = "down";
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_FAILURE);
         assert_string_equal(o.output, "service unhealthy (responded with \"NOT_SERVING\")");
-        c.liveness_probe.handler.grpc_service = "unimpl";
+        MUT(c.liveness_probe)->handler.grpc_service = "unimpl";
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_FAILURE);
         assert_string_equal(o.output, "error: this server does not implement the grpc health "
                                       "protocol (grpc.health.v1.Health): unknown service");
-        c.liveness_probe.handler.grpc_service = "other";
+        MUT(c.liveness_probe)->handler.grpc_service = "other";
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_FAILURE);
         assert_string_equal(o.output, "error: health rpc probe failed: rpc error: code = NotFound "
                                       "desc = unknown service");
-        c.liveness_probe.handler.grpc_service = "hang";
+        MUT(c.liveness_probe)->handler.grpc_service = "hang";
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_FAILURE);
         assert_string_equal(o.output, "timeout: health rpc did not complete within 1s");
@@ -775,8 +784,8 @@ static void test_grpc(void **state)
 
         lfd = listen_local(&port);
         close(lfd);
-        c.liveness_probe.handler.port.number = port;
-        c.liveness_probe.handler.grpc_service = NULL;
+        MUT(c.liveness_probe)->handler.port.number = port;
+        MUT(c.liveness_probe)->handler.grpc_service = NULL;
         o = run(p, KC_PROBE_LIVENESS, &c, "id");
         assert_int_equal(o.result, KC_PROBE_FAILURE);
         snprintf(want, sizeof(want),

@@ -128,15 +128,24 @@ struct fx {
         struct kc_api_pod *pod;
 };
 
-static struct kc_api_probe probe(int32_t delay, int32_t period, int32_t success, int32_t failure)
+/* Probes live in a ring of slots (kc_api_container points at them): a test keeps its last few. */
+static struct kc_api_probe probe_slots[32];
+static unsigned probe_next;
+/* A probe of the ring, changed in place. */
+#define MUT(pr) ((struct kc_api_probe *)(pr))
+
+static struct kc_api_probe *probe(int32_t delay, int32_t period, int32_t success, int32_t failure)
 {
-        return (struct kc_api_probe){ .present = true,
-                                      .handler = { .kind = KC_HANDLER_TCP_SOCKET },
-                                      .initial_delay_seconds = delay,
-                                      .timeout_seconds = 1,
-                                      .period_seconds = period,
-                                      .success_threshold = success,
-                                      .failure_threshold = failure };
+        struct kc_api_probe *pr = &probe_slots[probe_next++ % KC_ELEMENTSOF(probe_slots)];
+
+        *pr = (struct kc_api_probe){ .present = true,
+                                     .handler = { .kind = KC_HANDLER_TCP_SOCKET },
+                                     .initial_delay_seconds = delay,
+                                     .timeout_seconds = 1,
+                                     .period_seconds = period,
+                                     .success_threshold = success,
+                                     .failure_threshold = failure };
+        return pr;
 }
 
 static struct kc_api_pod *mkpod(struct fx *f, const char *uid, enum kc_restart_policy policy,
@@ -241,7 +250,7 @@ static void state_of(struct fx *f, size_t n, bool running, bool *started, bool *
         int64_t end = deadline_ms();
 
         kc_prober_manager_container_state(f->m, "uid1", "app", "c1", running, started, ready);
-        if (!f->ctr.readiness_probe.present || !*started || *ready)
+        if (!kc_api_probe_or_none(f->ctr.readiness_probe)->present || !*started || *ready)
                 return;
         while (gets() == before) {
                 assert_true(kc_test_mono_ms() < end);

@@ -551,22 +551,24 @@ static void test_security_contexts(void **state)
                 { .name = "app",
                   .image = "app:1",
                   .image_pull_policy = KC_PULL_IF_NOT_PRESENT,
-                  .security_context = {
-                          .present = true,
-                          .run_as_user = { true, 1001 },
-                          .read_only_root_filesystem = KC_OPT_TRUE,
-                          .allow_privilege_escalation = KC_OPT_FALSE,
-                          .has_capabilities = true,
-                          .capabilities = { caps_add, 1, caps_drop, 1 },
-                  } },
+                  .security_context =
+                          &(struct kc_api_security_context){
+                                  .present = true,
+                                  .run_as_user = { true, 1001 },
+                                  .read_only_root_filesystem = KC_OPT_TRUE,
+                                  .allow_privilege_escalation = KC_OPT_FALSE,
+                                  .has_capabilities = true,
+                                  .capabilities = { caps_add, 1, caps_drop, 1 },
+                          } },
                 { .name = "priv",
                   .image = "app:1",
                   .image_pull_policy = KC_PULL_IF_NOT_PRESENT,
-                  .security_context = {
-                          .present = true,
-                          .privileged = KC_OPT_TRUE,
-                          .seccomp = { "Localhost", "profiles/a.json" },
-                  } },
+                  .security_context =
+                          &(struct kc_api_security_context){
+                                  .present = true,
+                                  .privileged = KC_OPT_TRUE,
+                                  .seccomp = { "Localhost", "profiles/a.json" },
+                          } },
         };
         struct kc_api_pod pod = base_pod(c, 2);
 
@@ -598,11 +600,12 @@ static void test_security_contexts(void **state)
 static void test_run_as_non_root(void **state)
 {
         struct fixture *f = *state;
+        struct kc_api_security_context sc = { .present = true, .run_as_non_root = KC_OPT_TRUE };
         struct kc_api_container c = {
                 .name = "app",
                 .image = "app:1",
                 .image_pull_policy = KC_PULL_IF_NOT_PRESENT,
-                .security_context = { .present = true, .run_as_non_root = KC_OPT_TRUE },
+                .security_context = &sc,
         };
         struct kc_api_pod pod = base_pod(&c, 1);
 
@@ -611,13 +614,13 @@ static void test_run_as_non_root(void **state)
         assert_string_equal(f->last_reason, "CreateContainerConfigError");
         assert_string_equal(f->last_msg, "container has runAsNonRoot and image will run as root "
                                          "(pod: \"web_default(uid-1)\", container: app)");
-        c.security_context.run_as_user = (struct kc_opt_i64){ true, 0 };
+        sc.run_as_user = (struct kc_opt_i64){ true, 0 };
         pod.uid = "uid-2"; /* a new pod each time: no status is given */
         assert_int_equal(sync_p(f, &pod), -EPERM);
         assert_string_equal(f->last_msg, "container's runAsUser breaks non-root policy "
                                          "(pod: \"web_default(uid-2)\", container: app)");
         /* The pod's runAsUser counts too. */
-        c.security_context.run_as_user = (struct kc_opt_i64){ 0 };
+        sc.run_as_user = (struct kc_opt_i64){ 0 };
         pod.security_context.run_as_user = (struct kc_opt_i64){ true, 65534 };
         pod.uid = "uid-3";
         assert_int_equal(sync_p(f, &pod), 0);

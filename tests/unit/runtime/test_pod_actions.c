@@ -937,7 +937,7 @@ static void test_sidecar_probes(void **state)
         (void)state;
         base_sidecar(&t);
         t.st.n_containers = 1; /* only the first sidecar runs */
-        t.init[0].startup_probe = (struct kc_api_probe){ .present = true };
+        t.init[0].startup_probe = &(struct kc_api_probe){ .present = true };
         probed(&t, &fp, &a); /* no startup result yet: wait */
         assert_int_equal(a.n_init_containers_to_start, 0);
         assert_int_equal(a.n_containers_to_kill, 0);
@@ -962,7 +962,7 @@ static void test_sidecar_probes(void **state)
 
         /* Liveness: all three running, the pod initialized; the second fails. */
         base_sidecar(&t);
-        t.init[1].liveness_probe = (struct kc_api_probe){ .present = true };
+        t.init[1].liveness_probe = &(struct kc_api_probe){ .present = true };
         fp = (struct fake_probes){ .liveness_failed = "initid2" };
         probed(&t, &fp, &a);
         assert_int_equal(a.n_containers_to_kill, 1);

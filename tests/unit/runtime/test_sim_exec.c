@@ -68,17 +68,29 @@ static const struct kc_pod_sandbox_config sandbox_cfg = {
         .n_sysctls = 1,
 };
 
-static int setup(void **state)
+static int setup_with(void **state, bool record)
 {
         struct fixture *f = calloc(1, sizeof(*f));
         struct kc_runtime_error err = { 0 };
 
         assert_non_null(f);
         sim_env_new(&f->clock, &f->sim, "busybox");
+        assert_int_equal(kc_sim_record_configs(f->sim, record), 0);
         f->svc = kc_sim_service(f->sim);
         assert_int_equal(f->svc.ops->run_pod_sandbox(f->svc.self, &sandbox_cfg, &f->sb, &err), 0);
         *state = f;
         return 0;
+}
+
+static int setup(void **state)
+{
+        return setup_with(state, false);
+}
+
+/* The sim records the configs it is sent (kc_sim_record_configs), from the sandbox on. */
+static int setup_recording(void **state)
+{
+        return setup_with(state, true);
 }
 
 static int teardown(void **state)
@@ -243,6 +255,53 @@ static void test_records_configs(void **state)
         assert_int_equal(kc_sim_sandbox_config(f->sim, "nope", &sc), -ENOENT);
         assert_null(cc.arena);
         assert_int_equal(kc_sim_container_config(f->sim, NULL, &cc), -EINVAL);
+        free(id);
+}
+
+/*
+ * Issue 18: by default the sim keeps no copy of the configs (kilobytes a
+ * pod), only what exec reads, which it still honours: envs, working dir,
+ * the sandbox's hostname, run-as ids, the read-only root and the mounts.
+ */
+static void test_configs_not_recorded_by_default(void **state)
+{
+        static const struct kc_label envs[] = { { "A", "1" } };
+        static const struct kc_cri_mount mounts[] = { { .container_path = "/data",
+                                                        .host_path = "/host/data-18" } };
+        struct fixture *f = *state;
+        struct kc_sim_container_config cc = { 0 };
+        struct kc_sim_sandbox_config sc = { 0 };
+        struct exec_out o;
+        char *wd = strdup("/srv/app"), *id;
+
+        id = start(f, (struct kc_container_config){
+                              .command = (const char *const[]){ "sleep", "3600" },
+                              .n_command = 2,
+                              .working_dir = wd,
+                              .envs = envs,
+                              .n_envs = 1,
+                              .mounts = mounts,
+                              .n_mounts = 1,
+                              .has_security = true,
+                              .security = { .run_as_user = { true, 1000 },
+                                            .run_as_group = { true, 3000 },
+                                            .readonly_rootfs = true },
+                      });
+        memset(wd, 'x', strlen(wd));
+        free(wd);
+        assert_int_equal(kc_sim_container_config(f->sim, id, &cc), -ENODATA);
+        assert_int_equal(kc_sim_sandbox_config(f->sim, f->sb, &sc), -ENODATA);
+        assert_null(cc.arena);
+        assert_null(sc.arena);
+
+        o = SH(f, id, "echo $A $HOSTNAME; pwd; hostname; id; cat /etc/hostname");
+        assert_int_equal(o.code, 0);
+        assert_string_equal(o.out, "1 web-host\n/srv/app\nweb-host\nuid=1000 gid=3000\nweb-host\n");
+        o = SH(f, id, "touch /x");
+        assert_int_not_equal(o.code, 0);
+        assert_non_null(strstr(o.err, "Read-only file system"));
+        o = SH(f, id, "echo hi > /data/f && cat /host/data-18/f; cat /data/f");
+        assert_string_equal(o.out, "hi\n");
         free(id);
 }
 
@@ -566,7 +625,9 @@ static void test_exec_errors(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_records_configs, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_records_configs, setup_recording, teardown),
+                cmocka_unit_test_setup_teardown(test_configs_not_recorded_by_default, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_exec_env_and_cwd, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_exec_busybox, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_exec_mounts_and_readonly_root, setup,

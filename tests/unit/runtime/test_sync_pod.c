@@ -758,7 +758,7 @@ static void test_liveness_kill_probe_grace(void **state)
         struct kc_probe_results_view probes = { .get = liveness_failed, .self = id };
         char *err = NULL;
 
-        cs[0].liveness_probe = (struct kc_api_probe){
+        cs[0].liveness_probe = &(struct kc_api_probe){
                 .present = true,
                 .period_seconds = 10,
                 .termination_grace_period_seconds = { .set = true, .v = 7 },
@@ -1645,15 +1645,17 @@ static const char *const cleanup_cmd[] = { "/bin/cleanup", "--now" };
 static void test_pre_stop_exec(void **state)
 {
         struct fixture *f = *state;
+        struct kc_api_lifecycle lc = { 0 };
         struct kc_api_container cs[] = {
                 { .name = "app", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
         };
         struct kc_api_pod pod = make_pod("uid-ps1", "ps1", cs, 1, KC_RESTART_POLICY_ALWAYS);
         char *err = NULL;
 
-        cs[0].lifecycle.pre_stop = (struct kc_api_handler){ .kind = KC_HANDLER_EXEC,
-                                                            .command = cleanup_cmd,
-                                                            .n_command = 2 };
+        cs[0].lifecycle = &lc;
+        lc.pre_stop = (struct kc_api_handler){ .kind = KC_HANDLER_EXEC,
+                                               .command = cleanup_cmd,
+                                               .n_command = 2 };
         pod.termination_grace_s = 45;
         assert_int_equal(sync_once(f, &pod, &err), 0);
         assert_int_equal(f->n_execs, 0); /* no postStart */
@@ -1707,6 +1709,7 @@ static void *kill_thread_main(void *arg)
 static void test_pre_stop_sleep_grace(void **state)
 {
         struct fixture *f = *state;
+        struct kc_api_lifecycle lc = { 0 };
         struct kc_api_container cs[] = {
                 { .name = "app", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
         };
@@ -1716,8 +1719,8 @@ static void test_pre_stop_sleep_grace(void **state)
         size_t base;
         pthread_t th;
 
-        cs[0].lifecycle.pre_stop =
-                (struct kc_api_handler){ .kind = KC_HANDLER_SLEEP, .sleep_seconds = 5 };
+        cs[0].lifecycle = &lc;
+        lc.pre_stop = (struct kc_api_handler){ .kind = KC_HANDLER_SLEEP, .sleep_seconds = 5 };
         assert_int_equal(sync_once(f, &pod, &err), 0);
         base = kc_fake_clock_sleepers(f->clock);
         assert_int_equal(pthread_create(&th, NULL, kill_thread_main, &k), 0);
@@ -1730,7 +1733,7 @@ static void test_pre_stop_sleep_grace(void **state)
         assert_int_equal(f->stop_timeouts[0], 25); /* 30 - 5 (5.5 s truncated) */
 
         /* A hook longer than the grace is cut at the grace: 2 s are still given. */
-        cs[0].lifecycle.pre_stop.sleep_seconds = 40;
+        lc.pre_stop.sleep_seconds = 40;
         kc_fake_clock_advance(f->clock, SEC);
         assert_int_equal(sync_once(f, &pod, &err), 0);
         k.grace = 3;
@@ -1748,6 +1751,7 @@ static const char *const touch_cmd[] = { "touch", "/x" };
 static void test_post_start_exec(void **state)
 {
         struct fixture *f = *state;
+        struct kc_api_lifecycle lc = { 0 };
         struct kc_api_container cs[] = {
                 { .name = "app", .image = "busybox:1", .command = forever_cmd, .n_command = 2 },
         };
@@ -1755,9 +1759,10 @@ static void test_post_start_exec(void **state)
         struct kc_container_list cl = { 0 };
         char *err = NULL;
 
-        cs[0].lifecycle.post_start = (struct kc_api_handler){ .kind = KC_HANDLER_EXEC,
-                                                              .command = touch_cmd,
-                                                              .n_command = 2 };
+        cs[0].lifecycle = &lc;
+        lc.post_start = (struct kc_api_handler){ .kind = KC_HANDLER_EXEC,
+                                                 .command = touch_cmd,
+                                                 .n_command = 2 };
         assert_int_equal(sync_once(f, &pod, &err), 0);
         assert_int_equal(f->n_execs, 1);
         assert_string_equal(f->execs[0].argv0, "touch");
@@ -1856,6 +1861,7 @@ static void test_post_start_http(void **state)
         struct fixture *f = *state;
         const struct kc_api_http_header hdr[] = { { "X-Test", "yes" } };
         struct kc_api_container_port ports[] = { { .name = "web" } };
+        struct kc_api_lifecycle lc = { 0 };
         struct kc_api_container cs[] = {
                 { .name = "app",
                   .image = "busybox:1",
@@ -1869,7 +1875,8 @@ static void test_post_start_http(void **state)
         char *err = NULL, want[512];
 
         http_server_start(&srv);
-        cs[0].lifecycle.post_start = (struct kc_api_handler){
+        cs[0].lifecycle = &lc;
+        lc.post_start = (struct kc_api_handler){
                 .kind = KC_HANDLER_HTTP_GET,
                 .host = "127.0.0.1",
                 .port = { .number = srv.port },
@@ -1888,7 +1895,7 @@ static void test_post_start_http(void **state)
         /* By name, through the container's ports. */
         http_server_start(&srv);
         ports[0].container_port = srv.port;
-        cs[0].lifecycle.post_start.port = (struct kc_api_port_ref){ .name = "web" };
+        lc.post_start.port = (struct kc_api_port_ref){ .name = "web" };
         cs[0].image = "busybox:2";
         kc_fake_clock_advance(f->clock, SEC);
         assert_int_equal(sync_once(f, &pod, &err), 0);
@@ -1911,8 +1918,8 @@ static void test_post_start_http(void **state)
 
         /* HTTPS (issue 15): TLS through the shared client; a plain server fails the handshake. */
         http_server_start(&srv);
-        cs[0].lifecycle.post_start.port = (struct kc_api_port_ref){ .number = srv.port };
-        cs[0].lifecycle.post_start.https = true;
+        lc.post_start.port = (struct kc_api_port_ref){ .number = srv.port };
+        lc.post_start.https = true;
         cs[0].image = "busybox:4";
         kc_fake_clock_advance(f->clock, SEC);
         assert_true(sync_once(f, &pod, &err) < 0);

@@ -296,6 +296,8 @@ static const struct kc_pod_status *sim_run(struct fixture *f, const struct kc_ap
         snprintf(mk, sizeof(mk), "mkdir -p '%s'", f->helper_dir);
         assert_int_equal(system(mk), 0);
         sim_env_new(&f->clock, &f->sim, "app:1");
+        assert_int_equal(kc_sim_record_configs(f->sim, true),
+                         0); /* test_sim_end_to_end reads them */
         assert_int_equal(kc_runtime_manager_new(kc_sim_service(f->sim), f->clock, &f->mgr), 0);
         assert_int_equal(kc_runtime_manager_set_runtime_helper(f->mgr, &f->helper), 0);
         if (logs_root) {

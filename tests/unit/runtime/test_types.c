@@ -475,6 +475,12 @@ static void *pool_dup(struct pool *p, const void *src, size_t n)
 
 #define PS(p, s) ((const char *)pool_dup((p), (s), strlen(s) + 1))
 #define PA(p, arr) pool_dup((p), (arr), sizeof(arr))
+/* A copy of the value @p v in the pool, typed. */
+#define PV(p, v)                                                                                   \
+        ({                                                                                         \
+                __typeof__(v) v_ = (v);                                                            \
+                (const __typeof__(v) *)pool_dup((p), &v_, sizeof(v_));                             \
+        })
 
 static struct kc_api_handler full_handler(struct pool *p, enum kc_handler_kind kind,
                                           const char *tag)
@@ -557,14 +563,17 @@ static struct kc_api_container full_container(struct pool *p, const char *name)
                 .resources = { PA(p, lim), 1, PA(p, req), 2 },
                 .volume_mounts = PA(p, vm),
                 .n_volume_mounts = 1,
-                .lifecycle = { full_handler(p, KC_HANDLER_EXEC, "post"),
-                               full_handler(p, KC_HANDLER_SLEEP, "pre") },
-                .liveness_probe = full_probe(p, "live"),
-                .readiness_probe = full_probe(p, "ready"),
-                .startup_probe = full_probe(p, "start"),
+                .lifecycle = PV(
+                        p, ((struct kc_api_lifecycle){ full_handler(p, KC_HANDLER_EXEC, "post"),
+                                                       full_handler(p, KC_HANDLER_SLEEP, "pre") })),
+                .liveness_probe = PV(p, full_probe(p, "live")),
+                .readiness_probe = PV(p, full_probe(p, "ready")),
+                .startup_probe = PV(p, full_probe(p, "start")),
                 .termination_message_path = PS(p, "/dev/termination-log"),
                 .termination_message_policy = KC_TERMINATION_MESSAGE_FALLBACK_TO_LOGS_ON_ERROR,
-                .security_context = { .present = true,
+                .security_context =
+                        PV(p, ((struct kc_api_security_context){
+                                      .present = true,
                                       .run_as_user = { true, 1000 },
                                       .run_as_group = { true, 2000 },
                                       .run_as_non_root = KC_OPT_TRUE,
@@ -574,7 +583,7 @@ static struct kc_api_container full_container(struct pool *p, const char *name)
                                       .has_capabilities = true,
                                       .capabilities = { PA(p, add), 1, PA(p, drop), 2 },
                                       .proc_mount = PS(p, "Default"),
-                                      .seccomp = { PS(p, "Localhost"), PS(p, "prof.json") } },
+                                      .seccomp = { PS(p, "Localhost"), PS(p, "prof.json") } })),
                 .restart_policy_always = true,
                 .stdin = true,
                 .stdin_once = true,
@@ -767,15 +776,15 @@ static void check_full_container(const struct kc_api_container *c, const char *n
         assert_string_equal(c->volume_mounts[0].sub_path_expr, "$(POD)");
         assert_true(c->volume_mounts[0].read_only);
         assert_int_equal(c->volume_mounts[0].propagation, KC_MOUNT_PROPAGATION_HOST_TO_CONTAINER);
-        check_handler(&c->lifecycle.post_start, KC_HANDLER_EXEC, "post");
-        check_handler(&c->lifecycle.pre_stop, KC_HANDLER_SLEEP, "pre");
-        check_probe(&c->liveness_probe, "live");
-        check_probe(&c->readiness_probe, "ready");
-        check_probe(&c->startup_probe, "start");
+        check_handler(&c->lifecycle->post_start, KC_HANDLER_EXEC, "post");
+        check_handler(&c->lifecycle->pre_stop, KC_HANDLER_SLEEP, "pre");
+        check_probe(c->liveness_probe, "live");
+        check_probe(c->readiness_probe, "ready");
+        check_probe(c->startup_probe, "start");
         assert_string_equal(c->termination_message_path, "/dev/termination-log");
         assert_int_equal(c->termination_message_policy,
                          KC_TERMINATION_MESSAGE_FALLBACK_TO_LOGS_ON_ERROR);
-        check_security_context(&c->security_context);
+        check_security_context(c->security_context);
         assert_true(c->restart_policy_always && c->stdin && c->stdin_once && c->tty);
 }
 
@@ -855,6 +864,81 @@ static void test_api_pod_full_spec(void **state)
         kc_api_pod_unref(p);
 }
 
+/*
+ * Issue 18: a container holds its hooks, probes and security context only
+ * when given (pointers, NULL when absent: 928 bytes a container before); the
+ * accessors stand in empty ones.
+ */
+static void test_api_container_optional_parts(void **state)
+{
+        static const struct kc_api_probe live = { .present = true, .period_seconds = 7 };
+        const struct kc_api_container cs[] = { { .name = "bare" },
+                                               { .name = "probed", .liveness_probe = &live } };
+        struct kc_api_pod *p = NULL;
+        const struct kc_api_container *c;
+
+        (void)state;
+        assert_true(sizeof(struct kc_api_container) <= 256);
+        assert_int_equal(
+                kc_api_pod_new(
+                        &(struct kc_api_pod){ .uid = "u", .containers = cs, .n_containers = 2 },
+                        &p),
+                0);
+        c = &p->containers[0];
+        assert_null(c->lifecycle);
+        assert_null(c->liveness_probe);
+        assert_null(c->readiness_probe);
+        assert_null(c->startup_probe);
+        assert_null(c->security_context);
+        assert_int_equal(kc_api_lifecycle_of(c)->post_start.kind, KC_HANDLER_NONE);
+        assert_int_equal(kc_api_lifecycle_of(c)->pre_stop.kind, KC_HANDLER_NONE);
+        assert_false(kc_api_probe_or_none(c->liveness_probe)->present);
+        assert_false(kc_api_security_context_of(c)->present);
+        assert_int_equal(kc_api_security_context_of(c)->privileged, KC_OPT_UNSET);
+        c = &p->containers[1];
+        assert_non_null(c->liveness_probe);
+        assert_ptr_not_equal(c->liveness_probe, &live); /* copied into the pod */
+        assert_int_equal(c->liveness_probe->period_seconds, 7);
+        assert_null(c->readiness_probe);
+        kc_api_pod_unref(p);
+}
+
+/*
+ * Issue 18: the well-known label and annotation keys (kubelet's, the config
+ * sources') point at one static copy in every object instead of a copy
+ * each; any other key is copied.
+ */
+static void test_well_known_keys_shared(void **state)
+{
+        char k1[] = "kubernetes.io/config.hash", k2[] = "kubernetes.io/config.hash";
+        char t1[] = "io.kubernetes.container.terminationMessagePath";
+        char t2[] = "io.kubernetes.container.terminationMessagePath";
+        char o1[] = "example.com/other", o2[] = "example.com/other";
+        struct kc_label a1[] = { { k1, "h1" }, { t1, "/dev/termination-log" }, { o1, "x" } };
+        struct kc_label a2[] = { { k2, "h2" }, { t2, "/dev/termination-log" }, { o2, "y" } };
+        struct kc_api_pod *p1 = NULL, *p2 = NULL;
+
+        (void)state;
+        assert_int_equal(
+                kc_api_pod_new(
+                        &(struct kc_api_pod){ .uid = "u1", .annotations = a1, .n_annotations = 3 },
+                        &p1),
+                0);
+        assert_int_equal(
+                kc_api_pod_new(
+                        &(struct kc_api_pod){ .uid = "u2", .annotations = a2, .n_annotations = 3 },
+                        &p2),
+                0);
+        assert_ptr_equal(p1->annotations[0].key, p2->annotations[0].key);
+        assert_ptr_equal(p1->annotations[1].key, p2->annotations[1].key);
+        assert_ptr_not_equal(p1->annotations[2].key, p2->annotations[2].key);
+        assert_string_equal(p1->annotations[0].key, "kubernetes.io/config.hash");
+        assert_string_equal(p2->annotations[0].value, "h2");
+        assert_string_equal(p2->annotations[2].key, "example.com/other");
+        kc_api_pod_unref(p1);
+        kc_api_pod_unref(p2);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -867,6 +951,8 @@ int main(void)
                 cmocka_unit_test(test_api_pod),
                 cmocka_unit_test(test_api_pod_spec),
                 cmocka_unit_test(test_api_pod_full_spec),
+                cmocka_unit_test(test_api_container_optional_parts),
+                cmocka_unit_test(test_well_known_keys_shared),
                 cmocka_unit_test(test_api_spec_enum_names),
         };
 
