@@ -109,6 +109,7 @@ struct pod_reuse {
         struct src_set src[2]; /* [cur]: the cached pods'; the other one being built */
         unsigned cur;
         uint64_t identity_hits; /* pods found unchanged by the records alone */
+        uint64_t listing_hits;  /* calls answered from the last listing (last_listing_reuse) */
 };
 
 /*
@@ -1036,25 +1037,35 @@ fail:
         return r;
 }
 
-/* reuse[@all]'s count of cached pods, or with @hits its identity hits, read under the lock. */
-static uint64_t reuse_count(struct kc_runtime_manager *m, bool all, bool hits)
+enum reuse_counter { REUSE_PODS, REUSE_IDENTITY_HITS, REUSE_LISTING_HITS };
+
+/* One of reuse[@all]'s counters, read under the lock. */
+static uint64_t reuse_count(struct kc_runtime_manager *m, bool all, enum reuse_counter c)
 {
+        const struct pod_reuse *pr = &m->reuse[all];
         uint64_t n;
 
         pthread_mutex_lock(&m->lock);
-        n = hits ? m->reuse[all].identity_hits : m->reuse[all].n;
+        n = c == REUSE_PODS            ? pr->n
+            : c == REUSE_IDENTITY_HITS ? pr->identity_hits
+                                       : pr->listing_hits;
         pthread_mutex_unlock(&m->lock);
         return n;
 }
 
 size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all)
 {
-        return (size_t)reuse_count(m, all, false);
+        return (size_t)reuse_count(m, all, REUSE_PODS);
 }
 
 uint64_t kc__runtime_manager_identity_hits(struct kc_runtime_manager *m, bool all)
 {
-        return reuse_count(m, all, true);
+        return reuse_count(m, all, REUSE_IDENTITY_HITS);
+}
+
+uint64_t kc__runtime_manager_listing_hits(struct kc_runtime_manager *m, bool all)
+{
+        return reuse_count(m, all, REUSE_LISTING_HITS);
 }
 
 /* Is this listing the last one, by identity? Then *ret holds its pods (in @pr) again. */
@@ -1128,6 +1139,8 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct k
 
         pthread_mutex_lock(&m->lock);
         r = last_listing_reuse(&m->last[all], &m->reuse[all], &sbl, &cl, ret);
+        if (r > 0)
+                m->reuse[all].listing_hits++;
         if (r == 0) {
                 r = get_pods_locked(m, all, &sbl, &cl, ret);
                 /* The cache may be gone (it always is on failure): only a full one is kept. */
