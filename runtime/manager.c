@@ -1123,14 +1123,18 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct k
 {
         _cleanup_(pod_sandbox_list_done) struct kc_pod_sandbox_list sbl = { 0 };
         _cleanup_(container_list_done) struct kc_container_list cl = { 0 };
-        struct kc_pod_sandbox_filter sf = { .state = all ? -1 : KC_SANDBOX_STATE_READY };
+        struct kc_pod_sandbox_filter sf = { .state = KC_SANDBOX_STATE_READY };
         struct kc_container_filter cf = { .state = all ? -1 : KC_CONTAINER_STATE_RUNNING };
         int r;
 
         if (!m || !ret)
                 return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
                                             "invalid argument");
-        r = m->svc.ops->list_pod_sandbox(m->svc.self, &sf, &sbl, err);
+        /* As kubelet's getKubeletSandboxes and getKubeletContainers: every sandbox is asked
+         * for with no filter at all, every container with an empty one. containerd filters
+         * an empty sandbox filter's listing item by item (issue 18: half of a 10-pod relist's
+         * 20 us over the raw lists). */
+        r = m->svc.ops->list_pod_sandbox(m->svc.self, all ? NULL : &sf, &sbl, err);
         if (r < 0)
                 return r;
         r = m->svc.ops->list_containers(m->svc.self, &cf, &cl, err);
