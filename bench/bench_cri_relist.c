@@ -6,7 +6,7 @@
  * wall time of one relist with nothing changed, and of the two raw calls a
  * relist cannot avoid (ListPodSandbox then ListContainers, back to back on
  * the same client), and the relist's overhead over them. Target (issue 5):
- * at most 15 % above the raw calls.
+ * at most 15 % above the raw calls; issue 18: at most 5 %.
  *
  * Usage: bench_cri_relist --socket PATH --image NAME [--pods N ...] [--rounds N]
  * Start containerd first (tests/integration/ has the harness; bench/

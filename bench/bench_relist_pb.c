@@ -454,12 +454,12 @@ static int replay_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filte
                                    struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
 {
         struct recorder *rec = self;
-        const char *uid = selector_uid(f->label_selector, f->n_label_selector);
+        const char *uid = f ? selector_uid(f->label_selector, f->n_label_selector) : "";
         const struct blob *b = replay_get(rec, "ListPodSandbox", uid, err);
 
         if (!b)
                 return -ENOENT;
-        if (rec->sb_memo && !*uid && f->state < 0)
+        if (rec->sb_memo && !*uid && (!f || f->state < 0))
                 return kc__cri_unpack_list_pod_sandbox_memo(rec->sb_memo, b->data, b->len, ret,
                                                             err);
         return kc__cri_unpack_list_pod_sandbox(b->data, b->len, ret, err);

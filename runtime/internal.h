@@ -174,6 +174,8 @@ struct kc_runtime_manager;
 size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all);
 /* How many pods GetPods(@p all) found unchanged by its identity records alone (issue 18). */
 uint64_t kc__runtime_manager_identity_hits(struct kc_runtime_manager *m, bool all);
+/* How many GetPods(@p all) calls handed back the last pods, the listing being the last one. */
+uint64_t kc__runtime_manager_listing_hits(struct kc_runtime_manager *m, bool all);
 /* Tests: how many full listings the simulated runtime patched from its last one (issue 18). */
 struct kc_sim;
 uint64_t kc__sim_listings_patched(struct kc_sim *s);

@@ -14,13 +14,18 @@
  *   to the last result, in the last order (nothing decoded or copied: a
  *   runtime's listing order means nothing, and containerd's changes on
  *   every call);
+ * - two items are the same when their bytes are, or when they differ only
+ *   in the order of their labels' and annotations' map entries: containerd
+ *   1.6 writes those from Go maps, in another order on every call, so
+ *   without this no item of its listings was ever found again (issue 18);
  * - otherwise the response's top-level fields are walked; each item (field
- *   1, a length-delimited message) whose bytes equal those of a last item
+ *   1, a length-delimited message) that is the same as a last item
  *   (at the same position, as runtimes that list in a stable order give
  *   them, else the last item with the same id, field 1 of both PodSandbox
  *   and Container) is copied from the last result: one memcpy of its
  *   strings and labels and a pointer relocation. Other items are decoded
- *   by protobuf-c as before. A match is always a full memcmp of the bytes.
+ *   by protobuf-c as before. A match is always a full comparison of the
+ *   bytes (same_item()).
  *
  * Each result item's label arrays and strings lie in one "flat" block of its
  * arena, which is what makes the copy one memcpy. Results are shared
@@ -48,6 +53,7 @@ struct item_kind {
         size_t str_off[8];
         size_t n_str;
         size_t labels_off[2], n_labels_off[2]; /* labels, annotations */
+        uint32_t map_field[2];                 /* their field numbers on the wire */
         int (*decode)(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len, void *item);
 };
 
@@ -103,6 +109,7 @@ static const struct item_kind kinds[] = {
                 .n_str = 5,
                 .labels_off = { SB(labels), SB(annotations) },
                 .n_labels_off = { SB(n_labels), SB(n_annotations) },
+                .map_field = { 5, 6 },
                 .decode = sandbox_decode,
         },
         [KC_CRI_LIST_CONTAINERS] = {
@@ -113,6 +120,7 @@ static const struct item_kind kinds[] = {
                 .n_str = 7,
                 .labels_off = { CT(labels), CT(annotations) },
                 .n_labels_off = { CT(n_labels), CT(n_annotations) },
+                .map_field = { 8, 9 },
                 .decode = container_decode,
         },
 };
@@ -378,8 +386,115 @@ static int index_build(struct kc_cri_list_memo *m)
         return 0;
 }
 
+/* One map entry of an item (a label or an annotation): its field and bytes. */
+struct map_entry {
+        uint32_t num;
+        uint32_t len;
+        const uint8_t *data;
+};
+
+/* Map entries compared as a set per item; an item with more is only found byte for byte. */
+#define MAP_ENTRIES_MAX 64
+
 /*
- * The last item whose bytes are @p (@len), the @i-th of the new response:
+ * The next field of @w that is not a map entry of @k (1, 0 at the end, or
+ * -EPROTO); the map entries passed go to @e (*n of them, -E2BIG past
+ * MAP_ENTRIES_MAX).
+ */
+static int next_plain(const struct item_kind *k, struct kc_cri_wire *w, struct kc_cri_wire_field *f,
+                      struct map_entry *e, size_t *n)
+{
+        int r;
+
+        while ((r = kc__cri_wire_next(w, f)) > 0) {
+                if (f->wt != 2 || (f->num != k->map_field[0] && f->num != k->map_field[1]))
+                        return 1;
+                if (*n == MAP_ENTRIES_MAX)
+                        return -E2BIG;
+                e[(*n)++] = (struct map_entry){ f->num, (uint32_t)f->len, f->data };
+        }
+        return r;
+}
+
+/* Does entry @i of @e have the key of an earlier entry of the same map? */
+static bool key_seen(const struct map_entry *e, size_t i)
+{
+        const uint8_t *key, *other;
+        size_t len, other_len, j;
+
+        if (!item_id(e[i].data, e[i].len, &key, &len))
+                return true; /* no key first: not worth understanding */
+        for (j = 0; j < i; j++)
+                if (e[j].num == e[i].num && item_id(e[j].data, e[j].len, &other, &other_len) &&
+                    other_len == len && memcmp(other, key, len) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * Do the entries @a and @b (@n each) hold the same maps? Each entry of @a
+ * must have its own equal entry in @b, and no key may come twice in a map
+ * (decoded, the later one of two would depend on the order).
+ */
+static bool same_maps(const struct map_entry *a, const struct map_entry *b, size_t n)
+{
+        uint64_t used = 0;
+        size_t i, j, t;
+
+        for (i = 0; i < n; i++) {
+                if (key_seen(a, i))
+                        return false;
+                for (t = 0; t < n; t++) {
+                        j = (i + t) % n; /* the same position first */
+                        if (!(used & (UINT64_C(1) << j)) && b[j].num == a[i].num &&
+                            b[j].len == a[i].len && memcmp(b[j].data, a[i].data, a[i].len) == 0)
+                                break;
+                }
+                if (t == n)
+                        return false;
+                used |= UINT64_C(1) << j;
+        }
+        return true;
+}
+
+/*
+ * Are items @a and @b (@len bytes each, different bytes) the same item with
+ * its map entries in another order? Every other field must be equal and
+ * in the same order.
+ */
+static bool same_but_map_order(const struct item_kind *k, const uint8_t *a, const uint8_t *b,
+                               size_t len)
+{
+        struct map_entry ea[MAP_ENTRIES_MAX], eb[MAP_ENTRIES_MAX];
+        struct kc_cri_wire wa = { a, a + len }, wb = { b, b + len };
+        struct kc_cri_wire_field fa, fb;
+        size_t na = 0, nb = 0;
+        int ra, rb;
+
+        for (;;) {
+                ra = next_plain(k, &wa, &fa, ea, &na);
+                rb = next_plain(k, &wb, &fb, eb, &nb);
+                if (ra <= 0 || rb <= 0)
+                        break;
+                if (fa.num != fb.num || fa.wt != fb.wt || fa.raw_len != fb.raw_len ||
+                    memcmp(fa.raw, fb.raw, fa.raw_len) != 0)
+                        return false;
+        }
+        return ra == 0 && rb == 0 && na == nb && na > 0 && same_maps(ea, eb, na);
+}
+
+/* Is the item @p (@len) the one in @m->bytes at @last? */
+static bool same_item(const struct kc_cri_list_memo *m, const struct memo_item *last,
+                      const uint8_t *p, size_t len)
+{
+        const uint8_t *q = m->bytes + last->off;
+
+        return last->len == len &&
+               (memcmp(q, p, len) == 0 || same_but_map_order(m->kind, q, p, len));
+}
+
+/*
+ * The last item that is @p (@len), the @i-th of the new response, by same_item():
  * its index, or -1 (none, or -ENOMEM building the index).
  */
 static ssize_t find_last(struct kc_cri_list_memo *m, size_t i, const uint8_t *p, size_t len)
@@ -388,7 +503,7 @@ static ssize_t find_last(struct kc_cri_list_memo *m, size_t i, const uint8_t *p,
         const uint8_t *id;
         size_t id_len, j;
 
-        if (last && last->len == len && memcmp(m->bytes + last->off, p, len) == 0)
+        if (last && same_item(m, last, p, len))
                 return (ssize_t)i;
         /* The same object, changed: nothing to find elsewhere. */
         if ((last && same_id(m->bytes + last->off, last->len, p, len)) ||
@@ -400,7 +515,7 @@ static ssize_t find_last(struct kc_cri_list_memo *m, size_t i, const uint8_t *p,
              j = (j + 1) & (m->index_size - 1)) {
                 const struct memo_item *c = &m->meta[m->index[j] - 1];
 
-                if (c->len == len && memcmp(m->bytes + c->off, p, len) == 0)
+                if (same_item(m, c, p, len))
                         return (ssize_t)m->index[j] - 1;
         }
         return -1;

@@ -70,7 +70,7 @@ struct kc_cri_container {
         const char *log_path; /* status only: the full path of the log file; may be NULL */
 };
 
-/** Filters: NULL/-1 fields match everything; labels must all match. */
+/** Filters: a NULL filter, and NULL/-1 fields, match everything; labels must all match. */
 struct kc_pod_sandbox_filter {
         const char *id;
         int state; /* enum kc_sandbox_state or -1 */

@@ -591,6 +591,9 @@ struct shared_listing {
         struct kc_arena *arena;
         struct kc_pod_sandbox *sb;
         struct kc_cri_container *c;
+        /* The last calls' filters: copies, or the NULLs asked for. */
+        struct kc_pod_sandbox_filter sf, *sf_seen;
+        struct kc_container_filter cf, *cf_seen;
 };
 
 static const struct kc_label shared_labels[] = { { KC_LABEL_POD_UID, "u-s" },
@@ -626,8 +629,10 @@ static int shared_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filte
 {
         struct shared_listing *l = self;
 
-        (void)filter;
         (void)err;
+        l->sf_seen = filter ? &l->sf : NULL;
+        if (filter)
+                l->sf = *filter;
         *ret = (struct kc_pod_sandbox_list){ l->sb, 1, kc_arena_ref(l->arena) };
         return 0;
 }
@@ -637,8 +642,10 @@ static int shared_list_containers(void *self, const struct kc_container_filter *
 {
         struct shared_listing *l = self;
 
-        (void)filter;
         (void)err;
+        l->cf_seen = filter ? &l->cf : NULL;
+        if (filter)
+                l->cf = *filter;
         *ret = (struct kc_container_list){ l->c, 1, kc_arena_ref(l->arena) };
         return 0;
 }
@@ -686,6 +693,42 @@ static void test_get_pods_same_shared_listing(void **state)
         kc_arena_free(l.arena);
 }
 
+/*
+ * The filters GetPods lists with are kubelet's (F-PLEG-02): GetPods(true)
+ * no sandbox filter at all and an empty container filter; GetPods(false)
+ * the ready sandboxes and the running containers.
+ */
+static void test_get_pods_filters_as_kubelet(void **state)
+{
+        struct fixture *f = *state;
+        struct shared_listing l = { 0 };
+        struct kc_runtime_manager *mgr = NULL;
+        struct kc_pod_list a = { 0 };
+
+        shared_listing_make(&l, KC_CONTAINER_STATE_RUNNING);
+        assert_int_equal(kc_runtime_manager_new((struct kc_runtime_service){ &shared_ops, &l },
+                                                f->clock, &mgr),
+                         0);
+        assert_int_equal(kc_runtime_manager_get_pods(mgr, true, &a, NULL), 0);
+        kc_pod_list_done(&a);
+        assert_null(l.sf_seen);
+        assert_non_null(l.cf_seen);
+        assert_int_equal(l.cf.state, -1);
+        assert_null(l.cf.id);
+        assert_null(l.cf.pod_sandbox_id);
+        assert_int_equal(l.cf.n_label_selector, 0);
+        assert_int_equal(kc_runtime_manager_get_pods(mgr, false, &a, NULL), 0);
+        kc_pod_list_done(&a);
+        assert_non_null(l.sf_seen);
+        assert_int_equal(l.sf.state, KC_SANDBOX_STATE_READY);
+        assert_null(l.sf.id);
+        assert_int_equal(l.sf.n_label_selector, 0);
+        assert_non_null(l.cf_seen);
+        assert_int_equal(l.cf.state, KC_CONTAINER_STATE_RUNNING);
+        kc_runtime_manager_free(mgr);
+        kc_arena_free(l.arena);
+}
+
 static uint64_t rng_next(uint64_t *s)
 {
         /* splitmix64: deterministic, good enough to shuffle a world. */
@@ -726,9 +769,9 @@ static int rnd_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *
         l.items = kc_arena_alloc(l.arena, sizeof(*l.items) * (w->n_sb + 1));
         assert_non_null(l.items);
         for (i = 0; i < w->n_sb; i++)
-                if ((filter->state < 0 || (int)w->sb[i].state == filter->state) &&
-                    kc__labels_match(w->sb[i].labels, w->sb[i].n_labels, filter->label_selector,
-                                     filter->n_label_selector))
+                if (!filter || ((filter->state < 0 || (int)w->sb[i].state == filter->state) &&
+                                kc__labels_match(w->sb[i].labels, w->sb[i].n_labels,
+                                                 filter->label_selector, filter->n_label_selector)))
                         assert_int_equal(
                                 kc__pod_sandbox_copy(l.arena, &w->sb[i],
                                                      (struct kc_pod_sandbox *)&l.items[l.n++]),
@@ -1111,7 +1154,7 @@ static int idw_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *
 {
         void *items;
         size_t n;
-        struct kc_arena *a = idw_list(self, true, filter->state, &items, &n);
+        struct kc_arena *a = idw_list(self, true, filter ? filter->state : -1, &items, &n);
 
         (void)err;
         *ret = (struct kc_pod_sandbox_list){ items, n, a };
@@ -1729,6 +1772,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_get_pods_reuse_cri, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_reuse_churn, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_same_shared_listing, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_filters_as_kubelet, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_identity_matches_fresh, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_sim_status_after_listing, setup, teardown),
