@@ -48,6 +48,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "core/arena.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "core/memory.h"
@@ -319,6 +320,8 @@ int kc_scavenger_run(struct kc_scavenger *s)
 
         if (!s)
                 return -EINVAL;
+        /* Chunks the arenas' cache kept for nothing since the last run, for the trim to find. */
+        kc_arena_cache_release_idle();
         r = s->sample(s->userdata, &m);
         if (r < 0)
                 return r;
