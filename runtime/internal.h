@@ -174,6 +174,8 @@ struct kc_runtime_manager;
 size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all);
 /* How many pods GetPods(@p all) found unchanged by its identity records alone (issue 18). */
 uint64_t kc__runtime_manager_identity_hits(struct kc_runtime_manager *m, bool all);
+/* Tests: the bytes of scratch GetPods keeps between calls (0 after each: issue 18). */
+size_t kc__runtime_manager_scratch_bytes(struct kc_runtime_manager *m);
 /* Tests: how many full listings the simulated runtime patched from its last one (issue 18). */
 struct kc_sim;
 uint64_t kc__sim_listings_patched(struct kc_sim *s);
