@@ -4,6 +4,7 @@
  * daemon (cmd/daemon.c); `cubelet pleg-replay` drives a PLEG from a script.
  * Flags come first and use kubelet's names (cmd/flags.c).
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "cmd/flags.h"
 #include "commands.h"
 #include "core/log.h"
+#include "core/memory.h"
 
 int main(int argc, char **argv)
 {
@@ -33,6 +35,13 @@ int main(int argc, char **argv)
                 puts("cubelet v" KC_VERSION);
                 r = 0;
         } else if (optind_ >= argc) {
+                /* Returns only when it did not execute the daemon again (core/memory.h). */
+                r = kc_memory_tune_exec(argv);
+                if (r == 0)
+                        kc_log_v_s(1, "Malloc's per-thread cache count set",
+                                   KC_KV_STR("GLIBC_TUNABLES", getenv("GLIBC_TUNABLES")));
+                else if (r != -EOPNOTSUPP)
+                        kc_log_v_s(1, "Malloc's per-thread caches left on", KC_KV_ERRNO(r));
                 r = kc_cmd_daemon(&f);
         } else if (strcmp(argv[optind_], "pleg-replay") == 0) {
                 r = kc_cmd_pleg_replay(argc - optind_, argv + optind_);

@@ -25,7 +25,10 @@
  * on every relist; handing their chunks back to malloc let glibc trim the
  * heap and fault the same pages in again on the next relist, which cost
  * about two thirds of a no-change relist at 10,000 pods (12.7 ms against
- * 4.3 ms with the cache; docs/benchmarks.md).
+ * 4.3 ms with the cache; docs/benchmarks.md). A cache nobody took from
+ * between two calls of kc_arena_cache_release_idle() (the scavenger's, every
+ * housekeeping) goes back to malloc: on a quiet node the relists answer from
+ * their memos and it only held memory, 2 MB at 5,000 pods (issue 18).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -62,6 +65,7 @@ static struct {
         size_t n;
         struct kc_arena_chunk *big;
         size_t n_big, big_bytes;
+        uint64_t takes, takes_seen; /* chunks taken out; as kc_arena_cache_release_idle() saw */
 } chunk_cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* A reference kc_arena_hold() took beyond the first, in the holding arena's own memory. */
@@ -128,22 +132,54 @@ struct kc_arena *kc_arena_ref(struct kc_arena *a)
         return a;
 }
 
+/* Frees the chunks linked from @p c; the bytes they held. */
+static size_t chunks_free(struct kc_arena_chunk *c)
+{
+        struct kc_arena_chunk *next;
+        size_t bytes = 0;
+
+        for (; c; c = next) {
+                next = c->next;
+                bytes += c->size;
+                free(c);
+        }
+        return bytes;
+}
+
+/* Empties the cache (the lock held); its chunks, linked, for chunks_free(). */
+static struct kc_arena_chunk *chunk_cache_take_all_locked(void)
+{
+        struct kc_arena_chunk *all = chunk_cache.head, **tail = &all;
+
+        while (*tail)
+                tail = &(*tail)->next;
+        *tail = chunk_cache.big;
+        chunk_cache.head = chunk_cache.big = NULL;
+        chunk_cache.n = chunk_cache.n_big = chunk_cache.big_bytes = 0;
+        return all;
+}
+
 /* At exit, so leak checkers see every chunk released. */
 __attribute__((destructor)) static void chunk_cache_release(void)
 {
-        struct kc_arena_chunk *c;
+        struct kc_arena_chunk *all;
 
         pthread_mutex_lock(&chunk_cache.lock);
-        while ((c = chunk_cache.head)) {
-                chunk_cache.head = c->next;
-                free(c);
-        }
-        while ((c = chunk_cache.big)) {
-                chunk_cache.big = c->next;
-                free(c);
-        }
-        chunk_cache.n = chunk_cache.n_big = chunk_cache.big_bytes = 0;
+        all = chunk_cache_take_all_locked();
         pthread_mutex_unlock(&chunk_cache.lock);
+        chunks_free(all);
+}
+
+size_t kc_arena_cache_release_idle(void)
+{
+        struct kc_arena_chunk *all = NULL;
+
+        pthread_mutex_lock(&chunk_cache.lock);
+        if (chunk_cache.takes == chunk_cache.takes_seen)
+                all = chunk_cache_take_all_locked();
+        chunk_cache.takes_seen = chunk_cache.takes;
+        pthread_mutex_unlock(&chunk_cache.lock);
+        return chunks_free(all);
 }
 
 /* Returns a chunk to the cache when it is full-size or large and the cache has room. */
@@ -191,6 +227,7 @@ static struct kc_arena_chunk *big_chunk_take(size_t size)
                 *best = c->next;
                 chunk_cache.n_big--;
                 chunk_cache.big_bytes -= c->size;
+                chunk_cache.takes++;
         }
         pthread_mutex_unlock(&chunk_cache.lock);
         return c;
@@ -247,6 +284,7 @@ static struct kc_arena_chunk *chunk_new(size_t size)
                 if (c) {
                         chunk_cache.head = c->next;
                         chunk_cache.n--;
+                        chunk_cache.takes++;
                 }
                 pthread_mutex_unlock(&chunk_cache.lock);
         }

@@ -128,3 +128,9 @@ typedef void (*kc__memory_trim_fn)(void *userdata);
 /* Tests: replaces how @p s reads its figures and trims (NULL: the real ones). */
 void kc__scavenger_set_ops(struct kc_scavenger *s, kc__memory_sample_fn sample,
                            kc__memory_trim_fn trim, void *userdata);
+/*
+ * GLIBC_TUNABLES @p cur (NULL: unset) with glibc's per-thread caches off
+ * added (*ret, malloc'd): 1; 0 with *ret untouched when @p cur sets their
+ * count already; -ENOMEM.
+ */
+int kc__memory_tunables_without_tcache(const char *cur, char **ret);

@@ -24,9 +24,12 @@
  *
  * So the daemon uses the main arena alone (kc_memory_tune_process) and
  * housekeeping hands free pages back (kc_memory_scavenge). Threads then
- * share the arena's lock, but each has its own cache of small blocks
- * (tcache) that serves most calls without it, and the daemon's threads
- * spend their time waiting, not allocating.
+ * share the arena's lock, and the daemon's threads spend their time
+ * waiting, not allocating. Their own caches of small blocks (tcache) are
+ * off too (kc_memory_tune_exec): each kept up to seven free blocks of each
+ * of 64 sizes that no other thread could reuse, and the pod-worker pool
+ * runs hundreds of threads; at 5,000 pods that held 13 MB, and steady CPU
+ * did not rise without them (issue 18, docs/benchmarks.md).
  *
  * A trim every housekeeping (2 s) kept RSS flat but cost CPU that grew with
  * the heap: each one walks every free chunk and hands back pages that the
@@ -42,8 +45,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
+#include "core/arena.h"
+#include "core/cleanup.h"
 #include "core/clock.h"
 #include "core/memory.h"
 #include "internal.h"
@@ -90,6 +96,23 @@ static bool malloc_is_the_one_mallopt_tunes(void)
         return mi.dli_fbase == oi.dli_fbase;
 }
 
+/*
+ * Stricter than the above, for kc_memory_tune_exec(): malloc comes from the
+ * object getauxval() comes from, the C library, and nothing is preloaded.
+ * valgrind redirects malloc without a symbol of its own (only its
+ * LD_PRELOAD shows), and a program executed again under it would not run.
+ */
+static bool malloc_is_glibcs(void)
+{
+        const char *preload = getenv("LD_PRELOAD");
+        void *m = dlsym(RTLD_DEFAULT, "malloc"), *g = dlsym(RTLD_DEFAULT, "getauxval");
+        Dl_info mi, gi;
+
+        if ((preload && *preload) || !m || !g || !dladdr(m, &mi) || !dladdr(g, &gi))
+                return false;
+        return mi.dli_fbase == gi.dli_fbase;
+}
+
 int kc_memory_tune_process(unsigned *ret_arenas)
 {
         if (arena_max_set_by_user()) {
@@ -103,6 +126,54 @@ int kc_memory_tune_process(unsigned *ret_arenas)
         if (ret_arenas)
                 *ret_arenas = 1;
         return 0;
+}
+
+/* The tunable kc_memory_tune_exec() sets, and its value. */
+#define TCACHE_COUNT_TUNABLE "glibc.malloc.tcache_count="
+#define TCACHE_OFF TCACHE_COUNT_TUNABLE "0"
+
+int kc__memory_tunables_without_tcache(const char *cur, char **ret)
+{
+        char *t;
+
+        if (cur && strstr(cur, TCACHE_COUNT_TUNABLE))
+                return 0;
+        if (cur && *cur) {
+                if (asprintf(&t, "%s:%s", cur, TCACHE_OFF) < 0)
+                        return -ENOMEM;
+        } else if (!(t = strdup(TCACHE_OFF))) {
+                return -ENOMEM;
+        }
+        *ret = t;
+        return 1;
+}
+
+int kc_memory_tune_exec(char *const argv[])
+{
+        _cleanup_free_ char *t = NULL, *before = NULL;
+        const char *cur = getenv("GLIBC_TUNABLES");
+        int r;
+
+        if (!argv || !argv[0])
+                return -EINVAL;
+        /* A set-uid program's ld.so may drop the tunables: it would execute again and again. */
+        if (getauxval(AT_SECURE) || !malloc_is_glibcs())
+                return -EOPNOTSUPP;
+        r = kc__memory_tunables_without_tcache(cur, &t);
+        if (r <= 0)
+                return r;
+        if (cur && !(before = strdup(cur)))
+                return -ENOMEM;
+        if (setenv("GLIBC_TUNABLES", t, 1) < 0)
+                return -errno;
+        execv("/proc/self/exe", argv);
+        r = -errno;
+        /* Still this process, caches on: the environment says so again. */
+        if (before)
+                setenv("GLIBC_TUNABLES", before, 1);
+        else
+                unsetenv("GLIBC_TUNABLES");
+        return r;
 }
 
 void kc_memory_scavenge(void)
@@ -249,6 +320,8 @@ int kc_scavenger_run(struct kc_scavenger *s)
 
         if (!s)
                 return -EINVAL;
+        /* Chunks the arenas' cache kept for nothing since the last run, for the trim to find. */
+        kc_arena_cache_release_idle();
         r = s->sample(s->userdata, &m);
         if (r < 0)
                 return r;

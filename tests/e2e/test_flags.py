@@ -9,6 +9,7 @@
   that way serves on the ports it was given.
 """
 
+import os
 import re
 
 import harness
@@ -137,6 +138,40 @@ class Flags(harness.E2ETestCase):
         p = d.wait_running("web")
         self.assertEqual(p["metadata"]["name"], "web-two-words")
         self.assertEqual(p["spec"].get("nodeName"), "two-words")
+
+    def _daemon_tunables(self):
+        """GLIBC_TUNABLES as the daemon just started reads it (its log; ld.so
+        may leave /proc/<pid>/environ showing the first execution's), or None."""
+        d = self.start_daemon(manifests={})
+        self.stop_daemon(d)
+        m = re.search(r'"Malloc\'s per-thread cache count set" GLIBC_TUNABLES="([^"]*)"', d.log())
+        return m.group(1) if m else None
+
+    def _sanitized_or_wrapped(self):
+        with open(harness.BINARY, "rb") as f:
+            data = f.read()
+        return harness.wrapper() or b"__asan_init" in data or b"__tsan_init" in data
+
+    def test_daemon_runs_without_malloc_tcaches(self):
+        """Issue 18: the daemon executes itself again with glibc's per-thread
+        caches off (core/memory.h, kc_memory_tune_exec), the user's other
+        tunables kept; a cache count the user chose is theirs."""
+        if self._sanitized_or_wrapped():
+            self.skipTest("malloc is not glibc's here: nothing is executed again")
+        old = os.environ.get("GLIBC_TUNABLES")
+        try:
+            os.environ.pop("GLIBC_TUNABLES", None)
+            self.assertEqual(self._daemon_tunables(), "glibc.malloc.tcache_count=0")
+            os.environ["GLIBC_TUNABLES"] = "glibc.malloc.trim_threshold=1048576"
+            self.assertEqual(self._daemon_tunables(),
+                             "glibc.malloc.trim_threshold=1048576:glibc.malloc.tcache_count=0")
+            os.environ["GLIBC_TUNABLES"] = "glibc.malloc.tcache_count=3"
+            self.assertEqual(self._daemon_tunables(), "glibc.malloc.tcache_count=3")
+        finally:
+            if old is None:
+                os.environ.pop("GLIBC_TUNABLES", None)
+            else:
+                os.environ["GLIBC_TUNABLES"] = old
 
 
 if __name__ == "__main__":

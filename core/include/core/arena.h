@@ -47,6 +47,13 @@ bool kc_arena_shared(const struct kc_arena *a);
  * @return 0 (also for a NULL @p other), -EINVAL (@p a NULL or @p other itself), -ENOMEM.
  */
 int kc_arena_hold(struct kc_arena *a, struct kc_arena *other);
+/**
+ * Hands the process-wide cache of recycled chunks back to malloc when none
+ * was taken from it since the last call (none: the cache is idle), so a
+ * quiet process does not keep megabytes for the next burst. Any thread.
+ * @return the bytes of the chunks released (0 when kept).
+ */
+size_t kc_arena_cache_release_idle(void);
 KC_DEFINE_CLEANUP_FUNC(struct kc_arena, kc_arena_free)
 /** Zeroed, max_align_t-aligned memory; NULL on ENOMEM. */
 void *kc_arena_alloc(struct kc_arena *a, size_t size);

@@ -27,6 +27,24 @@ struct kc_clock;
 int kc_memory_tune_process(unsigned *ret_arenas);
 
 /**
+ * Turns glibc's per-thread caches of free blocks (tcache) off for the
+ * process, by executing the program again (/proc/self/exe, the same
+ * @p argv) with glibc.malloc.tcache_count=0 added to GLIBC_TUNABLES: glibc
+ * reads its tunables only when a program starts. Each thread's cache keeps
+ * up to seven free blocks of each of 64 sizes, which no other thread can
+ * reuse; with the hundreds of threads the pod-worker pool starts, those
+ * blocks and the holes they leave in the heap were 13 MB at 5,000 pods
+ * (docs/benchmarks.md, issue 18). Go's runtime caches per CPU, not per
+ * goroutine. Call first thing in main(), before any thread starts.
+ * @return only when nothing is executed: 0 when the count is set already
+ *         (by the user, or by the execution before), -EOPNOTSUPP when
+ *         malloc is not glibc's, a library is preloaded (valgrind's, an
+ *         allocator) or the program runs set-uid (AT_SECURE),
+ *         -EINVAL (no @p argv), or the -errno of execv().
+ */
+int kc_memory_tune_exec(char *const argv[]);
+
+/**
  * Hands the free pages of every malloc arena back to the kernel
  * (malloc_trim) at once, whatever they amount to. Any thread; takes each
  * arena's lock in turn, briefly. The daemon paces it with a kc_scavenger.

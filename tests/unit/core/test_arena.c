@@ -170,6 +170,31 @@ static void test_arena_recycled_large_chunks(void **state)
         kc_arena_free(b);
 }
 
+/*
+ * Issue 18: the chunk cache goes back to malloc once a whole period between
+ * two calls passed without a take; a take in the period keeps it.
+ */
+static void test_arena_cache_released_when_idle(void **state)
+{
+        enum { BIG = 1 << 20 };
+        struct kc_arena *a = NULL;
+
+        (void)state;
+        kc_arena_cache_release_idle();
+        kc_arena_cache_release_idle(); /* whatever earlier tests left is gone */
+        assert_int_equal(kc_arena_new(&a), 0);
+        assert_non_null(kc_arena_alloc(a, BIG));
+        kc_arena_free(a); /* cached */
+        assert_int_equal(kc_arena_new(&a), 0);
+        assert_non_null(kc_arena_alloc(a, BIG)); /* taken from the cache */
+        kc_arena_free(a);
+        /* A take since the last call: the cache was in use, it stays. */
+        assert_int_equal(kc_arena_cache_release_idle(), 0);
+        /* None since: released, and nothing is left after. */
+        assert_true(kc_arena_cache_release_idle() >= BIG);
+        assert_int_equal(kc_arena_cache_release_idle(), 0);
+}
+
 /* A shared arena lives until its last reference goes (issue 18: list memos share results). */
 static void test_arena_ref(void **state)
 {
@@ -262,6 +287,7 @@ int main(void)
                 cmocka_unit_test(test_arena_memdup),
                 cmocka_unit_test(test_arena_recycled_chunks_are_zeroed),
                 cmocka_unit_test(test_arena_recycled_large_chunks),
+                cmocka_unit_test(test_arena_cache_released_when_idle),
                 cmocka_unit_test(test_arena_ref),
                 cmocka_unit_test(test_arena_hold),
                 cmocka_unit_test(test_arena_new_block),

@@ -134,6 +134,40 @@ static void test_tune_keeps_the_users_arena_max(void **state)
         assert_int_equal(kc_memory_tune_process(NULL), SANITIZER_MALLOC ? -EOPNOTSUPP : 0);
 }
 
+/* Issue 18: the tunables the daemon executes again with turn glibc's tcaches off; the user's count wins. */
+static void test_tunables_without_tcache(void **state)
+{
+        static const struct {
+                const char *cur, *want; /* want NULL: nothing to add */
+        } cases[] = {
+                { NULL, "glibc.malloc.tcache_count=0" },
+                { "", "glibc.malloc.tcache_count=0" },
+                { "glibc.malloc.arena_max=4",
+                  "glibc.malloc.arena_max=4:glibc.malloc.tcache_count=0" },
+                { "glibc.malloc.check=0:glibc.malloc.tcache_count=3", NULL },
+        };
+        char *t = NULL;
+
+        (void)state;
+
+        for (size_t i = 0; i < KC_ELEMENTSOF(cases); i++) {
+                assert_int_equal(kc__memory_tunables_without_tcache(cases[i].cur, &t),
+                                 cases[i].want ? 1 : 0);
+                if (cases[i].want)
+                        assert_string_equal(t, cases[i].want);
+                else
+                        assert_null(t);
+                free(t);
+                t = NULL;
+        }
+        /* Set already: nothing to execute, whatever malloc is in use. */
+        assert_int_equal(setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=2", 1), 0);
+        assert_int_equal(kc_memory_tune_exec((char *[]){ "x", NULL }),
+                         SANITIZER_MALLOC ? -EOPNOTSUPP : 0);
+        unsetenv("GLIBC_TUNABLES");
+        assert_int_equal(kc_memory_tune_exec(NULL), -EINVAL);
+}
+
 #define N_BLOCKS 16384
 #define BLOCK 4000 /* below the mmap threshold: from the heap */
 
@@ -392,6 +426,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_tune_leaves_the_main_arena_alone),
                 cmocka_unit_test(test_tune_keeps_the_users_arena_max),
+                cmocka_unit_test(test_tunables_without_tcache),
                 cmocka_unit_test(test_scavenge_returns_free_pages_in_the_middle_of_the_heap),
                 cmocka_unit_test(test_scavenger_goal),
                 cmocka_unit_test(test_scavenger_pace),

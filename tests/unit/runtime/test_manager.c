@@ -478,6 +478,19 @@ static void test_get_pods_reuse(void **state)
         assert_int_equal(find_pod(&a, "p1")->containers[1].state, KC_CONTAINER_STATE_RUNNING);
         assert_ptr_equal(find_pod(&b, "p2"), find_pod(&a, "p2"));
         assert_ptr_equal(find_pod(&b, "p3"), find_pod(&a, "p3"));
+        /*
+         * Issue 18: a build's scratch stays while listings change, and goes
+         * once the same listing comes back 10 s after the last build.
+         */
+        assert_true(kc__runtime_manager_scratch_bytes(f->mgr) > 0);
+        kc_fake_clock_advance(f->clock, 9 * KC_NSEC_PER_SEC);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &r, NULL), 0);
+        kc_pod_list_done(&r);
+        assert_true(kc__runtime_manager_scratch_bytes(f->mgr) > 0);
+        kc_fake_clock_advance(f->clock, KC_NSEC_PER_SEC);
+        assert_int_equal(kc_runtime_manager_get_pods(f->mgr, true, &r, NULL), 0);
+        kc_pod_list_done(&r);
+        assert_int_equal(kc__runtime_manager_scratch_bytes(f->mgr), 0);
         assert_faces_agree(f, true);
         assert_faces_agree(f, false);
         kc_pod_list_done(&b);
