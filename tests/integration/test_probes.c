@@ -26,6 +26,7 @@
 #include "core/clock.h"
 #include "integ.h"
 #include "kubelet/prober/prober.h"
+#include "probe_ring.h"
 #include "runtime/api_pod.h"
 #include "runtime/container.h"
 #include "runtime/cri.h"
@@ -104,25 +105,6 @@ static struct outcome probe_until(struct kc_prober *p, const struct kc_api_conta
         while ((o = probe(p, c, id)).result != want && kc_test_mono_ms() < deadline)
                 kc_test_sleep_ms(200);
         return o;
-}
-
-/* Probes live in a ring of slots (kc_api_container points at them): a test keeps its last few. */
-static struct kc_api_probe probe_slots[32];
-static unsigned probe_next;
-/* A probe of the ring, changed in place. */
-#define MUT(pr) ((struct kc_api_probe *)(pr))
-
-static struct kc_api_probe *probe_of(struct kc_api_handler h)
-{
-        struct kc_api_probe *pr = &probe_slots[probe_next++ % KC_ELEMENTSOF(probe_slots)];
-
-        *pr = (struct kc_api_probe){ .present = true,
-                                     .handler = h,
-                                     .timeout_seconds = 1,
-                                     .period_seconds = 10,
-                                     .success_threshold = 1,
-                                     .failure_threshold = 3 };
-        return pr;
 }
 
 static void test_probes_in_containerd(void **state)

@@ -35,6 +35,7 @@
 #include "core/cleanup.h"
 #include "core/clock.h"
 #include "kc_test.h"
+#include "probe_ring.h"
 #include "kubelet/prober/prober.h"
 #include "runtime/api_pod.h"
 #include "runtime/error.h"
@@ -42,26 +43,6 @@
 #include "runtime/sim.h"
 
 static const struct kc_api_pod pod = { .uid = "uid-1", .name = "web", .namespace = "default" };
-
-/* Probes live in a ring of slots (kc_api_container points at them): a test keeps its last few. */
-static struct kc_api_probe probe_slots[32];
-static unsigned probe_next;
-/* A probe of the ring, changed in place. */
-#define MUT(pr) ((struct kc_api_probe *)(pr))
-
-/* A probe with upstream's defaults and handler @p h. */
-static struct kc_api_probe *probe_of(struct kc_api_handler h)
-{
-        struct kc_api_probe *pr = &probe_slots[probe_next++ % KC_ELEMENTSOF(probe_slots)];
-
-        *pr = (struct kc_api_probe){ .present = true,
-                                     .handler = h,
-                                     .timeout_seconds = 1,
-                                     .period_seconds = 10,
-                                     .success_threshold = 1,
-                                     .failure_threshold = 3 };
-        return pr;
-}
 
 struct outcome {
         int r;
