@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "core/list.h"
+#include "core/thread.h"
 #include "kubelet/prober/prober_manager.h"
 
 struct kc_cancel;
@@ -53,20 +54,18 @@ struct kc_prober_manager {
         bool sched_asleep;            /* between its last pass and the next */
         bool sched_dirty;             /* woken for a new earlier deadline; recomputing */
         struct kc_cancel *sched_wake; /* wakes the scheduler; replaced after each use */
-        size_t n_threads;             /* the scheduler and the runners alive */
-        struct kc__thread *exited_threads; /* done with the lock, to be joined */
-        size_t n_runners, n_idle;          /* runners; those waiting for work */
+        struct kc_reaper threads;     /* the scheduler and the runners: running, exited */
+        size_t n_runners, n_idle;     /* runners; those waiting for work */
 };
 
 /*
- * A scheduler or runner thread, joinable: on its way out it lists itself in
- * exited_threads (under the lock, its last use of it), and the next runner
+ * A scheduler or runner thread, joinable: on its way out it retires on
+ * m->threads (under the lock, its last use of it), and the next runner
  * start or kc__scheduler_stop() joins it, so no thread outlives the manager.
  */
 struct kc__thread {
         struct kc_prober_manager *m;
-        pthread_t tid;
-        struct kc__thread *next;
+        struct kc_thread thread;
 };
 
 struct kc__worker {

@@ -110,44 +110,25 @@ static void wake_scheduler(struct kc_prober_manager *m)
 
 static void *runner_main(void *arg);
 
-/* Joins the threads that listed themselves on their way out; under m->lock. */
-static void join_exited_locked(struct kc_prober_manager *m)
+/* Frees a joined scheduler or runner thread; under m->lock (kc_reaper_join_locked()). */
+static void thread_release(struct kc_thread *t)
 {
-        struct kc__thread *t = m->exited_threads;
-
-        m->exited_threads = NULL;
-        while (t) {
-                struct kc__thread *next = t->next;
-
-                /* It left the lock for the last time when it listed itself. */
-                pthread_join(t->tid, NULL);
-                free(t);
-                t = next;
-        }
+        free(kc_container_of(t, struct kc__thread, thread));
 }
 
-/* Starts @p fn on a new joinable thread; under m->lock. */
+/* Starts @p fn on a new joinable thread, joining those that exited; under m->lock. */
 static int spawn_locked(struct kc_prober_manager *m, void *(*fn)(void *))
 {
-        pthread_attr_t attr;
-        struct kc__thread *t;
+        struct kc__thread *t = calloc(1, sizeof(*t));
         int r;
 
-        join_exited_locked(m);
-        t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;
         t->m = m;
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, RUNNER_STACK_SIZE);
-        r = -pthread_create(&t->tid, &attr, fn, t);
-        pthread_attr_destroy(&attr);
-        if (r < 0) {
+        r = kc_reaper_spawn_locked(&m->threads, &t->thread, RUNNER_STACK_SIZE, fn, t);
+        if (r < 0)
                 free(t);
-                return r;
-        }
-        m->n_threads++;
-        return 0;
+        return r;
 }
 
 /* The last thing a thread does under m->lock: counted out and listed for joining. */
@@ -155,9 +136,7 @@ static void thread_exit_locked(struct kc__thread *t)
 {
         struct kc_prober_manager *m = t->m;
 
-        m->n_threads--;
-        t->next = m->exited_threads;
-        m->exited_threads = t;
+        kc_reaper_retire_locked(&m->threads, &t->thread);
         pthread_cond_broadcast(&m->exited);
 }
 
@@ -422,6 +401,7 @@ int kc__scheduler_start(struct kc_prober_manager *m)
         int r;
 
         kc_list_init(&m->queue);
+        kc_reaper_init(&m->threads, thread_release);
         m->sched_deadline = INT64_MAX;
         r = kc_cancel_new(&m->sched_wake);
         if (r < 0)
@@ -449,9 +429,9 @@ void kc__scheduler_stop(struct kc_prober_manager *m)
         if (m->sched_wake)
                 kc_cancel_trigger_mp(m->sched_wake);
         pthread_cond_broadcast(&m->work);
-        while (m->n_threads > 0)
+        while (m->threads.n_running > 0)
                 pthread_cond_wait(&m->exited, &m->lock);
-        join_exited_locked(m);
+        kc_reaper_join_locked(&m->threads);
         kc_cancel_free(m->sched_wake);
         m->sched_wake = NULL;
         free(m->heap);
