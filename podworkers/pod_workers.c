@@ -76,6 +76,7 @@
 #include "core/list.h"
 #include "core/log.h"
 #include "core/map.h"
+#include "core/thread.h"
 #include "internal.h"
 #include "metrics/kubelet_metrics.h"
 #include "metrics/registry.h"
@@ -212,9 +213,9 @@ struct pod_entry {
 };
 
 struct worker_thread {
-        pthread_t tid;
+        struct kc_thread thread;
         struct kc_pod_workers *pw;
-        struct worker_thread *next;
+        struct worker_thread *next; /* on pw->threads while live */
         /* Idle: waiting on its own condition variable, on pw->idle_top. */
         pthread_cond_t cond;
         struct worker_thread *idle_next;
@@ -269,8 +270,8 @@ struct kc_pod_workers {
         size_t rq_len;
 
         struct worker_thread *threads; /* live */
-        struct worker_thread *zombies; /* exited on idle, to be joined */
-        unsigned n_threads, n_idle;
+        struct kc_reaper reaper;       /* counts the live; lists those exited on idle */
+        unsigned n_idle;
         unsigned n_starting; /* spawned, not yet looking for work: as good as idle */
         bool stopping;
 };
@@ -468,30 +469,20 @@ static void set_not_working_locked(struct kc_pod_workers *pw, struct pod_entry *
 
 static void *worker_main(void *arg);
 
-static void join_zombies_locked(struct kc_pod_workers *pw)
+/* Frees a joined pool thread. */
+static void worker_thread_release(struct kc_thread *thread)
 {
-        struct worker_thread *z = pw->zombies;
+        struct worker_thread *t = kc_container_of(thread, struct worker_thread, thread);
 
-        pw->zombies = NULL;
-        while (z) {
-                struct worker_thread *next = z->next;
-
-                /* The zombie released the lock for the last time before it was
-                 * listed here; joining it under the lock cannot deadlock. */
-                pthread_join(z->tid, NULL);
-                pthread_cond_destroy(&z->cond);
-                free(z);
-                z = next;
-        }
+        pthread_cond_destroy(&t->cond);
+        free(t);
 }
 
 static void spawn_locked(struct kc_pod_workers *pw)
 {
         struct worker_thread *t;
-        pthread_attr_t attr;
         int r;
 
-        join_zombies_locked(pw);
         t = calloc(1, sizeof(*t));
         if (!t) {
                 kc_log_error_s(strerror(ENOMEM), "Pod workers: cannot allocate a worker thread");
@@ -499,25 +490,20 @@ static void spawn_locked(struct kc_pod_workers *pw)
         }
         t->pw = pw;
         cond_init_monotonic(&t->cond);
-        pthread_attr_init(&attr);
-        pthread_attr_setstacksize(&attr, pw->stack_size);
-        r = pthread_create(&t->tid, &attr, worker_main, t);
-        pthread_attr_destroy(&attr);
-        if (r != 0) {
+        r = kc_reaper_spawn_locked(&pw->reaper, &t->thread, pw->stack_size, worker_main, t);
+        if (r < 0) {
                 /* Queued work stays queued: a running thread or the next
                  * spawn picks it up. */
-                kc_log_error_s(strerror(r), "Pod workers: pthread_create failed",
-                               KC_KV_UINT("threads", pw->n_threads));
-                pthread_cond_destroy(&t->cond);
-                free(t);
+                kc_log_error_s(strerror(-r), "Pod workers: pthread_create failed",
+                               KC_KV_UINT("threads", pw->reaper.n_running));
+                worker_thread_release(&t->thread);
                 return;
         }
         /* The pool is the one elastic set of threads: named, so that a soak
          * (bench/soak.py) or top -H tells it from the fixed ones. */
-        (void)pthread_setname_np(t->tid, "kc-podworker");
+        (void)pthread_setname_np(t->thread.tid, "kc-podworker");
         t->next = pw->threads;
         pw->threads = t;
-        pw->n_threads++;
         pw->n_starting++;
 }
 
@@ -570,7 +556,7 @@ static void schedule_locked(struct kc_pod_workers *pw, struct pod_entry *e)
         pw->rq_len++;
         /* More ready pods than threads about to look for work: grow. A thread
          * still starting counts, or a burst of pushes would spawn one per push. */
-        if (pw->rq_len > pw->n_idle + pw->n_starting && pw->n_threads < pw->max_threads)
+        if (pw->rq_len > pw->n_idle + pw->n_starting && pw->reaper.n_running < pw->max_threads)
                 spawn_locked(pw);
         wake_one_locked(pw);
 }
@@ -1234,7 +1220,7 @@ static void *worker_main(void *arg)
                 r = idle_wait_locked(pw, self, &deadline);
                 pw->n_idle--;
                 if (r == ETIMEDOUT && !pw->stopping && kc_list_empty(&pw->rq) &&
-                    pw->n_threads > pw->min_threads) {
+                    pw->reaper.n_running > pw->min_threads) {
                         /*
                          * Idle above the minimum: exit; the next spawn, the
                          * next exit or free joins us. An exited thread keeps
@@ -1244,15 +1230,13 @@ static void *worker_main(void *arg)
                          */
                         struct worker_thread **p;
 
-                        join_zombies_locked(pw);
+                        kc_reaper_join_locked(&pw->reaper);
 
                         for (p = &pw->threads; *p && *p != self; p = &(*p)->next)
                                 ;
                         if (*p)
                                 *p = self->next;
-                        self->next = pw->zombies;
-                        pw->zombies = self;
-                        pw->n_threads--;
+                        kc_reaper_retire_locked(&pw->reaper, &self->thread);
                         break;
                 }
         }
@@ -1307,6 +1291,7 @@ int kc_pod_workers_new(const struct kc_pod_workers_config *cfg, struct kc_pod_wo
                 return -ENOMEM;
         }
         kc_list_init(&pw->rq);
+        kc_reaper_init(&pw->reaper, worker_thread_release);
         pthread_mutex_init(&pw->lock, NULL);
         cond_init_monotonic(&pw->idle_cond);
         *ret = pw;
@@ -1342,13 +1327,12 @@ struct kc_pod_workers *kc_pod_workers_free(struct kc_pod_workers *pw)
         for (t = live; t;) {
                 struct worker_thread *next = t->next;
 
-                pthread_join(t->tid, NULL);
-                pthread_cond_destroy(&t->cond);
-                free(t);
+                pthread_join(t->thread.tid, NULL);
+                worker_thread_release(&t->thread);
                 t = next;
         }
         pthread_mutex_lock(&pw->lock);
-        join_zombies_locked(pw);
+        kc_reaper_join_locked(&pw->reaper);
         pthread_mutex_unlock(&pw->lock);
 
         /* Every thread is gone: free the entries and the static-pod maps. */
@@ -2107,11 +2091,10 @@ size_t kc__pod_workers_count(struct kc_pod_workers *pw)
 
 unsigned kc__pod_workers_unjoined_count(struct kc_pod_workers *pw)
 {
-        unsigned n = 0;
+        unsigned n;
 
         pthread_mutex_lock(&pw->lock);
-        for (struct worker_thread *z = pw->zombies; z; z = z->next)
-                n++;
+        n = pw->reaper.n_exited;
         pthread_mutex_unlock(&pw->lock);
         return n;
 }
@@ -2121,7 +2104,7 @@ unsigned kc__pod_workers_thread_count(struct kc_pod_workers *pw)
         unsigned n;
 
         pthread_mutex_lock(&pw->lock);
-        n = pw->n_threads;
+        n = pw->reaper.n_running;
         pthread_mutex_unlock(&pw->lock);
         return n;
 }
