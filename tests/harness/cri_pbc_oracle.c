@@ -103,24 +103,33 @@ static int container_status_verify(const Runtime__V1__ContainerStatus *s,
         return 0;
 }
 
+/*
+ * The result of a status response (*ret: its status and the arena): the
+ * status @p st is there and passes kubelet's @p verify, then @p convert
+ * makes the kc_* status of it. 0 or -errno with err filled, *ret untouched
+ * on failure. Both status callbacks are this.
+ */
+#define STATUS_RESULT_FROM_PB(a, st, method, verify, convert, ret, err)                            \
+        ({                                                                                         \
+                typeof((ret)->status) st_;                                                         \
+                int r_ = (st) ? verify((st), (err))                                                \
+                              : missing((err), method " response has no status");                  \
+                                                                                                   \
+                if (r_ >= 0 && convert((a), (st), &st_) < 0)                                       \
+                        r_ = oom(err);                                                             \
+                if (r_ >= 0)                                                                       \
+                        *(ret) = (typeof(*(ret))){ .status = st_, .arena = (a) };                  \
+                r_ < 0 ? r_ : 0;                                                                   \
+        })
+
 static int pod_sandbox_status_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
                                       struct kc_runtime_error *err)
 {
         const Runtime__V1__PodSandboxStatusResponse *resp = (const void *)m;
-        struct kc_pod_sandbox_status_result *ret = out;
-        struct kc_pod_sandbox st;
-        int r;
 
-        if (!resp->status)
-                return missing(err, "PodSandboxStatus response has no status");
-        r = sandbox_status_verify(resp->status, err);
-        if (r < 0)
-                return r;
-        if (kc__cri_sandbox_status_from_pb(a, resp->status, &st) < 0)
-                return oom(err);
-        ret->status = st;
-        ret->arena = a;
-        return 0;
+        return STATUS_RESULT_FROM_PB(a, resp->status, "PodSandboxStatus", sandbox_status_verify,
+                                     kc__cri_sandbox_status_from_pb,
+                                     (struct kc_pod_sandbox_status_result *)out, err);
 }
 
 int kc_test_cri_unpack_pod_sandbox_status_pbc(const uint8_t *buf, size_t len,
@@ -147,20 +156,25 @@ static int items_from_pb(struct kc_arena *a, ProtobufCMessage *const *pb, size_t
         return 0;
 }
 
+/* The result of a list response (*ret: items, count, arena): its @p count items @p pb. */
+#define LIST_RESULT_FROM_PB(a, pb, count, item_from_pb, ret, err)                                  \
+        ({                                                                                         \
+                void *items_ = NULL;                                                               \
+                int r_ = items_from_pb((a), (ProtobufCMessage *const *)(pb), (count),              \
+                                       sizeof(*(ret)->items), (item_from_pb), &items_, (err));     \
+                                                                                                   \
+                if (r_ >= 0)                                                                       \
+                        *(ret) = (typeof(*(ret))){ .items = items_, .n = (count), .arena = (a) };  \
+                r_;                                                                                \
+        })
+
 static int list_pod_sandbox_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
                                     struct kc_runtime_error *err)
 {
         const Runtime__V1__ListPodSandboxResponse *resp = (const void *)m;
-        void *items = NULL;
-        int r;
 
-        r = items_from_pb(a, (ProtobufCMessage *const *)resp->items, resp->n_items,
-                          sizeof(struct kc_pod_sandbox), sandbox_from_pb, &items, err);
-        if (r < 0)
-                return r;
-        *(struct kc_pod_sandbox_list *)out =
-                (struct kc_pod_sandbox_list){ .items = items, .n = resp->n_items, .arena = a };
-        return 0;
+        return LIST_RESULT_FROM_PB(a, resp->items, resp->n_items, sandbox_from_pb,
+                                   (struct kc_pod_sandbox_list *)out, err);
 }
 
 int kc_test_cri_unpack_list_pod_sandbox_pbc(const uint8_t *buf, size_t len,
@@ -176,16 +190,9 @@ static int list_containers_from_pb(struct kc_arena *a, const ProtobufCMessage *m
                                    struct kc_runtime_error *err)
 {
         const Runtime__V1__ListContainersResponse *resp = (const void *)m;
-        void *items = NULL;
-        int r;
 
-        r = items_from_pb(a, (ProtobufCMessage *const *)resp->containers, resp->n_containers,
-                          sizeof(struct kc_cri_container), container_from_pb, &items, err);
-        if (r < 0)
-                return r;
-        *(struct kc_container_list *)out =
-                (struct kc_container_list){ .items = items, .n = resp->n_containers, .arena = a };
-        return 0;
+        return LIST_RESULT_FROM_PB(a, resp->containers, resp->n_containers, container_from_pb,
+                                   (struct kc_container_list *)out, err);
 }
 
 int kc_test_cri_unpack_list_containers_pbc(const uint8_t *buf, size_t len,
@@ -200,20 +207,10 @@ static int container_status_result_from_pb(struct kc_arena *a, const ProtobufCMe
                                            struct kc_runtime_error *err)
 {
         const Runtime__V1__ContainerStatusResponse *resp = (const void *)m;
-        struct kc_container_status_result *ret = out;
-        struct kc_cri_container st;
-        int r;
 
-        if (!resp->status)
-                return missing(err, "ContainerStatus response has no status");
-        r = container_status_verify(resp->status, err);
-        if (r < 0)
-                return r;
-        if (kc__cri_container_status_from_pb(a, resp->status, &st) < 0)
-                return oom(err);
-        ret->status = st;
-        ret->arena = a;
-        return 0;
+        return STATUS_RESULT_FROM_PB(a, resp->status, "ContainerStatus", container_status_verify,
+                                     kc__cri_container_status_from_pb,
+                                     (struct kc_container_status_result *)out, err);
 }
 
 int kc_test_cri_unpack_container_status_pbc(const uint8_t *buf, size_t len,
