@@ -788,8 +788,8 @@ static const char *opt_str(const char *s)
         return s && *s ? s : NULL;
 }
 
-static int labels_from_pb(struct kc_arena *a, ProtobufCMessage *const *entries, size_t n,
-                          const struct kc_label **ret, size_t *ret_n)
+int kc__cri_labels_from_pb(struct kc_arena *a, ProtobufCMessage *const *entries, size_t n,
+                           const struct kc_label **ret, size_t *ret_n)
 {
         struct kc_label *l;
         size_t koff, voff, i;
@@ -813,10 +813,6 @@ static int labels_from_pb(struct kc_arena *a, ProtobufCMessage *const *entries, 
         return 0;
 }
 
-#define LABELS_FROM_PB(a, msg, field, out, n_out)                                                  \
-        labels_from_pb((a), (ProtobufCMessage *const *)(msg)->field, (msg)->n_##field, (out),      \
-                       (n_out))
-
 enum kc_sandbox_state kc__cri_sandbox_state(int s)
 {
         /* kubelet: anything but READY is not ready. */
@@ -838,8 +834,8 @@ enum kc_container_state kc__cri_container_state(int s)
         }
 }
 
-static void sandbox_metadata_from_pb(const Runtime__V1__PodSandboxMetadata *md,
-                                     struct kc_pod_sandbox_metadata *out)
+void kc__cri_sandbox_metadata_from_pb(const Runtime__V1__PodSandboxMetadata *md,
+                                      struct kc_pod_sandbox_metadata *out)
 {
         *out = (struct kc_pod_sandbox_metadata){
                 .name = str(md ? md->name : NULL),
@@ -849,23 +845,8 @@ static void sandbox_metadata_from_pb(const Runtime__V1__PodSandboxMetadata *md,
         };
 }
 
-int kc__cri_sandbox_from_pb(struct kc_arena *a, const Runtime__V1__PodSandbox *p,
-                            struct kc_pod_sandbox *out)
-{
-        *out = (struct kc_pod_sandbox){
-                .id = str(p->id),
-                .state = kc__cri_sandbox_state(p->state),
-                .created_at = p->created_at,
-        };
-        sandbox_metadata_from_pb(p->metadata, &out->metadata);
-        if (LABELS_FROM_PB(a, p, labels, &out->labels, &out->n_labels) < 0 ||
-            LABELS_FROM_PB(a, p, annotations, &out->annotations, &out->n_annotations) < 0)
-                return -ENOMEM;
-        return 0;
-}
-
-static int sandbox_status_from_pb(struct kc_arena *a, const Runtime__V1__PodSandboxStatus *s,
-                                  struct kc_pod_sandbox *out)
+int kc__cri_sandbox_status_from_pb(struct kc_arena *a, const Runtime__V1__PodSandboxStatus *s,
+                                   struct kc_pod_sandbox *out)
 {
         const Runtime__V1__PodSandboxNetworkStatus *net = s->network;
         const char **ips = NULL;
@@ -877,7 +858,7 @@ static int sandbox_status_from_pb(struct kc_arena *a, const Runtime__V1__PodSand
                 .created_at = s->created_at,
                 .ip = net ? opt_str(net->ip) : NULL,
         };
-        sandbox_metadata_from_pb(s->metadata, &out->metadata);
+        kc__cri_sandbox_metadata_from_pb(s->metadata, &out->metadata);
         if (net && net->n_additional_ips > 0) {
                 ips = kc_arena_alloc(a, net->n_additional_ips * sizeof(*ips));
                 if (!ips)
@@ -888,50 +869,20 @@ static int sandbox_status_from_pb(struct kc_arena *a, const Runtime__V1__PodSand
         }
         out->additional_ips = n > 0 ? ips : NULL;
         out->n_additional_ips = n;
-        if (LABELS_FROM_PB(a, s, labels, &out->labels, &out->n_labels) < 0 ||
-            LABELS_FROM_PB(a, s, annotations, &out->annotations, &out->n_annotations) < 0)
+        if (KC_CRI_LABELS_FROM_PB(a, s, labels, &out->labels, &out->n_labels) < 0 ||
+            KC_CRI_LABELS_FROM_PB(a, s, annotations, &out->annotations, &out->n_annotations) < 0)
                 return -ENOMEM;
         return 0;
 }
 
-/* kubelet's verifySandboxStatus. */
-static int sandbox_status_verify(const Runtime__V1__PodSandboxStatus *s,
-                                 struct kc_runtime_error *err)
-{
-        if (!s->id || !*s->id)
-                return missing(err, "status.Id is not set");
-        if (!s->metadata)
-                return missing(err, "status.Metadata is not set");
-        return 0;
-}
-
 /* The image as the pod spec named it when the runtime knows it, else the runtime's name. */
-static const char *image_from_pb(const Runtime__V1__ImageSpec *img)
+const char *kc__cri_image_from_pb(const Runtime__V1__ImageSpec *img)
 {
         if (!img)
                 return "";
         if (img->user_specified_image && *img->user_specified_image)
                 return img->user_specified_image;
         return str(img->image);
-}
-
-int kc__cri_container_from_pb(struct kc_arena *a, const Runtime__V1__Container *c,
-                              struct kc_cri_container *out)
-{
-        *out = (struct kc_cri_container){
-                .id = str(c->id),
-                .pod_sandbox_id = str(c->pod_sandbox_id),
-                .metadata = { .name = str(c->metadata ? c->metadata->name : NULL),
-                              .attempt = c->metadata ? c->metadata->attempt : 0 },
-                .image = image_from_pb(c->image),
-                .image_ref = str(c->image_ref),
-                .state = kc__cri_container_state(c->state),
-                .created_at = c->created_at,
-        };
-        if (LABELS_FROM_PB(a, c, labels, &out->labels, &out->n_labels) < 0 ||
-            LABELS_FROM_PB(a, c, annotations, &out->annotations, &out->n_annotations) < 0)
-                return -ENOMEM;
-        return 0;
 }
 
 /* A status's mounts: the paths and read-only flag (what the status path reads). */
@@ -956,15 +907,15 @@ static int mounts_from_pb(struct kc_arena *a, Runtime__V1__Mount *const *v, size
         return 0;
 }
 
-static int container_status_from_pb(struct kc_arena *a, const Runtime__V1__ContainerStatus *s,
-                                    struct kc_cri_container *out)
+int kc__cri_container_status_from_pb(struct kc_arena *a, const Runtime__V1__ContainerStatus *s,
+                                     struct kc_cri_container *out)
 {
         *out = (struct kc_cri_container){
                 .id = str(s->id),
                 .pod_sandbox_id = NULL, /* not in a CRI ContainerStatus */
                 .metadata = { .name = str(s->metadata ? s->metadata->name : NULL),
                               .attempt = s->metadata ? s->metadata->attempt : 0 },
-                .image = image_from_pb(s->image),
+                .image = kc__cri_image_from_pb(s->image),
                 .image_ref = str(s->image_ref),
                 .state = kc__cri_container_state(s->state),
                 .created_at = s->created_at,
@@ -975,23 +926,10 @@ static int container_status_from_pb(struct kc_arena *a, const Runtime__V1__Conta
                 .message = opt_str(s->message),
                 .log_path = opt_str(s->log_path),
         };
-        if (LABELS_FROM_PB(a, s, labels, &out->labels, &out->n_labels) < 0 ||
-            LABELS_FROM_PB(a, s, annotations, &out->annotations, &out->n_annotations) < 0 ||
+        if (KC_CRI_LABELS_FROM_PB(a, s, labels, &out->labels, &out->n_labels) < 0 ||
+            KC_CRI_LABELS_FROM_PB(a, s, annotations, &out->annotations, &out->n_annotations) < 0 ||
             mounts_from_pb(a, s->mounts, s->n_mounts, &out->mounts, &out->n_mounts) < 0)
                 return -ENOMEM;
-        return 0;
-}
-
-/* kubelet's verifyContainerStatus. */
-static int container_status_verify(const Runtime__V1__ContainerStatus *s,
-                                   struct kc_runtime_error *err)
-{
-        if (!s->id || !*s->id)
-                return missing(err, "status.Id is not set");
-        if (!s->metadata)
-                return missing(err, "status.Metadata is not set");
-        if (!s->image)
-                return missing(err, "status.Image is not set");
         return 0;
 }
 
@@ -1010,19 +948,9 @@ int kc__cri_unpack_empty(const ProtobufCMessageDescriptor *desc, const char *met
         return 0;
 }
 
-/*
- * Each response with a result in an arena has one shape: decode @p buf as a
- * @p desc message from a new arena, then let @p from_pb check it and fill
- * @p ret. from_pb returns 0 when the result now owns the arena (it stored
- * @p a in it), 1 when it succeeded without it (the arena is freed), or an
- * error with err filled and @p ret untouched.
- */
-typedef int (*result_from_pb_fn)(struct kc_arena *a, const ProtobufCMessage *m, void *ret,
-                                 struct kc_runtime_error *err);
-
-static int unpack_result(const ProtobufCMessageDescriptor *desc, const char *method,
-                         const uint8_t *buf, size_t len, result_from_pb_fn from_pb, void *ret,
-                         struct kc_runtime_error *err)
+int kc__cri_unpack_result(const ProtobufCMessageDescriptor *desc, const char *method,
+                          const uint8_t *buf, size_t len, kc_cri_result_from_pb_fn from_pb,
+                          void *ret, struct kc_runtime_error *err)
 {
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
         ProtobufCMessage *m = NULL;
@@ -1060,8 +988,8 @@ static int version_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *
 int kc__cri_unpack_version(const uint8_t *buf, size_t len, struct kc_version_result *ret,
                            struct kc_runtime_error *err)
 {
-        return unpack_result(&runtime__v1__version_response__descriptor, "Version", buf, len,
-                             version_from_pb, ret, err);
+        return kc__cri_unpack_result(&runtime__v1__version_response__descriptor, "Version", buf,
+                                     len, version_from_pb, ret, err);
 }
 
 static int status_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
@@ -1098,8 +1026,8 @@ static int status_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *o
 int kc__cri_unpack_status(const uint8_t *buf, size_t len, struct kc_runtime_status_result *ret,
                           struct kc_runtime_error *err)
 {
-        return unpack_result(&runtime__v1__status_response__descriptor, "Status", buf, len,
-                             status_from_pb, ret, err);
+        return kc__cri_unpack_result(&runtime__v1__status_response__descriptor, "Status", buf, len,
+                                     status_from_pb, ret, err);
 }
 
 /*
@@ -1154,120 +1082,6 @@ int kc__cri_unpack_pull_image(const uint8_t *buf, size_t len, const char *image,
                          "imageRef of image \"%s\" is not set", image, ret_image_ref, err);
 }
 
-static int pod_sandbox_status_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
-                                      struct kc_runtime_error *err)
-{
-        const Runtime__V1__PodSandboxStatusResponse *resp = (const void *)m;
-        struct kc_pod_sandbox_status_result *ret = out;
-        struct kc_pod_sandbox st;
-        int r;
-
-        if (!resp->status)
-                return missing(err, "PodSandboxStatus response has no status");
-        r = sandbox_status_verify(resp->status, err);
-        if (r < 0)
-                return r;
-        if (sandbox_status_from_pb(a, resp->status, &st) < 0)
-                return oom(err);
-        ret->status = st;
-        ret->arena = a;
-        return 0;
-}
-
-int kc__cri_unpack_pod_sandbox_status_pbc(const uint8_t *buf, size_t len,
-                                          struct kc_pod_sandbox_status_result *ret,
-                                          struct kc_runtime_error *err)
-{
-        return unpack_result(&runtime__v1__pod_sandbox_status_response__descriptor,
-                             "PodSandboxStatus", buf, len, pod_sandbox_status_from_pb, ret, err);
-}
-
-/* An arena array of @p n elements of @p size bytes (NULL for none); -ENOMEM. */
-static int arena_array(struct kc_arena *a, size_t n, size_t size, void **ret)
-{
-        void *p = NULL;
-
-        if (n > 0 && !(p = kc_arena_alloc(a, n * size)))
-                return -ENOMEM;
-        *ret = p;
-        return 0;
-}
-
-static int list_pod_sandbox_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
-                                    struct kc_runtime_error *err)
-{
-        const Runtime__V1__ListPodSandboxResponse *resp = (const void *)m;
-        struct kc_pod_sandbox *items;
-
-        if (arena_array(a, resp->n_items, sizeof(*items), (void **)&items) < 0)
-                return oom(err);
-        for (size_t i = 0; i < resp->n_items; i++)
-                if (kc__cri_sandbox_from_pb(a, resp->items[i], &items[i]) < 0)
-                        return oom(err);
-        *(struct kc_pod_sandbox_list *)out =
-                (struct kc_pod_sandbox_list){ .items = items, .n = resp->n_items, .arena = a };
-        return 0;
-}
-
-int kc__cri_unpack_list_pod_sandbox_pbc(const uint8_t *buf, size_t len,
-                                        struct kc_pod_sandbox_list *ret,
-                                        struct kc_runtime_error *err)
-{
-        return unpack_result(&runtime__v1__list_pod_sandbox_response__descriptor, "ListPodSandbox",
-                             buf, len, list_pod_sandbox_from_pb, ret, err);
-}
-
-static int list_containers_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
-                                   struct kc_runtime_error *err)
-{
-        const Runtime__V1__ListContainersResponse *resp = (const void *)m;
-        struct kc_cri_container *items;
-
-        if (arena_array(a, resp->n_containers, sizeof(*items), (void **)&items) < 0)
-                return oom(err);
-        for (size_t i = 0; i < resp->n_containers; i++)
-                if (kc__cri_container_from_pb(a, resp->containers[i], &items[i]) < 0)
-                        return oom(err);
-        *(struct kc_container_list *)out =
-                (struct kc_container_list){ .items = items, .n = resp->n_containers, .arena = a };
-        return 0;
-}
-
-int kc__cri_unpack_list_containers_pbc(const uint8_t *buf, size_t len,
-                                       struct kc_container_list *ret, struct kc_runtime_error *err)
-{
-        return unpack_result(&runtime__v1__list_containers_response__descriptor, "ListContainers",
-                             buf, len, list_containers_from_pb, ret, err);
-}
-
-static int container_status_result_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
-                                           struct kc_runtime_error *err)
-{
-        const Runtime__V1__ContainerStatusResponse *resp = (const void *)m;
-        struct kc_container_status_result *ret = out;
-        struct kc_cri_container st;
-        int r;
-
-        if (!resp->status)
-                return missing(err, "ContainerStatus response has no status");
-        r = container_status_verify(resp->status, err);
-        if (r < 0)
-                return r;
-        if (container_status_from_pb(a, resp->status, &st) < 0)
-                return oom(err);
-        ret->status = st;
-        ret->arena = a;
-        return 0;
-}
-
-int kc__cri_unpack_container_status_pbc(const uint8_t *buf, size_t len,
-                                        struct kc_container_status_result *ret,
-                                        struct kc_runtime_error *err)
-{
-        return unpack_result(&runtime__v1__container_status_response__descriptor, "ContainerStatus",
-                             buf, len, container_status_result_from_pb, ret, err);
-}
-
 static int image_status_from_pb(struct kc_arena *a, const ProtobufCMessage *m, void *out,
                                 struct kc_runtime_error *err)
 {
@@ -1303,8 +1117,18 @@ static int image_status_from_pb(struct kc_arena *a, const ProtobufCMessage *m, v
 int kc__cri_unpack_image_status(const uint8_t *buf, size_t len, struct kc_image_status_result *ret,
                                 struct kc_runtime_error *err)
 {
-        return unpack_result(&runtime__v1__image_status_response__descriptor, "ImageStatus", buf,
-                             len, image_status_from_pb, ret, err);
+        return kc__cri_unpack_result(&runtime__v1__image_status_response__descriptor, "ImageStatus",
+                                     buf, len, image_status_from_pb, ret, err);
+}
+
+int kc__cri_arena_array(struct kc_arena *a, size_t n, size_t size, void **ret)
+{
+        void *p = NULL;
+
+        if (n > 0 && !(p = kc_arena_alloc(a, n * size)))
+                return -ENOMEM;
+        *ret = p;
+        return 0;
 }
 
 static int event_type_from_pb(int t, enum kc_container_event_type *ret)
@@ -1346,13 +1170,13 @@ int kc__cri_unpack_container_event(const uint8_t *buf, size_t len, struct kc_are
                 return 1;
         if (m->pod_sandbox_status) {
                 sb = kc_arena_alloc(a, sizeof(*sb));
-                if (!sb || sandbox_status_from_pb(a, m->pod_sandbox_status, sb) < 0)
+                if (!sb || kc__cri_sandbox_status_from_pb(a, m->pod_sandbox_status, sb) < 0)
                         return oom(err);
         }
-        if (arena_array(a, m->n_containers_statuses, sizeof(*cs), (void **)&cs) < 0)
+        if (kc__cri_arena_array(a, m->n_containers_statuses, sizeof(*cs), (void **)&cs) < 0)
                 return oom(err);
         for (size_t i = 0; i < m->n_containers_statuses; i++)
-                if (container_status_from_pb(a, m->containers_statuses[i], &cs[i]) < 0)
+                if (kc__cri_container_status_from_pb(a, m->containers_statuses[i], &cs[i]) < 0)
                         return oom(err);
         *ret = (struct kc_container_event){
                 .container_id = str(m->container_id),

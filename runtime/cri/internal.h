@@ -44,9 +44,11 @@ struct kc_container_status_result;
 struct kc_cri_events;
 struct kc_exec_sync_result;
 struct kc_image_status_result;
+struct kc_label;
 struct kc_pod_sandbox_config;
 struct kc_pod_sandbox;
 struct kc_pod_sandbox_filter;
+struct kc_pod_sandbox_metadata;
 struct kc_pod_sandbox_list;
 struct kc_pod_sandbox_status_result;
 struct kc_runtime_error;
@@ -135,35 +137,24 @@ int kc__cri_unpack_run_pod_sandbox(const uint8_t *buf, size_t len, const char *n
                                    struct kc_runtime_error *err);
 /**
  * The four decoders a relist runs most (PodSandboxStatus, ListPodSandbox,
- * ListContainers, ContainerStatus) are wire.c's hand-written ones; each
- * *_pbc twin decodes the same bytes with protobuf-c and convert.c, into the
- * same result and with the same errors: the reference the differential
- * tests and the fuzz target hold the others to.
+ * ListContainers, ContainerStatus) are wire.c's hand-written ones. Their
+ * protobuf-c twins, the reference the differential tests and the fuzz
+ * target hold them to, are test code (tests/harness/cri_pbc_oracle.h), built
+ * from the helpers below.
  */
 int kc__cri_unpack_pod_sandbox_status(const uint8_t *buf, size_t len,
                                       struct kc_pod_sandbox_status_result *ret,
                                       struct kc_runtime_error *err);
-int kc__cri_unpack_pod_sandbox_status_pbc(const uint8_t *buf, size_t len,
-                                          struct kc_pod_sandbox_status_result *ret,
-                                          struct kc_runtime_error *err);
 int kc__cri_unpack_list_pod_sandbox(const uint8_t *buf, size_t len, struct kc_pod_sandbox_list *ret,
                                     struct kc_runtime_error *err);
-int kc__cri_unpack_list_pod_sandbox_pbc(const uint8_t *buf, size_t len,
-                                        struct kc_pod_sandbox_list *ret,
-                                        struct kc_runtime_error *err);
 /** *ret_id malloc'd; an empty id is an error naming the container @p name (may be NULL). */
 int kc__cri_unpack_create_container(const uint8_t *buf, size_t len, const char *name, char **ret_id,
                                     struct kc_runtime_error *err);
 int kc__cri_unpack_list_containers(const uint8_t *buf, size_t len, struct kc_container_list *ret,
                                    struct kc_runtime_error *err);
-int kc__cri_unpack_list_containers_pbc(const uint8_t *buf, size_t len,
-                                       struct kc_container_list *ret, struct kc_runtime_error *err);
 int kc__cri_unpack_container_status(const uint8_t *buf, size_t len,
                                     struct kc_container_status_result *ret,
                                     struct kc_runtime_error *err);
-int kc__cri_unpack_container_status_pbc(const uint8_t *buf, size_t len,
-                                        struct kc_container_status_result *ret,
-                                        struct kc_runtime_error *err);
 /** A response without an image is success with ret->found false (and no arena). */
 int kc__cri_unpack_image_status(const uint8_t *buf, size_t len, struct kc_image_status_result *ret,
                                 struct kc_runtime_error *err);
@@ -186,11 +177,44 @@ int kc__cri_unpack_container_event(const uint8_t *buf, size_t len, struct kc_are
 int kc__cri_unpack_message(const ProtobufCMessageDescriptor *desc, const char *method,
                            struct kc_arena *a, const uint8_t *buf, size_t len,
                            ProtobufCMessage **ret, struct kc_runtime_error *err);
-/** One listed item; its strings stay in the message (in @p a), labels are allocated from @p a. */
-int kc__cri_sandbox_from_pb(struct kc_arena *a, const Runtime__V1__PodSandbox *p,
-                            struct kc_pod_sandbox *out);
-int kc__cri_container_from_pb(struct kc_arena *a, const Runtime__V1__Container *c,
-                              struct kc_cri_container *out);
+
+/*
+ * Each response with a result in an arena has one shape: decode @p buf as a
+ * @p desc message from a new arena, then let @p from_pb check it and fill
+ * @p ret. from_pb returns 0 when the result now owns the arena (it stored
+ * @p a in it), 1 when it succeeded without it (the arena is freed), or an
+ * error with err filled and @p ret untouched.
+ */
+typedef int (*kc_cri_result_from_pb_fn)(struct kc_arena *a, const ProtobufCMessage *m, void *ret,
+                                        struct kc_runtime_error *err);
+int kc__cri_unpack_result(const ProtobufCMessageDescriptor *desc, const char *method,
+                          const uint8_t *buf, size_t len, kc_cri_result_from_pb_fn from_pb,
+                          void *ret, struct kc_runtime_error *err);
+
+/*
+ * Pieces of protobuf-c messages to kc_* values, from and into @p a: strings
+ * stay the message's own (absent ones read ""), arrays are allocated from
+ * @p a. Each returns 0 or -ENOMEM.
+ */
+/** An arena array of @p n elements of @p size bytes (NULL for none). */
+int kc__cri_arena_array(struct kc_arena *a, size_t n, size_t size, void **ret);
+/** The @p n entries of a map<string, string> field; NULL and 0 for none. */
+int kc__cri_labels_from_pb(struct kc_arena *a, ProtobufCMessage *const *entries, size_t n,
+                           const struct kc_label **ret, size_t *ret_n);
+/** kc__cri_labels_from_pb() of the map field @p field of @p msg. */
+#define KC_CRI_LABELS_FROM_PB(a, msg, field, out, n_out)                                           \
+        kc__cri_labels_from_pb((a), (ProtobufCMessage *const *)(msg)->field, (msg)->n_##field,     \
+                               (out), (n_out))
+/** @p md may be NULL (every field then empty). */
+void kc__cri_sandbox_metadata_from_pb(const Runtime__V1__PodSandboxMetadata *md,
+                                      struct kc_pod_sandbox_metadata *out);
+/** The image as the pod spec named it when the runtime knows that, else the runtime's name. */
+const char *kc__cri_image_from_pb(const Runtime__V1__ImageSpec *img);
+/** A status as kubelet reads it (the checks kubelet makes of it are the caller's). */
+int kc__cri_sandbox_status_from_pb(struct kc_arena *a, const Runtime__V1__PodSandboxStatus *s,
+                                   struct kc_pod_sandbox *out);
+int kc__cri_container_status_from_pb(struct kc_arena *a, const Runtime__V1__ContainerStatus *s,
+                                     struct kc_cri_container *out);
 
 /* ------------------------------------------------------------------------ */
 /* The protobuf wire format (wire.c)                                          */
@@ -231,8 +255,8 @@ struct kc_cri_wire_dec {
 
 /**
  * One PodSandbox / Container message (a listed item) into *out, its
- * strings and arrays from @d: what kc__cri_sandbox_from_pb() /
- * kc__cri_container_from_pb() make of protobuf-c's decode of it.
+ * strings and arrays from @d: what protobuf-c's decode of it makes once
+ * converted (tests/harness/cri_pbc_oracle.c).
  * @return 0, -EPROTO (bytes protobuf-c refuses), -ENOMEM; *out untouched on failure.
  */
 int kc__cri_wire_pod_sandbox(struct kc_cri_wire_dec *d, const uint8_t *p, size_t len,

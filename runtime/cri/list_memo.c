@@ -99,7 +99,7 @@ struct kc_cri_list_memo {
 #define SB(f) offsetof(struct kc_pod_sandbox, f)
 #define CT(f) offsetof(struct kc_cri_container, f)
 
-/* A listed sandbox never has additional_ips (kc__cri_sandbox_from_pb leaves them unset). */
+/* A listed sandbox never has additional_ips (a CRI PodSandbox item has no network status). */
 static const struct item_kind kinds[] = {
         [KC_CRI_LIST_POD_SANDBOX] = {
                 .method = "ListPodSandbox",

@@ -10,8 +10,9 @@
  *
  * The four decoders a relist runs most (PodSandboxStatus, ListPodSandbox,
  * ListContainers, ContainerStatus) are the hand-written ones of wire.c:
- * each input is also decoded by their protobuf-c twins, and any difference
- * in the return value, the error or the result aborts (cri_wire_diff.h).
+ * each input is also decoded by their protobuf-c twins (cri_pbc_oracle.c),
+ * and any difference in the return value, the error or the result aborts
+ * (cri_wire_diff.h).
  *
  * The events path (byte 0 = 11) cuts the rest into messages, each
  * [length: 2 bytes big-endian][bytes], and hands them in turn to one events

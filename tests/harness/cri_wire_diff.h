@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The hand-written CRI decoders (runtime/cri/wire.c) against their
- * protobuf-c twins (convert.c, *_pbc): the same bytes must give the same
+ * protobuf-c twins (cri_pbc_oracle.c, *_pbc): the same bytes must give the same
  * return value, the same error, and results equal field by field. Shared by
  * tests/unit/runtime/test_cri_wire.c and tests/fuzz/fuzz_cri_decode.c.
  *
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cri/internal.h"
+#include "cri_pbc_oracle.h"
 #include "runtime/error.h"
 #include "runtime/runtime_service.h"
 
@@ -119,7 +120,7 @@ static inline const char *kc_cri_wire_diff(enum kc_cri_wire_sel sel, const uint8
                 struct kc_pod_sandbox_status_result a = { 0 }, b = { 0 };
 
                 ra = kc__cri_unpack_pod_sandbox_status(buf, len, &a, &ea);
-                rb = kc__cri_unpack_pod_sandbox_status_pbc(buf, len, &b, &eb);
+                rb = kc_test_cri_unpack_pod_sandbox_status_pbc(buf, len, &b, &eb);
                 if (ra == 0 && rb == 0)
                         d = kc_cri_wire_sandbox_diff(&a.status, &b.status);
                 kc_runtime_result_done(&a);
@@ -130,7 +131,7 @@ static inline const char *kc_cri_wire_diff(enum kc_cri_wire_sel sel, const uint8
                 struct kc_pod_sandbox_list a = { 0 }, b = { 0 };
 
                 ra = kc__cri_unpack_list_pod_sandbox(buf, len, &a, &ea);
-                rb = kc__cri_unpack_list_pod_sandbox_pbc(buf, len, &b, &eb);
+                rb = kc_test_cri_unpack_list_pod_sandbox_pbc(buf, len, &b, &eb);
                 if (ra == 0 && rb == 0 && a.n != b.n)
                         d = "item count";
                 for (size_t i = 0; ra == 0 && rb == 0 && !d && i < a.n; i++)
@@ -143,7 +144,7 @@ static inline const char *kc_cri_wire_diff(enum kc_cri_wire_sel sel, const uint8
                 struct kc_container_list a = { 0 }, b = { 0 };
 
                 ra = kc__cri_unpack_list_containers(buf, len, &a, &ea);
-                rb = kc__cri_unpack_list_containers_pbc(buf, len, &b, &eb);
+                rb = kc_test_cri_unpack_list_containers_pbc(buf, len, &b, &eb);
                 if (ra == 0 && rb == 0 && a.n != b.n)
                         d = "item count";
                 for (size_t i = 0; ra == 0 && rb == 0 && !d && i < a.n; i++)
@@ -156,7 +157,7 @@ static inline const char *kc_cri_wire_diff(enum kc_cri_wire_sel sel, const uint8
                 struct kc_container_status_result a = { 0 }, b = { 0 };
 
                 ra = kc__cri_unpack_container_status(buf, len, &a, &ea);
-                rb = kc__cri_unpack_container_status_pbc(buf, len, &b, &eb);
+                rb = kc_test_cri_unpack_container_status_pbc(buf, len, &b, &eb);
                 if (ra == 0 && rb == 0)
                         d = kc_cri_wire_container_diff(&a.status, &b.status);
                 kc_runtime_result_done(&a);

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The hand-written CRI decoders (runtime/cri/wire.c, issue 18) against
- * protobuf-c (the *_pbc twins): the same results and errors on messages as
- * kubelet's runtimes send them, on randomized messages (fields in any
- * order, given twice, unknown fields of every wire type, packed and
- * unpacked, wrong wire types, nested messages given twice), and on those
- * messages cut short and corrupted. Plus the cases that pin protobuf-c's
- * own rules (a nested message given twice resets its scalars, a bool read
- * from any wire type, groups refused).
+ * protobuf-c (the *_pbc twins, tests/harness/cri_pbc_oracle.c): the same
+ * results and errors on messages as kubelet's runtimes send them, on
+ * randomized messages (fields in any order, given twice, unknown fields of
+ * every wire type, packed and unpacked, wrong wire types, nested messages
+ * given twice), and on those messages cut short and corrupted. Plus the
+ * cases that pin protobuf-c's own rules (a nested message given twice
+ * resets its scalars, a bool read from any wire type, groups refused).
  */
 #include <errno.h>
 #include <setjmp.h>

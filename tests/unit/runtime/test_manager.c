@@ -770,26 +770,37 @@ struct rnd_world {
 
 static const struct kc_label rnd_hash[] = { { KC_ANNOTATION_CONTAINER_HASH, "1f" } };
 
+/*
+ * *ret: the items of @p w's array @p arr (sandboxes or containers, whose
+ * fields have the same names) that @p filter (NULL: all) matches, each
+ * copied with @p copy into a fresh arena. Both list ops are this one loop.
+ */
+#define RND_LIST(w, filter, arr, n_arr, copy, ret)                                                 \
+        do {                                                                                       \
+                typeof(*(ret)) l_ = { 0 };                                                         \
+                                                                                                   \
+                assert_int_equal(kc_arena_new(&l_.arena), 0);                                      \
+                l_.items = kc_arena_alloc(l_.arena, sizeof(*l_.items) * ((w)->n_arr + 1));         \
+                assert_non_null(l_.items);                                                         \
+                for (size_t i_ = 0; i_ < (w)->n_arr; i_++)                                         \
+                        if (!(filter) ||                                                           \
+                            (((filter)->state < 0 ||                                               \
+                              (int)(w)->arr[i_].state == (filter)->state) &&                       \
+                             kc__labels_match((w)->arr[i_].labels, (w)->arr[i_].n_labels,          \
+                                              (filter)->label_selector,                            \
+                                              (filter)->n_label_selector)))                        \
+                                assert_int_equal(copy(l_.arena, &(w)->arr[i_], &l_.items[l_.n++]), \
+                                                 0);                                               \
+                *(ret) = l_;                                                                       \
+        } while (0)
+
 static int rnd_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
                                 struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
 {
         struct rnd_world *w = self;
-        struct kc_pod_sandbox_list l = { 0 };
-        size_t i;
 
         (void)err;
-        assert_int_equal(kc_arena_new(&l.arena), 0);
-        l.items = kc_arena_alloc(l.arena, sizeof(*l.items) * (w->n_sb + 1));
-        assert_non_null(l.items);
-        for (i = 0; i < w->n_sb; i++)
-                if (!filter || ((filter->state < 0 || (int)w->sb[i].state == filter->state) &&
-                                kc__labels_match(w->sb[i].labels, w->sb[i].n_labels,
-                                                 filter->label_selector, filter->n_label_selector)))
-                        assert_int_equal(
-                                kc__pod_sandbox_copy(l.arena, &w->sb[i],
-                                                     (struct kc_pod_sandbox *)&l.items[l.n++]),
-                                0);
-        *ret = l;
+        RND_LIST(w, filter, sb, n_sb, kc__pod_sandbox_copy, ret);
         return 0;
 }
 
@@ -797,22 +808,9 @@ static int rnd_list_containers(void *self, const struct kc_container_filter *fil
                                struct kc_container_list *ret, struct kc_runtime_error *err)
 {
         struct rnd_world *w = self;
-        struct kc_container_list l = { 0 };
-        size_t i;
 
         (void)err;
-        assert_int_equal(kc_arena_new(&l.arena), 0);
-        l.items = kc_arena_alloc(l.arena, sizeof(*l.items) * (w->n_c + 1));
-        assert_non_null(l.items);
-        for (i = 0; i < w->n_c; i++)
-                if ((filter->state < 0 || (int)w->c[i].state == filter->state) &&
-                    kc__labels_match(w->c[i].labels, w->c[i].n_labels, filter->label_selector,
-                                     filter->n_label_selector))
-                        assert_int_equal(
-                                kc__cri_container_copy(l.arena, &w->c[i],
-                                                       (struct kc_cri_container *)&l.items[l.n++]),
-                                0);
-        *ret = l;
+        RND_LIST(w, filter, c, n_c, kc__cri_container_copy, ret);
         return 0;
 }
 
