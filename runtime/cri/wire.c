@@ -402,15 +402,48 @@ static int entry_field(struct dec *d, const struct kc_cri_wire_field *f, void *c
         return 0;
 }
 
+/*
+ * An entry as every encoder writes one: the key (field 1) then the value
+ * (field 2), each with a one-byte tag and a one-byte length, nothing else.
+ * Both strings into @l, copied and NUL-terminated as get_str() does;
+ * false, @l untouched, for any other shape (walked field by field then).
+ */
+static bool plain_entry(struct dec *d, const uint8_t *p, size_t len, struct kc_label *l, int *ret)
+{
+        const uint8_t *end = p + len, *v;
+        size_t kn, vn;
+        char *s;
+
+        if (len < 4 || p[0] != 0x0a || p[1] >= 0x80 || (kn = p[1]) > len - 4)
+                return false;
+        v = p + 2 + kn;
+        if (v[0] != 0x12 || v[1] >= 0x80 || (vn = v[1]) != (size_t)(end - v - 2))
+                return false;
+        if (!(s = dec_alloc(d, kn + vn + 2))) {
+                *ret = -ENOMEM;
+                return true;
+        }
+        memcpy(s, p + 2, kn);
+        s[kn] = '\0';
+        memcpy(s + kn + 1, v + 2, vn);
+        s[kn + 1 + vn] = '\0';
+        *l = (struct kc_label){ s, s + kn + 1 };
+        *ret = 0;
+        return true;
+}
+
 /* One map entry appended to @vec (a missing key or value is ""). */
 static int map_entry(struct dec *d, const struct kc_cri_wire_field *f, struct vec *vec)
 {
         struct kc_label *l;
+        int r;
 
         if (f->wt != WT_LEN)
                 return -EPROTO;
         if (!(l = vec_push(d, vec, sizeof(*l))))
                 return -ENOMEM;
+        if (plain_entry(d, f->data, f->len, l, &r))
+                return r;
         *l = (struct kc_label){ "", "" };
         return sub(d, f, entry_field, l);
 }
