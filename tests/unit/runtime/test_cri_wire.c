@@ -572,6 +572,38 @@ static void test_unused_field_checked(void **state)
  * then value, one-byte tags and lengths, nothing else): each decoded as
  * protobuf-c does, the labels read back in order.
  */
+/* Every key and value length a one-byte length allows, read back byte for byte. */
+static void test_map_entry_lengths(void **state)
+{
+        static char key[128], value[128];
+        struct buf s, e, resp;
+        (void)state;
+
+        for (size_t n = 0; n < 128; n++) {
+                struct kc_container_status_result r = { 0 };
+
+                for (size_t i = 0; i < n; i++)
+                        key[i] = (char)('a' + i % 26);
+                key[n] = '\0';
+                for (size_t i = 0; i < 127 - n; i++)
+                        value[i] = (char)('A' + (i * 7) % 26);
+                value[127 - n] = '\0';
+                s = (struct buf){ .n = 0 };
+                e = (struct buf){ .n = 0 };
+                minimal_status(&s);
+                put_str(&e, 1, key);
+                put_str(&e, 2, value);
+                put_msg(&s, 13, &e);
+                status_response(&resp, &s);
+                expect_same(KC_CRI_WIRE_CONTAINER_STATUS, resp.b, resp.n);
+                assert_int_equal(kc__cri_unpack_container_status(resp.b, resp.n, &r, NULL), 0);
+                assert_int_equal(r.status.n_annotations, 1);
+                assert_string_equal(r.status.annotations[0].key, key);
+                assert_string_equal(r.status.annotations[0].value, value);
+                kc_runtime_result_done(&r);
+        }
+}
+
 static void test_map_entry_shapes(void **state)
 {
         static char k127[128], v128[129];
@@ -673,6 +705,7 @@ int main(void)
                 cmocka_unit_test(test_malformed),
                 cmocka_unit_test(test_unused_field_checked),
                 cmocka_unit_test(test_map_entry_shapes),
+                cmocka_unit_test(test_map_entry_lengths),
                 cmocka_unit_test(test_verification),
         };
 
