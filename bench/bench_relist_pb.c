@@ -29,13 +29,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "core/arena.h"
 #include "core/chan.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
-#include "core/map.h"
 #include "cri/internal.h"
 #include "metrics/kubelet_metrics.h"
 #include "metrics/registry.h"
@@ -258,92 +258,230 @@ static void *pb_container_list(struct kc_arena *a, const struct kc_container_lis
 }
 
 /* ------------------------------------------------------------------------ */
-/* The recorded responses: "<method>/<key>" -> bytes                          */
+/* The recorded responses: (method, key) -> bytes                              */
+
+/*
+ * The bytes of each state lie as bench/go-relist holds them: that state's
+ * changed responses one after the other, in recording order (Go slices them
+ * out of the state file it reads whole), each right after its key. They
+ * are stored in chunks, a chunk freed once none of its responses is
+ * current. An index built while recording (open addressing, each slot
+ * keeping its key's hash) finds a response by method and key, as Go's map
+ * does.
+ */
+enum method { M_LIST_POD_SANDBOX, M_LIST_CONTAINERS, M_POD_SANDBOX_STATUS, M_CONTAINER_STATUS };
+
+static const char *const method_name[] = {
+        [M_LIST_POD_SANDBOX] = "ListPodSandbox",
+        [M_LIST_CONTAINERS] = "ListContainers",
+        [M_POD_SANDBOX_STATUS] = "PodSandboxStatus",
+        [M_CONTAINER_STATUS] = "ContainerStatus",
+};
+
+struct chunk {
+        size_t used, cap;
+        size_t live; /* the current responses in it */
+        uint8_t mem[];
+};
 
 struct blob {
-        size_t len;
-        uint8_t *data;
-        char key[]; /* the map key */
+        struct chunk *chunk;
+        const uint8_t *data; /* right after the key */
+        uint32_t len, key_len;
+        uint8_t method;
+        char key[]; /* key_len bytes and a NUL, then the data */
 };
+
+struct slot {
+        uint64_t hash;
+        struct blob *b;
+};
+
+#define CHUNK_SIZE (4u << 20)
 
 struct recorder {
         struct kc_runtime_service sim;
-        struct kc_map *table;
+        struct slot *slots;
+        size_t mask, n;    /* mask + 1 slots, n of them used */
+        struct chunk *cur; /* the chunk being filled */
+        uint8_t *scratch;  /* the response being packed */
+        size_t cap_scratch;
         FILE *dump; /* the current state's file, or NULL */
         size_t changed;
         /* The CRI client's list memos, for the whole listings (NULL with --no-memo). */
         struct kc_cri_list_memo *sb_memo, *c_memo;
 };
 
-/* "<method>/<key>" into @buf (@n bytes), cut short if need be: no printf on the timed path. */
-static void blob_key(char *buf, size_t n, const char *method, const char *key)
+/* The key's hash, 8 bytes a step. */
+static uint64_t key_hash(enum method m, const char *key, size_t n)
 {
-        size_t m = strlen(method), k = strlen(key);
+        uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ n ^ ((uint64_t)m << 56), v;
 
-        if (m > n - 2)
-                m = n - 2;
-        if (k > n - 2 - m)
-                k = n - 2 - m;
-        memcpy(buf, method, m);
-        buf[m] = '/';
-        memcpy(buf + m + 1, key, k);
-        buf[m + 1 + k] = '\0';
+        for (; n >= 8; key += 8, n -= 8) {
+                memcpy(&v, key, 8);
+                h = (h ^ v) * UINT64_C(0xff51afd7ed558ccd);
+                h ^= h >> 32;
+        }
+        v = 0;
+        memcpy(&v, key, n);
+        h = (h ^ v) * UINT64_C(0xc4ceb9fe1a85ec53);
+        return h ^ (h >> 29);
 }
 
-/* Packs @m (built in @a) and stores it under @method/@key when its bytes changed. */
-static int record(struct recorder *rec, const char *method, const char *key, void *m)
+/* The slot of (@m, @key): the one holding it, or the empty one where it would go. */
+static struct slot *find(const struct recorder *rec, enum method m, const char *key, size_t n,
+                         uint64_t h)
 {
-        char k[256];
-        size_t len;
-        struct blob *old, *b;
-        uint32_t hdr[3];
+        for (size_t i = h & rec->mask;; i = (i + 1) & rec->mask) {
+                struct slot *s = &rec->slots[i];
 
-        if (!m)
-                return -ENOMEM;
-        blob_key(k, sizeof(k), method, key);
-        len = protobuf_c_message_get_packed_size(m);
-        b = malloc(sizeof(*b) + strlen(k) + 1);
-        if (!b || !(b->data = malloc(len + 1))) {
-                free(b);
-                return -ENOMEM;
+                if (!s->b || (s->hash == h && s->b->method == m && s->b->key_len == n &&
+                              memcmp(s->b->key, key, n) == 0))
+                        return s;
         }
-        b->len = protobuf_c_message_pack(m, b->data);
-        strcpy(b->key, k);
-        old = kc_map_get(rec->table, k);
-        if (old && old->len == b->len && memcmp(old->data, b->data, b->len) == 0) {
-                free(b->data);
-                free(b);
+}
+
+/* Twice the slots (1024 at first); -ENOMEM. */
+static int index_grow(struct recorder *rec)
+{
+        size_t size = rec->slots ? 2 * (rec->mask + 1) : 1024, i, j;
+        struct slot *old = rec->slots, *t = calloc(size, sizeof(*t));
+
+        if (!t)
+                return -ENOMEM;
+        for (i = 0; old && i < size / 2; i++) {
+                if (!old[i].b)
+                        continue;
+                for (j = old[i].hash & (size - 1); t[j].b; j = (j + 1) & (size - 1))
+                        ;
+                t[j] = old[i];
+        }
+        free(old);
+        rec->slots = t;
+        rec->mask = size - 1;
+        return 0;
+}
+
+/* @b is no longer current: its chunk goes with the last of its responses. */
+static void blob_release(struct recorder *rec, struct blob *b)
+{
+        if (--b->chunk->live == 0 && b->chunk != rec->cur)
+                free(b->chunk);
+}
+
+/* @n bytes (8-aligned) at the end of the current chunk, or of a new one; NULL on ENOMEM. */
+static void *chunk_alloc(struct recorder *rec, size_t n)
+{
+        struct chunk *c = rec->cur;
+        size_t cap;
+
+        n = (n + 7) & ~(size_t)7;
+        if (!c || c->cap - c->used < n) {
+                cap = n > CHUNK_SIZE ? n : CHUNK_SIZE;
+                if (!(c = malloc(sizeof(*c) + cap)))
+                        return NULL;
+                *c = (struct chunk){ .cap = cap };
+                if (rec->cur && rec->cur->live == 0)
+                        free(rec->cur);
+                rec->cur = c;
+        }
+        c->used += n;
+        return c->mem + c->used - n;
+}
+
+/* Stores the @len bytes in rec->scratch under (@m, @key) in slot @s (find()'s), hash @h. */
+static int blob_add(struct recorder *rec, struct slot *s, uint64_t h, enum method m,
+                    const char *key, size_t key_len, size_t len)
+{
+        struct blob *b = chunk_alloc(rec, sizeof(*b) + key_len + 1 + len);
+
+        if (!b)
+                return -ENOMEM;
+        *b = (struct blob){ .chunk = rec->cur,
+                            .len = (uint32_t)len,
+                            .key_len = (uint32_t)key_len,
+                            .method = (uint8_t)m };
+        memcpy(b->key, key, key_len + 1);
+        b->data = (const uint8_t *)b->key + key_len + 1;
+        memcpy((uint8_t *)b->data, rec->scratch, len);
+        rec->cur->live++;
+        if (s->b)
+                blob_release(rec, s->b);
+        else
+                rec->n++;
+        *s = (struct slot){ h, b };
+        return 0;
+}
+
+/* Packs @msg into rec->scratch: its length, or -errno. */
+static ssize_t pack(struct recorder *rec, const void *msg)
+{
+        size_t len = protobuf_c_message_get_packed_size(msg);
+        uint8_t *p;
+
+        if (len >= UINT32_MAX)
+                return -E2BIG;
+        if (len + 1 > rec->cap_scratch) {
+                if (!(p = realloc(rec->scratch, 2 * (len + 1))))
+                        return -ENOMEM;
+                rec->scratch = p;
+                rec->cap_scratch = 2 * (len + 1);
+        }
+        return (ssize_t)protobuf_c_message_pack(msg, rec->scratch);
+}
+
+/* Packs @msg (built in an arena) and stores it under (@m, @key) when its bytes changed. */
+static int record(struct recorder *rec, enum method m, const char *key, void *msg)
+{
+        size_t key_len = strlen(key);
+        uint64_t h = key_hash(m, key, key_len);
+        uint32_t hdr[3];
+        struct slot *s;
+        ssize_t len;
+
+        if (!msg || key_len >= UINT32_MAX)
+                return -ENOMEM;
+        if (2 * (rec->n + 1) > (rec->slots ? rec->mask + 1 : 0) && index_grow(rec) < 0)
+                return -ENOMEM;
+        if ((len = pack(rec, msg)) < 0)
+                return (int)len;
+        s = find(rec, m, key, key_len, h);
+        if (s->b && s->b->len == (size_t)len && memcmp(s->b->data, rec->scratch, (size_t)len) == 0)
                 return 0;
-        }
-        if (kc_map_put(rec->table, b->key, b) < 0)
+        if (blob_add(rec, s, h, m, key, key_len, (size_t)len) < 0)
                 return -ENOMEM;
-        if (old) {
-                free(old->data);
-                free(old);
-        }
         rec->changed++;
         if (rec->dump) {
-                hdr[0] = (uint32_t)strlen(method);
-                hdr[1] = (uint32_t)strlen(key);
-                hdr[2] = (uint32_t)b->len;
+                hdr[0] = (uint32_t)strlen(method_name[m]);
+                hdr[1] = (uint32_t)key_len;
+                hdr[2] = (uint32_t)len;
                 fwrite(hdr, sizeof(hdr), 1, rec->dump);
-                fwrite(method, 1, hdr[0], rec->dump);
+                fwrite(method_name[m], 1, hdr[0], rec->dump);
                 fwrite(key, 1, hdr[1], rec->dump);
-                fwrite(b->data, 1, b->len, rec->dump);
+                fwrite(rec->scratch, 1, hdr[2], rec->dump);
         }
         return 0;
 }
 
-static void table_free(struct kc_map *t)
+/* The response recorded under (@m, @key), or NULL. */
+static const struct blob *lookup(const struct recorder *rec, enum method m, const char *key)
 {
-        size_t it = 0;
-        void *v;
+        size_t n = strlen(key);
 
-        while (t && kc_map_next(t, &it, NULL, &v)) {
-                free(((struct blob *)v)->data);
-                free(v);
-        }
-        kc_map_free(t);
+        return rec->slots ? find(rec, m, key, n, key_hash(m, key, n))->b : NULL;
+}
+
+static void recorder_done(struct recorder *rec)
+{
+        for (size_t i = 0; rec->slots && i <= rec->mask; i++)
+                if (rec->slots[i].b)
+                        blob_release(rec, rec->slots[i].b);
+        if (rec->cur && rec->cur->live == 0)
+                free(rec->cur);
+        free(rec->slots);
+        free(rec->scratch);
+        kc__cri_list_memo_free(rec->sb_memo);
+        kc__cri_list_memo_free(rec->c_memo);
 }
 
 /* Records the calls GetPodStatus makes for pod @uid. */
@@ -365,26 +503,26 @@ static int record_pod(struct recorder *rec, const char *uid)
         if ((r = kc_arena_new(&a)) < 0 ||
             (r = rec->sim.ops->list_pod_sandbox(rec->sim.self, &sf, &sbl, NULL)) < 0)
                 return r;
-        r = record(rec, "ListPodSandbox", uid, pb_sandbox_list(a, &sbl));
+        r = record(rec, M_LIST_POD_SANDBOX, uid, pb_sandbox_list(a, &sbl));
         for (i = 0; r >= 0 && i < sbl.n; i++) {
                 struct kc_pod_sandbox_status_result st = { 0 };
 
                 r = rec->sim.ops->pod_sandbox_status(rec->sim.self, sbl.items[i].id, &st, NULL);
                 if (r >= 0)
-                        r = record(rec, "PodSandboxStatus", sbl.items[i].id,
+                        r = record(rec, M_POD_SANDBOX_STATUS, sbl.items[i].id,
                                    pb_sandbox_status(a, &st.status));
                 kc_runtime_result_done(&st);
         }
         kc_runtime_result_done(&sbl);
         if (r < 0 || (r = rec->sim.ops->list_containers(rec->sim.self, &cf, &cl, NULL)) < 0)
                 return r;
-        r = record(rec, "ListContainers", uid, pb_container_list(a, &cl));
+        r = record(rec, M_LIST_CONTAINERS, uid, pb_container_list(a, &cl));
         for (i = 0; r >= 0 && i < cl.n; i++) {
                 struct kc_container_status_result st = { 0 };
 
                 r = rec->sim.ops->container_status(rec->sim.self, cl.items[i].id, &st, NULL);
                 if (r >= 0)
-                        r = record(rec, "ContainerStatus", cl.items[i].id,
+                        r = record(rec, M_CONTAINER_STATUS, cl.items[i].id,
                                    pb_container_status(a, &st.status));
                 kc_runtime_result_done(&st);
         }
@@ -413,11 +551,11 @@ static int record_state(struct recorder *rec, const struct world *w, const char 
         if ((r = kc_arena_new(&a)) < 0 ||
             (r = rec->sim.ops->list_pod_sandbox(rec->sim.self, &sf, &sbl, NULL)) < 0)
                 goto out;
-        r = record(rec, "ListPodSandbox", "", pb_sandbox_list(a, &sbl));
+        r = record(rec, M_LIST_POD_SANDBOX, "", pb_sandbox_list(a, &sbl));
         kc_runtime_result_done(&sbl);
         if (r < 0 || (r = rec->sim.ops->list_containers(rec->sim.self, &cf, &cl, NULL)) < 0)
                 goto out;
-        r = record(rec, "ListContainers", "", pb_container_list(a, &cl));
+        r = record(rec, M_LIST_CONTAINERS, "", pb_container_list(a, &cl));
         kc_runtime_result_done(&cl);
         for (i = 0; r >= 0 && i < w->n_pods; i++)
                 r = record_pod(rec, w->pods[i].id);
@@ -431,16 +569,14 @@ out:
 /* ------------------------------------------------------------------------ */
 /* The replaying runtime service: every call decodes its recorded bytes       */
 
-static const struct blob *replay_get(struct recorder *rec, const char *method, const char *key,
+static const struct blob *replay_get(struct recorder *rec, enum method m, const char *key,
                                      struct kc_runtime_error *err)
 {
-        char k[256];
-        const struct blob *b;
+        const struct blob *b = lookup(rec, m, key ? key : "");
 
-        blob_key(k, sizeof(k), method, key ? key : "");
-        b = kc_map_get(rec->table, k);
         if (!b)
-                kc_runtime_error_set(err, -ENOENT, KC_RUNTIME_NOT_FOUND, "%s not recorded", k);
+                kc_runtime_error_set(err, -ENOENT, KC_RUNTIME_NOT_FOUND, "%s/%s not recorded",
+                                     method_name[m], key ? key : "");
         return b;
 }
 
@@ -455,7 +591,7 @@ static int replay_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filte
 {
         struct recorder *rec = self;
         const char *uid = f ? selector_uid(f->label_selector, f->n_label_selector) : "";
-        const struct blob *b = replay_get(rec, "ListPodSandbox", uid, err);
+        const struct blob *b = replay_get(rec, M_LIST_POD_SANDBOX, uid, err);
 
         if (!b)
                 return -ENOENT;
@@ -470,7 +606,7 @@ static int replay_list_containers(void *self, const struct kc_container_filter *
 {
         struct recorder *rec = self;
         const char *uid = selector_uid(f->label_selector, f->n_label_selector);
-        const struct blob *b = replay_get(rec, "ListContainers", uid, err);
+        const struct blob *b = replay_get(rec, M_LIST_CONTAINERS, uid, err);
 
         if (!b)
                 return -ENOENT;
@@ -483,7 +619,7 @@ static int replay_pod_sandbox_status(void *self, const char *id,
                                      struct kc_pod_sandbox_status_result *ret,
                                      struct kc_runtime_error *err)
 {
-        const struct blob *b = replay_get(self, "PodSandboxStatus", id, err);
+        const struct blob *b = replay_get(self, M_POD_SANDBOX_STATUS, id, err);
 
         return b ? kc__cri_unpack_pod_sandbox_status(b->data, b->len, ret, err) : -ENOENT;
 }
@@ -492,7 +628,7 @@ static int replay_container_status(void *self, const char *id,
                                    struct kc_container_status_result *ret,
                                    struct kc_runtime_error *err)
 {
-        const struct blob *b = replay_get(self, "ContainerStatus", id, err);
+        const struct blob *b = replay_get(self, M_CONTAINER_STATUS, id, err);
 
         return b ? kc__cri_unpack_container_status(b->data, b->len, ret, err) : -ENOENT;
 }
@@ -549,9 +685,7 @@ static void bench_done(struct bench *b)
         kc_runtime_manager_free(b->mgr);
         kc_sim_free(b->sim);
         kc_clock_free(b->clock);
-        table_free(b->rec.table);
-        kc__cri_list_memo_free(b->rec.sb_memo);
-        kc__cri_list_memo_free(b->rec.c_memo);
+        recorder_done(&b->rec);
         world_done(&b->w);
 }
 
@@ -567,8 +701,7 @@ static int bench_init(struct bench *b, size_t n_pods)
             (r = kc_sim_new(b->clock, &b->sim)) < 0 ||
             (r = kc_chan_new(&b->events, 1u << 16, kc_pleg_event_free_item)) < 0 ||
             (r = kc_pod_cache_new(&b->cache)) < 0 || (r = kc_metrics_registry_new(&b->reg)) < 0 ||
-            (r = kc_kubelet_metrics_register(b->reg, &b->metrics)) < 0 ||
-            (r = kc_map_new(&b->rec.table)) < 0)
+            (r = kc_kubelet_metrics_register(b->reg, &b->metrics)) < 0)
                 return r;
         if (!no_memo &&
             ((r = kc__cri_list_memo_new(KC_CRI_LIST_POD_SANDBOX, &b->rec.sb_memo)) < 0 ||
@@ -629,8 +762,8 @@ static void breakdown(struct bench *b, size_t n_pods, unsigned rounds, double *v
         }
         printf("# GetPodStatus of %zu pods alone: %.3f ms\n", n, median(v, rounds));
         printf("# the whole listings' responses: %zu + %zu KiB\n",
-               ((const struct blob *)kc_map_get(b->rec.table, "ListPodSandbox/"))->len / 1024,
-               ((const struct blob *)kc_map_get(b->rec.table, "ListContainers/"))->len / 1024);
+               (size_t)lookup(&b->rec, M_LIST_POD_SANDBOX, "")->len / 1024,
+               (size_t)lookup(&b->rec, M_LIST_CONTAINERS, "")->len / 1024);
 }
 
 static int run(size_t n_pods, unsigned rounds, const char *dir)

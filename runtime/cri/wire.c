@@ -402,15 +402,73 @@ static int entry_field(struct dec *d, const struct kc_cri_wire_field *f, void *c
         return 0;
 }
 
+/*
+ * Copies @n < 128 bytes in fixed-size moves, the last one overlapping:
+ * with the bound known, the compiler's own copy is a `rep movs`, which
+ * costs more to start than a label's key or value takes to copy.
+ */
+static void copy_short(char *dst, const uint8_t *src, size_t n)
+{
+        size_t i;
+
+        if (n >= 16) {
+                for (i = 0; i + 16 < n; i += 16)
+                        memcpy(dst + i, src + i, 16);
+                memcpy(dst + n - 16, src + n - 16, 16);
+        } else if (n >= 8) {
+                memcpy(dst, src, 8);
+                memcpy(dst + n - 8, src + n - 8, 8);
+        } else if (n >= 4) {
+                memcpy(dst, src, 4);
+                memcpy(dst + n - 4, src + n - 4, 4);
+        } else {
+                for (i = 0; i < n; i++)
+                        dst[i] = (char)src[i];
+        }
+}
+
+/*
+ * An entry as every encoder writes one: the key (field 1) then the value
+ * (field 2), each with a one-byte tag and a one-byte length, nothing else.
+ * Both strings into @l, copied and NUL-terminated as get_str() does;
+ * false, @l untouched, for any other shape (walked field by field then).
+ */
+static bool plain_entry(struct dec *d, const uint8_t *p, size_t len, struct kc_label *l, int *ret)
+{
+        const uint8_t *end = p + len, *v;
+        size_t kn, vn;
+        char *s;
+
+        if (len < 4 || p[0] != 0x0a || p[1] >= 0x80 || (kn = p[1]) > len - 4)
+                return false;
+        v = p + 2 + kn;
+        if (v[0] != 0x12 || v[1] >= 0x80 || (vn = v[1]) != (size_t)(end - v - 2))
+                return false;
+        if (!(s = dec_alloc(d, kn + vn + 2))) {
+                *ret = -ENOMEM;
+                return true;
+        }
+        copy_short(s, p + 2, kn);
+        s[kn] = '\0';
+        copy_short(s + kn + 1, v + 2, vn);
+        s[kn + 1 + vn] = '\0';
+        *l = (struct kc_label){ s, s + kn + 1 };
+        *ret = 0;
+        return true;
+}
+
 /* One map entry appended to @vec (a missing key or value is ""). */
 static int map_entry(struct dec *d, const struct kc_cri_wire_field *f, struct vec *vec)
 {
         struct kc_label *l;
+        int r;
 
         if (f->wt != WT_LEN)
                 return -EPROTO;
         if (!(l = vec_push(d, vec, sizeof(*l))))
                 return -ENOMEM;
+        if (plain_entry(d, f->data, f->len, l, &r))
+                return r;
         *l = (struct kc_label){ "", "" };
         return sub(d, f, entry_field, l);
 }

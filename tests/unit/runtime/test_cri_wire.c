@@ -567,6 +567,114 @@ static void test_unused_field_checked(void **state)
         assert_int_equal(kc__cri_unpack_list_pod_sandbox(sb.b, sb.n, &l, &err), -EPROTO);
 }
 
+/*
+ * Map entries in every shape around the one wire.c reads in one step (key
+ * then value, one-byte tags and lengths, nothing else): each decoded as
+ * protobuf-c does, the labels read back in order.
+ */
+/* Every key and value length a one-byte length allows, read back byte for byte. */
+static void test_map_entry_lengths(void **state)
+{
+        static char key[128], value[128];
+        struct buf s, e, resp;
+        (void)state;
+
+        for (size_t n = 0; n < 128; n++) {
+                struct kc_container_status_result r = { 0 };
+
+                for (size_t i = 0; i < n; i++)
+                        key[i] = (char)('a' + i % 26);
+                key[n] = '\0';
+                for (size_t i = 0; i < 127 - n; i++)
+                        value[i] = (char)('A' + (i * 7) % 26);
+                value[127 - n] = '\0';
+                s = (struct buf){ .n = 0 };
+                e = (struct buf){ .n = 0 };
+                minimal_status(&s);
+                put_str(&e, 1, key);
+                put_str(&e, 2, value);
+                put_msg(&s, 13, &e);
+                status_response(&resp, &s);
+                expect_same(KC_CRI_WIRE_CONTAINER_STATUS, resp.b, resp.n);
+                assert_int_equal(kc__cri_unpack_container_status(resp.b, resp.n, &r, NULL), 0);
+                assert_int_equal(r.status.n_annotations, 1);
+                assert_string_equal(r.status.annotations[0].key, key);
+                assert_string_equal(r.status.annotations[0].value, value);
+                kc_runtime_result_done(&r);
+        }
+}
+
+static void test_map_entry_shapes(void **state)
+{
+        static char k127[128], v128[129];
+        static const uint8_t dup_key[] = { 0x0a, 0x01, 'a', 0x12, 0x01, 'b', 0x0a, 0x01, 'c' };
+        static const uint8_t empty_both[] = { 0x0a, 0x00, 0x12, 0x00 };
+        static const uint8_t long_len[] = { 0x0a, 0x81, 0x00, 'k', 0x12, 0x01, 'v' };
+        static const uint8_t extra[] = { 0x0a, 0x01, 'k', 0x12, 0x01, 'v', 0x18, 0x01 };
+        static const uint8_t value_first[] = { 0x12, 0x01, 'v', 0x0a, 0x01, 'k' };
+        static const uint8_t cut[] = { 0x0a, 0x01, 'k', 0x12, 0x02, 'v' };
+        static const uint8_t nul[] = { 0x0a, 0x03, 'a', 0x00, 'b', 0x12, 0x01, 'v' };
+        static const struct {
+                const uint8_t *b;
+                size_t n;
+                const char *key, *value; /* NULL: refused */
+        } cases[] = {
+                { empty_both, sizeof(empty_both), "", "" },
+                { dup_key, sizeof(dup_key), "c", "b" },
+                { long_len, sizeof(long_len), "k", "v" },
+                { extra, sizeof(extra), "k", "v" },
+                { value_first, sizeof(value_first), "k", "v" },
+                { cut, sizeof(cut), NULL, NULL },
+                { nul, sizeof(nul), "a", "v" },
+                { (const uint8_t *)"\x0a\x01k", 3, "k", "" },
+                { (const uint8_t *)"\x12\x01v", 3, "", "v" },
+                { (const uint8_t *)"", 0, "", "" },
+        };
+        struct buf s, e, resp;
+        (void)state;
+
+        memset(k127, 'k', 127);
+        memset(v128, 'v', 128);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) + 2; i++) {
+                struct kc_container_status_result r = { 0 };
+                const char *key, *value;
+                int rc;
+
+                s = (struct buf){ .n = 0 };
+                e = (struct buf){ .n = 0 };
+                minimal_status(&s);
+                put_str(&e, 1, "first");
+                put_str(&e, 2, "1");
+                put_msg(&s, 12, &e); /* a plain entry before the one tried */
+                e.n = 0;
+                if (i < sizeof(cases) / sizeof(cases[0])) {
+                        put_bytes(&s, 12, cases[i].b, cases[i].n);
+                        key = cases[i].key;
+                        value = cases[i].value;
+                } else { /* the longest one-byte lengths, and one past */
+                        key = i % 2 ? k127 : v128;
+                        value = i % 2 ? v128 : k127;
+                        put_str(&e, 1, key);
+                        put_str(&e, 2, value);
+                        put_msg(&s, 12, &e);
+                }
+                status_response(&resp, &s);
+                expect_same(KC_CRI_WIRE_CONTAINER_STATUS, resp.b, resp.n);
+                rc = kc__cri_unpack_container_status(resp.b, resp.n, &r, NULL);
+                if (!key) {
+                        assert_int_equal(rc, -EPROTO);
+                        continue;
+                }
+                assert_int_equal(rc, 0);
+                assert_int_equal(r.status.n_labels, 2);
+                assert_string_equal(r.status.labels[0].key, "first");
+                assert_string_equal(r.status.labels[0].value, "1");
+                assert_string_equal(r.status.labels[1].key, key);
+                assert_string_equal(r.status.labels[1].value, value);
+                kc_runtime_result_done(&r);
+        }
+}
+
 /* kubelet's checks: the same messages in the same order. */
 static void test_verification(void **state)
 {
@@ -596,6 +704,8 @@ int main(void)
                 cmocka_unit_test(test_bool_any_wire_type),
                 cmocka_unit_test(test_malformed),
                 cmocka_unit_test(test_unused_field_checked),
+                cmocka_unit_test(test_map_entry_shapes),
+                cmocka_unit_test(test_map_entry_lengths),
                 cmocka_unit_test(test_verification),
         };
 
