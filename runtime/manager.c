@@ -1273,21 +1273,14 @@ struct status_parts {
         struct sort_key order_buf[STATUS_INLINE];
 };
 
-/*
- * @n elements of @size: in @buf when they fit its STATUS_INLINE, else on the
- * heap. Zeroed only when @zero: a runtime's result slots are; the arrays
- * the manager fills itself are written whole, element by element.
- */
-static void *parts_array(void *buf, size_t n, size_t size, bool zero)
+/* @n zeroed elements of @size: in @buf when they fit its STATUS_INLINE, else on the heap. */
+static void *parts_array(void *buf, size_t n, size_t size)
 {
         if (n <= STATUS_INLINE) {
-                if (zero)
-                        memset(buf, 0, n * size);
+                memset(buf, 0, n * size);
                 return buf;
         }
-        if (zero)
-                return calloc(n, size);
-        return n > SIZE_MAX / size ? NULL : malloc(n * size);
+        return calloc(n, size);
 }
 
 static void parts_array_free(void *p, void *buf)
@@ -1296,7 +1289,7 @@ static void parts_array_free(void *p, void *buf)
                 free(p);
 }
 
-/* Zeroes everything but the inline arrays (parts_array() zeroes the result slots). */
+/* Zeroes everything but the inline arrays (parts_array() zeroes what it hands out). */
 static void status_parts_init(struct status_parts *p)
 {
         memset(p, 0, offsetof(struct status_parts, sb_res_buf));
@@ -1326,7 +1319,7 @@ static void status_parts_done(struct status_parts *p)
 static int parts_order(struct status_parts *p, size_t n)
 {
         parts_array_free(p->order, p->order_buf);
-        p->order = parts_array(p->order_buf, n, sizeof(*p->order), false);
+        p->order = parts_array(p->order_buf, n, sizeof(*p->order));
         return p->order ? 0 : -ENOMEM;
 }
 
@@ -1372,7 +1365,7 @@ static int determine_pod_sandbox_ips(struct status_parts *p, const struct kc_pod
 {
         size_t k;
 
-        p->ips = parts_array(p->ips_buf, st->n_additional_ips + 1, sizeof(*p->ips), false);
+        p->ips = parts_array(p->ips_buf, st->n_additional_ips + 1, sizeof(*p->ips));
         if (!p->ips)
                 return -ENOMEM;
         if (st->ip && st->ip[0])
@@ -1434,8 +1427,8 @@ static int pod_sandbox_statuses(struct kc_runtime_manager *m, struct status_part
         size_t i;
         int r;
 
-        p->sb_res = parts_array(p->sb_res_buf, p->sbl.n, sizeof(*p->sb_res), true);
-        p->sbs = parts_array(p->sbs_buf, p->sbl.n, sizeof(*p->sbs), false);
+        p->sb_res = parts_array(p->sb_res_buf, p->sbl.n, sizeof(*p->sb_res));
+        p->sbs = parts_array(p->sbs_buf, p->sbl.n, sizeof(*p->sbs));
         if (sandboxes_newest_first(p) < 0 || !p->sb_res || !p->sbs)
                 return out_of_memory(err);
         for (i = 0; i < p->sbl.n; i++) {
@@ -1486,8 +1479,8 @@ static int pod_container_statuses(struct kc_runtime_manager *m,
         r = m->svc.ops->list_containers(m->svc.self, cf, &p->cl, err);
         if (r < 0)
                 return r;
-        p->c_res = parts_array(p->c_res_buf, p->cl.n, sizeof(*p->c_res), true);
-        p->unsorted = parts_array(p->unsorted_buf, p->cl.n, sizeof(*p->unsorted), false);
+        p->c_res = parts_array(p->c_res_buf, p->cl.n, sizeof(*p->c_res));
+        p->unsorted = parts_array(p->unsorted_buf, p->cl.n, sizeof(*p->unsorted));
         if (parts_order(p, p->cl.n) < 0 || !p->c_res || !p->unsorted)
                 return out_of_memory(err);
         for (i = 0; i < p->cl.n; i++) {
@@ -1508,7 +1501,7 @@ static int pod_container_statuses(struct kc_runtime_manager *m,
                         return out_of_memory(err);
         }
         sort_keys(p->order, p->n_cs);
-        p->cs = parts_array(p->cs_buf, p->n_cs, sizeof(*p->cs), false);
+        p->cs = parts_array(p->cs_buf, p->n_cs, sizeof(*p->cs));
         if (!p->cs)
                 return out_of_memory(err);
         for (i = 0; i < p->n_cs; i++)
