@@ -42,16 +42,10 @@ static inline void prefetch_next(const void *next)
                 __builtin_prefetch(p + k);
 }
 
-/*
- * The pods a list call looks at: every pod, or only @p only (none when
- * NULL). @p uid: the selector's pod UID value that found @p only (NULL when
- * none did): that selector entry holds for each of its objects whose UID
- * label is the pod's.
- */
+/* The pods a list call looks at: every pod, or only @p only (none when NULL). */
 struct sim_scope {
         bool narrowed;
         struct sim_pod *only;
-        const char *uid;
 };
 
 /* One kind of object a list call hands out. */
@@ -62,7 +56,7 @@ struct sim_listing {
         size_t item_size;   /* of one result item */
         /* The pods a filter (never NULL) lets the call look at. */
         struct sim_scope (*scope)(struct kc_sim *s, const void *filter);
-        bool (*matches)(const struct sim_object *o, const void *filter, const char *uid);
+        bool (*matches)(const struct sim_object *o, const void *filter);
         /* Whether @p filter (never NULL) lists every object of a state (*ret_state, -1: any). */
         bool (*full)(const void *filter, int *ret_state);
         unsigned memo; /* its row of kc_sim.list_memo */
@@ -78,13 +72,11 @@ static struct sim_objects *pod_objects(const struct sim_listing *k, struct sim_p
 /*
  * Appends the objects of kind @p k in @p p that match @p filter to @p items
  * (room for @p cap), each object's arena held by @p hold. @p full: a listing
- * of every object, which records where the pod's objects start. @p uid: as
- * struct sim_scope's.
+ * of every object, which records where the pod's objects start.
  */
 static int list_pod_locked(const struct sim_listing *k, const struct sim_state *st,
-                           struct sim_pod *p, const void *filter, const char *uid,
-                           struct kc_arena *hold, bool full, char *items, size_t cap, size_t *n,
-                           struct kc_runtime_error *err)
+                           struct sim_pod *p, const void *filter, struct kc_arena *hold, bool full,
+                           char *items, size_t cap, size_t *n, struct kc_runtime_error *err)
 {
         struct kc_list *head = &pod_objects(k, p)->list;
         struct sim_object *o;
@@ -97,7 +89,7 @@ static int list_pod_locked(const struct sim_listing *k, const struct sim_state *
         kc_list_for_each_entry (o, head, struct sim_object, link) {
                 if (o->link.next != head)
                         prefetch_next(kc_list_entry(o->link.next, struct sim_object, link));
-                if (!k->matches(o, filter, uid))
+                if (!k->matches(o, filter))
                         continue;
                 if (*n == cap) /* the counts are maintained with the lists */
                         return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
@@ -273,12 +265,11 @@ static int list_scope_locked(struct kc_sim *s, const struct sim_listing *k, cons
                         return kc__sim_oom(err);
         }
         if (scope.narrowed && scope.only) {
-                r = list_pod_locked(k, &s->st, scope.only, filter, scope.uid, a, false, items, cap,
-                                    &n, err);
+                r = list_pod_locked(k, &s->st, scope.only, filter, a, false, items, cap, &n, err);
         } else if (!scope.narrowed) {
                 sim_for_each_pod(p, &s->st)
                 {
-                        r = list_pod_locked(k, &s->st, p, filter, NULL, keeper ? keeper : a,
+                        r = list_pod_locked(k, &s->st, p, filter, keeper ? keeper : a,
                                             keeper != NULL, items, cap, &n, err);
                         if (r < 0)
                                 break;
@@ -359,42 +350,14 @@ static struct sim_scope scope_of(const struct sim_object *o)
         return (struct sim_scope){ .narrowed = true, .only = o ? o->pod : NULL };
 }
 
-/*
- * Pods whose objects may match a selector: one pod when it names the pod
- * UID. GetPodStatus lists a pod's sandboxes, then its containers: the pod
- * the last list call narrowed to is looked at before the map while nothing
- * changed since (a removed pod changed the generation, so it is alive).
- */
+/* Pods whose objects may match a selector: one pod when it names the pod UID. */
 static struct sim_scope selector_scope(struct kc_sim *s, const struct kc_label *sel, size_t n)
 {
         const char *uid = kc__label_get(sel, n, KC_LABEL_POD_UID);
-        struct sim_pod *p = s->listed_pod;
 
         if (!uid)
                 return (struct sim_scope){ .narrowed = false };
-        if (!p || s->listed_gen != s->st.gen || strcmp(p->uid, uid) != 0)
-                p = kc_map_get(s->st.pods, uid);
-        return (struct sim_scope){ .narrowed = true, .only = p, .uid = p ? uid : NULL };
-}
-
-/*
- * Whether object @p o, labelled @p l, matches every entry of selector
- * @p sel. The entry whose value is @p uid (struct sim_scope's) holds
- * without reading the labels when @p o's UID label is its pod's.
- */
-static bool selector_matches(const struct sim_object *o, const struct kc_label *l, size_t n,
-                             const struct kc_label *sel, size_t n_sel, const char *uid)
-{
-        size_t i;
-
-        for (i = 0; i < n_sel; i++) {
-                if (uid && sel[i].value == uid && o->uid_label_is_pods &&
-                    strcmp(sel[i].key, KC_LABEL_POD_UID) == 0)
-                        continue;
-                if (!kc__streq(kc__label_get(l, n, sel[i].key), sel[i].value))
-                        return false;
-        }
-        return true;
+        return (struct sim_scope){ .narrowed = true, .only = kc_map_get(s->st.pods, uid) };
 }
 
 /* ------------------------------------------------------------------------ */
@@ -405,7 +368,7 @@ static const struct sim_sandbox *as_sandbox(const struct sim_object *o)
         return kc_container_of(o, struct sim_sandbox, o);
 }
 
-static bool sandbox_matches(const struct sim_object *o, const void *filter, const char *uid)
+static bool sandbox_matches(const struct sim_object *o, const void *filter)
 {
         const struct kc_pod_sandbox_filter *f = filter;
         const struct sim_sandbox *sb = as_sandbox(o);
@@ -416,8 +379,8 @@ static bool sandbox_matches(const struct sim_object *o, const void *filter, cons
                 return false;
         if (f->state >= 0 && (int)sb->v.state != f->state)
                 return false;
-        return selector_matches(o, sb->v.labels, sb->v.n_labels, f->label_selector,
-                                f->n_label_selector, uid);
+        return kc__labels_match(sb->v.labels, sb->v.n_labels, f->label_selector,
+                                f->n_label_selector);
 }
 
 static int sandbox_copy(struct kc_arena *a, const struct sim_object *o, void *item)
@@ -481,7 +444,7 @@ static const struct sim_container *as_container(const struct sim_object *o)
         return kc_container_of(o, struct sim_container, o);
 }
 
-static bool container_matches(const struct sim_object *o, const void *filter, const char *uid)
+static bool container_matches(const struct sim_object *o, const void *filter)
 {
         const struct kc_container_filter *f = filter;
         const struct sim_container *c = as_container(o);
@@ -494,8 +457,7 @@ static bool container_matches(const struct sim_object *o, const void *filter, co
                 return false;
         if (f->state >= 0 && (int)c->v.state != f->state)
                 return false;
-        return selector_matches(o, c->v.labels, c->v.n_labels, f->label_selector,
-                                f->n_label_selector, uid);
+        return kc__labels_match(c->v.labels, c->v.n_labels, f->label_selector, f->n_label_selector);
 }
 
 static int container_copy(struct kc_arena *a, const struct sim_object *o, void *item)

@@ -405,18 +405,14 @@ static bool objects_detach(struct sim_objects *objs, bool containers)
 
 /* Links the planned objects @p v[0..n) into @p objs in order; @return whether any was new. */
 static bool objects_attach(struct sim_pod *p, struct sim_objects *objs, struct sim_object **v,
-                           size_t n, bool containers)
+                           size_t n)
 {
         bool added = false;
 
         for (size_t j = 0; j < n; j++) {
-                /* A kept object was the same UID's: what its labels say of the pod holds. */
-                if (v[j]->keep)
-                        v[j]->pod = p;
-                else
-                        kc__sim_object_set_pod(v[j], p, containers);
                 added |= !v[j]->keep;
                 v[j]->keep = false;
+                v[j]->pod = p;
                 kc_list_add_tail(&objs->list, &v[j]->link);
         }
         objs->n = n;
@@ -476,9 +472,9 @@ static bool plan_apply(struct plan *pl, struct sim_state *st)
                                 pod_changed |=
                                         container_apply(c, &pp->spec->containers[j], pl->now);
                 }
-                if (objects_attach(p, &p->sandboxes, pp->sandboxes, pp->spec->n_sandboxes, false))
+                if (objects_attach(p, &p->sandboxes, pp->sandboxes, pp->spec->n_sandboxes))
                         shape = pod_changed = true;
-                if (objects_attach(p, &p->containers, pp->containers, pp->spec->n_containers, true))
+                if (objects_attach(p, &p->containers, pp->containers, pp->spec->n_containers))
                         shape = pod_changed = true;
                 kc_list_add_tail(&st->pod_list, &p->link);
                 p->gen = &st->gen;

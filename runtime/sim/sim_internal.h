@@ -92,8 +92,6 @@ struct sim_object {
         struct kc_arena *arena; /* holds the object itself; freed with it */
         bool from_spec;         /* loaded by kc_sim_set_pods */
         bool keep;              /* set_pods.c, while loading: the snapshot keeps it */
-        /* Its io.kubernetes.pod.uid label is its pod's UID (labels never change). */
-        bool uid_label_is_pods;
 };
 
 /* A pod's sandboxes or containers. */
@@ -352,8 +350,6 @@ void kc__sim_state_done(struct sim_state *st);
  * generation and puts the pod in its state's touch log.
  */
 void kc__sim_pod_touch(struct sim_pod *p);
-/* @p o (a container when @p container, else a sandbox) belongs to @p p from now on. */
-void kc__sim_object_set_pod(struct sim_object *o, struct sim_pod *p, bool container);
 /* Pods or objects came, went or moved: a new shape, and a new touch log. */
 void kc__sim_shape_changed(struct sim_state *st);
 /* A pod group: one allocation with its strings. Not linked yet. */

@@ -264,27 +264,11 @@ void kc__sim_container_free(struct sim_container *c)
         kc_arena_free(c->o.arena); /* holds c itself; results may keep it a while */
 }
 
-void kc__sim_object_set_pod(struct sim_object *o, struct sim_pod *p, bool container)
-{
-        const struct kc_label *l;
-        size_t n;
-
-        if (container) {
-                l = kc_container_of(o, struct sim_container, o)->v.labels;
-                n = kc_container_of(o, struct sim_container, o)->v.n_labels;
-        } else {
-                l = kc_container_of(o, struct sim_sandbox, o)->v.labels;
-                n = kc_container_of(o, struct sim_sandbox, o)->v.n_labels;
-        }
-        o->pod = p;
-        o->uid_label_is_pods = kc__streq(kc__label_get(l, n, KC_LABEL_POD_UID), p->uid);
-}
-
 /* Puts @p o, already in the id map, at the end of @p p's list @p objs. */
 static void object_link(size_t *total, struct sim_pod *p, struct sim_objects *objs,
-                        struct sim_object *o, bool container)
+                        struct sim_object *o)
 {
-        kc__sim_object_set_pod(o, p, container);
+        o->pod = p;
         kc_list_add_tail(&objs->list, &o->link);
         objs->n++;
         (*total)++;
@@ -313,7 +297,7 @@ int kc__sim_state_add_sandbox(struct sim_state *st, struct sim_pod *p, struct si
 
         if (r < 0)
                 return r;
-        object_link(&st->n_sandboxes, p, &p->sandboxes, &sb->o, false);
+        object_link(&st->n_sandboxes, p, &p->sandboxes, &sb->o);
         return 0;
 }
 
@@ -325,7 +309,7 @@ int kc__sim_state_add_container(struct sim_state *st, struct sim_pod *p, struct 
         if (r < 0)
                 return r;
         c->sandbox = sb;
-        object_link(&st->n_containers, p, &p->containers, &c->o, true);
+        object_link(&st->n_containers, p, &p->containers, &c->o);
         return 0;
 }
 
