@@ -339,6 +339,69 @@ static struct kc_cri_container ctr_status(struct sim_faces_fixture *f, const cha
         return res->status;
 }
 
+/* Lists the containers whose labels match @p sel; returns how many, the first in *ret_id. */
+static size_t list_selected(struct sim_faces_fixture *f, const struct kc_label *sel, size_t n_sel,
+                            char **ret_id)
+{
+        struct kc_container_filter cf = { .state = -1,
+                                          .label_selector = sel,
+                                          .n_label_selector = n_sel };
+        struct kc_runtime_error err = { 0 };
+        struct kc_container_list cl = { 0 };
+        size_t n;
+
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self, &cf, &cl, &err), 0);
+        n = cl.n;
+        if (ret_id)
+                *ret_id = n > 0 ? strdup(cl.items[0].id) : NULL;
+        kc_runtime_result_done(&cl);
+        return n;
+}
+
+/*
+ * A pod UID selector narrows a listing to the pod, and each of the pod's
+ * objects is still matched by its own labels: one labelled with another
+ * UID is left out, on the first call and on the ones after it; a selector
+ * on another pod right after finds that pod's objects only.
+ */
+static void test_uid_selector_reads_stray_labels(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        const char *const top[] = { "top" };
+        const struct kc_label by_u1 = { KC_LABEL_POD_UID, "u1" };
+        const struct kc_label u1_stray[] = { { KC_LABEL_POD_UID, "u1" },
+                                             { KC_LABEL_CONTAINER_NAME, "stray" } };
+        const struct kc_label u1_app[] = { { KC_LABEL_POD_UID, "u1" },
+                                           { KC_LABEL_CONTAINER_NAME, "app" } };
+        char *sb, *sb2, *app, *stray, *other, *got = NULL;
+        int round;
+
+        sb = run_sandbox(f, "u1", "pod", false);
+        sb2 = run_sandbox(f, "u2", "pod2", false);
+        app = create_ctr(f, sb, "u1", "app", top, 1);
+        stray = create_ctr(f, sb, "u9", "stray", top, 1); /* in pod u1, labelled u9 */
+        other = create_ctr(f, sb2, "u2", "app", top, 1);
+        for (round = 0; round < 2; round++) {
+                assert_int_equal(list_selected(f, &by_u1, 1, &got), 1);
+                assert_string_equal(got, app);
+                free(got);
+                assert_int_equal(list_selected(f, u1_stray, 2, NULL), 0);
+                assert_int_equal(list_selected(f, u1_app, 2, &got), 1);
+                assert_string_equal(got, app);
+                free(got);
+        }
+        /* Another pod right after: not the one listed last. */
+        assert_int_equal(list_selected(f, &(struct kc_label){ KC_LABEL_POD_UID, "u2" }, 1, &got),
+                         1);
+        assert_string_equal(got, other);
+        free(got);
+        free(sb);
+        free(sb2);
+        free(app);
+        free(stray);
+        free(other);
+}
+
 static void test_cri_version_status(void **state)
 {
         struct sim_faces_fixture *f = *state;
@@ -1185,6 +1248,8 @@ int main(void)
                                                 sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_cri_lifecycle, sim_faces_setup,
                                                 sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_uid_selector_reads_stray_labels,
+                                                sim_faces_setup, sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_busybox_commands, sim_faces_setup,
                                                 sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_set_pods_through_cri, sim_faces_setup,
