@@ -108,6 +108,8 @@ struct pod_reuse {
         size_t cap_item_src;
         struct src_set src[2]; /* [cur]: the cached pods'; the other one being built */
         unsigned cur;
+        /* The cached pods' generation: the lists built from them hold it, not each pod. */
+        struct kc_pod_pin *pin;
         uint64_t identity_hits; /* pods found unchanged by the records alone */
         uint64_t listing_hits;  /* calls answered from the last listing (last_listing_reuse) */
 };
@@ -180,18 +182,31 @@ static void pod_reuse_unhold(struct pod_reuse *pr)
         pr->held_c = kc_arena_free(pr->held_c);
 }
 
-/* Drops the cached pods; with @all_memory, the arrays too. */
+/*
+ * Lets go of the cache's reference on @p p: buried in the current pin, since
+ * a list of this generation may show it (none yet: dropped at once).
+ */
+static void pod_reuse_drop(struct pod_reuse *pr, struct kc_pod *p)
+{
+        if (pr->pin)
+                kc_pod_pin_bury(pr->pin, p);
+        else
+                kc_pod_unref(p);
+}
+
+/* Drops the cached pods; with @all_memory, the arrays and the pin too. */
 static void pod_reuse_clear(struct pod_reuse *pr, bool all_memory)
 {
         size_t i;
 
         for (i = 0; i < pr->n; i++)
-                kc_pod_unref(pr->pods[i]);
+                pod_reuse_drop(pr, pr->pods[i]);
         pr->n = 0;
         pr->n_items = 0;
         pod_reuse_unhold(pr);
         if (!all_memory)
                 return;
+        pr->pin = kc_pod_pin_unref(pr->pin);
         free(pr->item_src);
         for (i = 0; i < 2; i++) {
                 free(pr->src[i].g);
@@ -920,14 +935,14 @@ static int build_pods(struct kc_runtime_manager *m, struct pod_reuse *pr,
                 }
                 pod_record(next, gi, g, sbl, m->sb_perm, cl, m->c_perm);
                 pr->next[gi] = p;
-                out->pods[out->n++] = kc_pod_ref(p);
+                out->pods[out->n++] = p; /* out->pin keeps it */
         }
         /* Its keys are the cached pods' ids, which may go now. */
         if (indexed)
                 kc_map_clear(m->reuse_index);
         if (r < 0)
                 for (j = 0; j < i; j++)
-                        kc_pod_unref(pr->next[m->order[j].idx]);
+                        pod_reuse_drop(pr, pr->next[m->order[j].idx]);
         return r;
 }
 
@@ -954,18 +969,26 @@ static int pod_reuse_index_uids(struct pod_reuse *pr, size_t n)
 /*
  * The pods just built from @sbl and @cl become the cache; the cached pods not
  * reused go. @same_uids: the groups had the cached pods' UIDs, in order
- * (pr->uids holds).
+ * (pr->uids holds). @next_pin: the new pods' generation, whose reference the
+ * cache takes.
  */
 static void pod_reuse_advance(struct pod_reuse *pr, const struct kc_pod_sandbox_list *sbl,
                               const struct kc_container_list *cl, uint32_t n_groups, size_t n_items,
-                              bool same_uids)
+                              bool same_uids, struct kc_pod_pin *next_pin)
 {
         struct kc_pod **swap = pr->pods;
         size_t cap = pr->cap;
         size_t i;
 
+        /* The pods not reused: the last generation's lists may still show them. */
         for (i = 0; i < pr->n; i++)
-                kc_pod_unref(pr->pods[i]);
+                pod_reuse_drop(pr, pr->pods[i]);
+        /* The new generation: the last pin keeps it (and so what it buries) alive. */
+        if (pr->pin) {
+                kc_pod_pin_chain(pr->pin, next_pin);
+                kc_pod_pin_unref(pr->pin);
+        }
+        pr->pin = next_pin;
         pr->pods = pr->next;
         pr->cap = pr->cap_next;
         pr->next = swap;
@@ -996,14 +1019,17 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
                            const struct kc_container_list *cl, struct kc_pod_list *ret)
 {
         _cleanup_(kc_pod_list_done) struct kc_pod_list out = { 0 };
+        _cleanup_(kc_pod_pin_unrefp) struct kc_pod_pin *next_pin = NULL;
         struct pod_reuse *pr = &m->reuse[all];
         uint32_t n_groups = 0;
         bool indexed = true;
         size_t n_items;
         int r;
 
-        if (sbl->n > UINT32_MAX / 2 || cl->n > UINT32_MAX / 2)
+        if (sbl->n > UINT32_MAX / 2 || cl->n > UINT32_MAX / 2 || kc_pod_pin_new(&next_pin) < 0)
                 return -ENOMEM;
+        /* The list holds the new generation, not each pod (issue 18). */
+        out.pin = kc_pod_pin_ref(next_pin);
         n_items = sbl->n + cl->n;
         /* item_group keeps its contents (the last listing's groups) while it grows. */
         if (SCRATCH(m, groups, n_items) < 0 ||
@@ -1029,7 +1055,8 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
         if (r < 0)
                 goto fail;
         /* Unindexed, group k has cached pod k's UID: the UIDs are the same when as many. */
-        pod_reuse_advance(pr, sbl, cl, n_groups, n_items, !indexed && n_groups == pr->n);
+        pod_reuse_advance(pr, sbl, cl, n_groups, n_items, !indexed && n_groups == pr->n,
+                          TAKE_PTR(next_pin));
         *ret = out;
         out = (struct kc_pod_list){ 0 };
         return 0;
@@ -1157,8 +1184,11 @@ static int last_listing_reuse(const struct last_listing *l, const struct pod_reu
                 return 0;
         if (l->n_pods > 0 && !(out.pods = malloc(l->n_pods * sizeof(*out.pods))))
                 return -ENOMEM;
+        /* The cache's pin keeps its pods; without one (none built yet), a reference each. */
+        out.pin = kc_pod_pin_ref(pr->pin);
         for (out.n = 0; out.n < l->n_pods; out.n++)
-                out.pods[out.n] = kc_pod_ref(pr->pods[l->order[out.n]]);
+                out.pods[out.n] =
+                        out.pin ? pr->pods[l->order[out.n]] : kc_pod_ref(pr->pods[l->order[out.n]]);
         *ret = out;
         return 1;
 }

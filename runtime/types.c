@@ -121,7 +121,11 @@ const char *kc__label_key_intern(const char *key)
  */
 struct ref_header {
         alignas(max_align_t) atomic_uint ref;
+        /* A pod buried in a pin: the next one there (kc_pod_pin_bury()). Fits the padding. */
+        struct ref_header *buried_next;
 };
+static_assert(sizeof(struct ref_header) == alignof(max_align_t),
+              "the burial link fits the header's padding: objects did not grow");
 
 static struct ref_header *ref_header_of(const void *obj)
 {
@@ -154,6 +158,7 @@ static void obj_unref(void *obj)
 static void *obj_init(struct ref_header *h, void *obj)
 {
         atomic_init(&h->ref, 1);
+        h->buried_next = NULL;
         return obj;
 }
 
@@ -285,14 +290,76 @@ int kc_pod_new(const struct kc_pod *tmpl, struct kc_pod **ret)
 
 DEFINE_OBJ_REF_UNREF(pod, struct kc_pod)
 
+struct kc_pod_pin {
+        atomic_uint ref;
+        struct kc_pod_pin *next;   /* the later pin it keeps alive, or NULL */
+        struct ref_header *buried; /* the pods buried here, through buried_next */
+};
+
+int kc_pod_pin_new(struct kc_pod_pin **ret)
+{
+        struct kc_pod_pin *pin = calloc(1, sizeof(*pin));
+
+        if (!pin)
+                return -ENOMEM;
+        atomic_init(&pin->ref, 1);
+        *ret = pin;
+        return 0;
+}
+
+struct kc_pod_pin *kc_pod_pin_ref(struct kc_pod_pin *pin)
+{
+        if (pin)
+                atomic_fetch_add_explicit(&pin->ref, 1, memory_order_relaxed);
+        return pin;
+}
+
+struct kc_pod_pin *kc_pod_pin_unref(struct kc_pod_pin *pin)
+{
+        /* A loop, not recursion: a long chain of pins goes one at a time. acq_rel as obj_unref(). */
+        while (pin && atomic_fetch_sub_explicit(&pin->ref, 1, memory_order_acq_rel) == 1) {
+                struct kc_pod_pin *next = pin->next;
+                struct ref_header *h = pin->buried;
+
+                while (h) {
+                        struct ref_header *after = h->buried_next;
+
+                        obj_unref((char *)h + sizeof(*h));
+                        h = after;
+                }
+                free(pin);
+                pin = next;
+        }
+        return NULL;
+}
+
+void kc_pod_pin_bury(struct kc_pod_pin *pin, struct kc_pod *pod)
+{
+        struct ref_header *h;
+
+        if (!pod)
+                return;
+        h = ref_header_of(pod);
+        h->buried_next = pin->buried;
+        pin->buried = h;
+}
+
+void kc_pod_pin_chain(struct kc_pod_pin *pin, struct kc_pod_pin *next)
+{
+        pin->next = kc_pod_pin_ref(next);
+}
+
 void kc_pod_list_done(struct kc_pod_list *l)
 {
         size_t i;
 
         if (!l)
                 return;
-        for (i = 0; i < l->n; i++)
-                kc_pod_unref(l->pods[i]);
+        if (l->pin)
+                l->pin = kc_pod_pin_unref(l->pin);
+        else
+                for (i = 0; i < l->n; i++)
+                        kc_pod_unref(l->pods[i]);
         free(l->pods);
         l->pods = NULL;
         l->n = 0;

@@ -72,10 +72,41 @@ struct kc_pod *kc_pod_ref(struct kc_pod *p);
 struct kc_pod *kc_pod_unref(struct kc_pod *p);
 KC_DEFINE_CLEANUP_FUNC(struct kc_pod, kc_pod_unref)
 
-/** A list of pod references; kc_pod_list_done() drops them. */
+/**
+ * A pin keeps pods alive for lists that hold no reference on each of them
+ * (issue 18: a relist then leaves the unchanged pods' memory alone). The
+ * pods' owner, the runtime manager's pod cache, hands its lists a reference
+ * on the pin of its current generation. A pod the owner lets go is buried
+ * in that pin (kc_pod_pin_bury()): it lives while the pin does. The next
+ * generation's pin is chained after it (kc_pod_pin_chain()), so a pin keeps
+ * its buried pods and every later pin alive: a list holding an old pin
+ * keeps every pod it shows.
+ *
+ * Thread contract: kc_pod_pin_bury() and kc_pod_pin_chain() are the
+ * owner's, made under its own lock on a pin it holds a reference on; refs
+ * and unrefs are made by any thread (the last one releases the buried pods
+ * and the chained pin).
+ */
+struct kc_pod_pin;
+int kc_pod_pin_new(struct kc_pod_pin **ret);
+struct kc_pod_pin *kc_pod_pin_ref(struct kc_pod_pin *pin);
+/** Drops a reference; on the last, the buried pods go, then the chained pin. Returns NULL. */
+struct kc_pod_pin *kc_pod_pin_unref(struct kc_pod_pin *pin);
+KC_DEFINE_CLEANUP_FUNC(struct kc_pod_pin, kc_pod_pin_unref)
+/** Moves the caller's reference on @p pod (NULL: nothing) to @p pin. A pod is buried once. */
+void kc_pod_pin_bury(struct kc_pod_pin *pin, struct kc_pod *pod);
+/** @p pin keeps @p next alive from now on (a new reference); once per pin. */
+void kc_pod_pin_chain(struct kc_pod_pin *pin, struct kc_pod_pin *next);
+
+/**
+ * A list of pods: a reference on each, or, with @p pin, none (the pin keeps
+ * them alive). Either way a pod kept past kc_pod_list_done() needs its own
+ * kc_pod_ref().
+ */
 struct kc_pod_list {
         struct kc_pod **pods;
         size_t n;
+        struct kc_pod_pin *pin; /* NULL: a reference on each pod */
 };
 void kc_pod_list_done(struct kc_pod_list *l);
 

@@ -982,6 +982,122 @@ static void test_get_pods_history_matches_fresh(void **state)
         free(w);
 }
 
+/* Everything @p l shows, as text: compared later, after the manager moved on. */
+static char *list_digest(const struct kc_pod_list *l)
+{
+        char *buf = NULL;
+        size_t len = 0, i, k;
+        FILE *f = open_memstream(&buf, &len);
+
+        assert_non_null(f);
+        for (i = 0; i < l->n; i++) {
+                const struct kc_pod *p = l->pods[i];
+
+                fprintf(f, "%s|%s|%s|%lld", p->id, p->name ? p->name : "-",
+                        p->namespace ? p->namespace : "-", (long long)p->created_at);
+                for (k = 0; k < p->n_sandboxes + p->n_containers; k++) {
+                        const struct kc_container *c = k < p->n_sandboxes
+                                                               ? &p->sandboxes[k]
+                                                               : &p->containers[k - p->n_sandboxes];
+
+                        fprintf(f, " %s,%s,%s,%llx,%d,%lld", c->id, c->name ? c->name : "-",
+                                c->image ? c->image : "-", (unsigned long long)c->hash,
+                                (int)c->state, (long long)c->created_at);
+                }
+                fputc('\n', f);
+        }
+        assert_int_equal(fclose(f), 0);
+        return buf;
+}
+
+#define HELD_LISTS 6
+
+/*
+ * Issue 18: a list holds its generation's pin, not a reference on each pod.
+ * Lists kept while the cache moves on (pods change and go, calls with and
+ * without `all` interleave, the manager itself is freed and made again)
+ * still show every pod as it was when listed; freeing them all leaves
+ * nothing behind (the sanitizer builds check that).
+ */
+static void test_get_pods_lists_outlive_the_cache(void **state)
+{
+        struct fixture *f = *state;
+        struct rnd_world *w = calloc(1, sizeof(*w));
+        struct kc_runtime_service svc = { &rnd_ops, w };
+        struct kc_runtime_manager *mgr = NULL;
+        struct kc_pod_list held[HELD_LISTS] = { 0 };
+        char *digest[HELD_LISTS] = { 0 };
+        uint64_t seed = 1818;
+        size_t shown = 0;
+        int round, k;
+
+        assert_non_null(w);
+        rnd_world_init(w, 4);
+        assert_int_equal(kc_runtime_manager_new(svc, f->clock, &mgr), 0);
+        for (round = 0; round < 600 + HELD_LISTS; round++) {
+                int slot = round % HELD_LISTS;
+                char *now;
+
+                if (digest[slot]) {
+                        /* Made HELD_LISTS calls ago: what it shows has not changed. */
+                        now = list_digest(&held[slot]);
+                        assert_string_equal(now, digest[slot]);
+                        shown += held[slot].n;
+                        free(now);
+                        free(digest[slot]);
+                        digest[slot] = NULL;
+                        kc_pod_list_done(&held[slot]);
+                }
+                if (round >= 600)
+                        continue;
+                rnd_world_make(w, &seed, round > 0);
+                assert_int_equal(
+                        kc_runtime_manager_get_pods(mgr, round % 5 != 2, &held[slot], NULL), 0);
+                digest[slot] = list_digest(&held[slot]);
+                if (round % 97 == 96) {
+                        /* The lists outlive the manager that made them. */
+                        kc_runtime_manager_free(mgr);
+                        assert_int_equal(kc_runtime_manager_new(svc, f->clock, &mgr), 0);
+                }
+        }
+        for (k = 0; k < HELD_LISTS; k++)
+                assert_null(digest[k]);
+        assert_true(shown > 600);
+        kc_runtime_manager_free(mgr);
+        free(w);
+}
+
+/* Pins released one by one along a long chain: no recursion, every buried pod goes. */
+static void test_pod_pin_chain(void **state)
+{
+        struct kc_pod_pin *first = NULL, *pin, *next;
+        struct kc_pod *keep = NULL, *p = NULL;
+        int i;
+
+        (void)state;
+        assert_int_equal(kc_pod_new(&(struct kc_pod){ .id = "kept" }, &keep), 0);
+        assert_int_equal(kc_pod_pin_new(&first), 0);
+        pin = kc_pod_pin_ref(first);
+        for (i = 0; i < 200000; i++) {
+                assert_int_equal(kc_pod_new(&(struct kc_pod){ .id = "buried" }, &p), 0);
+                kc_pod_pin_bury(pin, p);
+                if (i == 7)
+                        kc_pod_pin_bury(pin, kc_pod_ref(keep)); /* someone else holds it too */
+                assert_int_equal(kc_pod_pin_new(&next), 0);
+                kc_pod_pin_chain(pin, next);
+                kc_pod_pin_unref(pin);
+                pin = next;
+        }
+        kc_pod_pin_bury(pin, NULL);
+        /* The owner lets go of the newest; the first still holds the whole chain. */
+        kc_pod_pin_unref(pin);
+        assert_string_equal(keep->id, "kept");
+        kc_pod_pin_unref(first);
+        /* Its burial dropped only the reference it was given. */
+        assert_string_equal(keep->id, "kept");
+        kc_pod_unref(keep);
+}
+
 /*
  * Issue 18: a service that hands out its objects by identity, as the
  * simulated runtime does: each object's strings, labels and annotations live
@@ -1789,6 +1905,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_sim_status_after_listing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_concurrent, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_10k, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_get_pods_lists_outlive_the_cache, setup,
+                                                teardown),
+                cmocka_unit_test(test_pod_pin_chain),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
