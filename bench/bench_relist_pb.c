@@ -36,6 +36,7 @@
 #include "core/chan.h"
 #include "core/cleanup.h"
 #include "core/clock.h"
+#include "core/map.h"
 #include "cri/internal.h"
 #include "metrics/kubelet_metrics.h"
 #include "metrics/registry.h"
@@ -312,20 +313,10 @@ struct recorder {
         struct kc_cri_list_memo *sb_memo, *c_memo;
 };
 
-/* The key's hash, 8 bytes a step. */
+/* The key's hash: kc_map's, with the method mixed in. */
 static uint64_t key_hash(enum method m, const char *key, size_t n)
 {
-        uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ n ^ ((uint64_t)m << 56), v;
-
-        for (; n >= 8; key += 8, n -= 8) {
-                memcpy(&v, key, 8);
-                h = (h ^ v) * UINT64_C(0xff51afd7ed558ccd);
-                h ^= h >> 32;
-        }
-        v = 0;
-        memcpy(&v, key, n);
-        h = (h ^ v) * UINT64_C(0xc4ceb9fe1a85ec53);
-        return h ^ (h >> 29);
+        return kc_hash_bytes(key, n) ^ ((uint64_t)m * UINT64_C(0x9e3779b97f4a7c15));
 }
 
 /* The slot of (@m, @key): the one holding it, or the empty one where it would go. */

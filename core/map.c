@@ -57,23 +57,28 @@ static inline uint64_t avalanche64(uint64_t h)
         return h;
 }
 
-static uint64_t hash_key(const char *key)
+uint64_t kc_hash_bytes(const void *p, size_t n)
 {
         const uint64_t k1 = UINT64_C(0x9e3779b97f4a7c15);
         const uint64_t k2 = UINT64_C(0xbf58476d1ce4e5b9);
-        size_t len = strlen(key);
-        uint64_t h = len * k1, w;
+        const char *b = p;
+        uint64_t h = n * k1, w;
 
-        for (; len >= 8; len -= 8, key += 8) {
-                memcpy(&w, key, 8);
+        for (; n >= 8; n -= 8, b += 8) {
+                memcpy(&w, b, 8);
                 h = rotl64(h ^ (w * k2), 29) * k1;
         }
-        if (len > 0) {
+        if (n > 0) {
                 w = 0;
-                memcpy(&w, key, len);
+                memcpy(&w, b, n);
                 h = rotl64(h ^ (w * k2), 29) * k1;
         }
         return avalanche64(h);
+}
+
+static uint64_t hash_key(const char *key)
+{
+        return kc_hash_bytes(key, strlen(key));
 }
 
 static size_t find_slot(const struct kc_map *m, const char *key, uint64_t hash, bool *found)

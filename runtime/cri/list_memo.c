@@ -42,6 +42,7 @@
 
 #include "core/arena.h"
 #include "core/cleanup.h"
+#include "core/map.h"
 #include "internal.h"
 #include "runtime/error.h"
 #include "runtime/runtime_service.h"
@@ -173,22 +174,6 @@ size_t kc__cri_list_memo_decoded(struct kc_cri_list_memo *m)
         n = m->decoded;
         pthread_mutex_unlock(&m->lock);
         return n;
-}
-
-/* 64-bit hash of a byte string, 8 bytes a step. */
-static uint64_t hash_bytes(const uint8_t *p, size_t n)
-{
-        uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ n, v;
-
-        for (; n >= 8; p += 8, n -= 8) {
-                memcpy(&v, p, 8);
-                h = (h ^ v) * UINT64_C(0xff51afd7ed558ccd);
-                h ^= h >> 32;
-        }
-        v = 0;
-        memcpy(&v, p, n);
-        h = (h ^ v) * UINT64_C(0xc4ceb9fe1a85ec53);
-        return h ^ (h >> 29);
 }
 
 static int grow(void **p, size_t *cap, size_t n, size_t elem)
@@ -375,7 +360,7 @@ static int index_build(struct kc_cri_list_memo *m)
         for (i = 0; i < m->n; i++) {
                 if (!item_id(m->bytes + m->meta[i].off, m->meta[i].len, &id, &id_len))
                         continue;
-                for (j = hash_bytes(id, id_len) & (size - 1); t[j]; j = (j + 1) & (size - 1))
+                for (j = kc_hash_bytes(id, id_len) & (size - 1); t[j]; j = (j + 1) & (size - 1))
                         ;
                 t[j] = (uint32_t)i + 1;
         }
@@ -511,7 +496,7 @@ static ssize_t find_last(struct kc_cri_list_memo *m, size_t i, const uint8_t *p,
                 return -1;
         if (!m->index_built && index_build(m) < 0)
                 return -1;
-        for (j = hash_bytes(id, id_len) & (m->index_size - 1); m->index[j];
+        for (j = kc_hash_bytes(id, id_len) & (m->index_size - 1); m->index[j];
              j = (j + 1) & (m->index_size - 1)) {
                 const struct memo_item *c = &m->meta[m->index[j] - 1];
 

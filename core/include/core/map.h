@@ -14,6 +14,9 @@
 
 struct kc_map;
 
+/** The 64-bit hash kc_map gives its keys, of any @p n bytes at @p p (for other tables). */
+uint64_t kc_hash_bytes(const void *p, size_t n);
+
 int kc_map_new(struct kc_map **ret);
 /** Frees the table only; keys and values belong to the caller. */
 struct kc_map *kc_map_free(struct kc_map *m);
