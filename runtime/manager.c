@@ -1180,15 +1180,14 @@ static int last_listing_reuse(const struct last_listing *l, const struct pod_reu
 
         if (!l->sb_arena || !l->c_arena || l->sb_arena != sbl->arena || l->c_arena != cl->arena ||
             l->sb_items != sbl->items || l->c_items != cl->items || l->n_sb != sbl->n ||
-            l->n_c != cl->n || l->n_pods != pr->n)
+            l->n_c != cl->n || l->n_pods != pr->n || !pr->pin)
                 return 0;
         if (l->n_pods > 0 && !(out.pods = malloc(l->n_pods * sizeof(*out.pods))))
                 return -ENOMEM;
-        /* The cache's pin keeps its pods; without one (none built yet), a reference each. */
+        /* The cache's pin keeps its pods (a kept listing comes from a build, which set it). */
         out.pin = kc_pod_pin_ref(pr->pin);
         for (out.n = 0; out.n < l->n_pods; out.n++)
-                out.pods[out.n] =
-                        out.pin ? pr->pods[l->order[out.n]] : kc_pod_ref(pr->pods[l->order[out.n]]);
+                out.pods[out.n] = pr->pods[l->order[out.n]];
         *ret = out;
         return 1;
 }
