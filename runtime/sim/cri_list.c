@@ -59,6 +59,8 @@ struct sim_listing {
         bool (*matches)(const struct sim_object *o, const void *filter);
         /* Whether @p filter (never NULL) lists every object of a state (*ret_state, -1: any). */
         bool (*full)(const void *filter, int *ret_state);
+        /* The state of a result item. */
+        int (*item_state)(const void *item);
         unsigned memo; /* its row of kc_sim.list_memo */
         /* An item of @p o; @p a (NULL: none) holds its arena. Cannot fail without @p a. */
         int (*copy)(struct kc_arena *a, const struct sim_object *o, void *item);
@@ -162,6 +164,34 @@ static void memo_keep(const struct sim_state *st, struct sim_list_memo *m, int s
                                      .keeper = kc_arena_ref(keeper),
                                      .shape = st->shape,
                                      .touch_epoch = st->touch_epoch };
+}
+
+/*
+ * Makes @p m, the memo of the listing of every object in state @p state,
+ * the last listing of every object (@p any) when that one is current and
+ * shows only objects in that state: the same items in the same order
+ * (issue 18). On a node whose sandboxes are all ready and containers all
+ * running, housekeeping's listings of those then share the relist's memory
+ * instead of holding a copy of every item. A current @p m tells by its
+ * count; otherwise each item's state is looked at (cheaper than the walk
+ * over every object it saves).
+ */
+static void memo_share_full(const struct sim_state *st, const struct sim_listing *k,
+                            struct sim_list_memo *m, const struct sim_list_memo *any, int state)
+{
+        size_t i;
+
+        if (!any->arena || any->gen != st->gen || any->state >= 0 || m->arena == any->arena)
+                return;
+        if (m->arena && m->gen == st->gen && m->state == state) {
+                if (m->n != any->n)
+                        return;
+        } else {
+                for (i = 0; i < any->n; i++)
+                        if (k->item_state((const char *)any->items + i * k->item_size) != state)
+                                return;
+        }
+        memo_keep(st, m, state, any->items, any->n, any->arena, NULL);
 }
 
 /*
@@ -307,6 +337,8 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
         if (r < 0)
                 return r;
         memo = memo_slot(s, k, filter, &state);
+        if (memo && state >= 0)
+                memo_share_full(&s->st, k, memo, &s->list_memo[k->memo][0], state);
         if (memo_hit(&s->st, memo, state, ret_items, ret_n, ret_arena))
                 return 0;
         if (kc_arena_new(&a) < 0)
@@ -408,6 +440,11 @@ static bool sandbox_full(const void *filter, int *ret_state)
         return !f->id && f->n_label_selector == 0;
 }
 
+static int sandbox_item_state(const void *item)
+{
+        return (int)((const struct kc_pod_sandbox *)item)->state;
+}
+
 static const struct sim_listing sandbox_listing = {
         .op = SIM_OP_LIST_POD_SANDBOX,
         .pod_objects = offsetof(struct sim_pod, sandboxes),
@@ -416,6 +453,7 @@ static const struct sim_listing sandbox_listing = {
         .scope = sandbox_scope,
         .matches = sandbox_matches,
         .full = sandbox_full,
+        .item_state = sandbox_item_state,
         .memo = 0,
         .copy = sandbox_copy,
 };
@@ -490,6 +528,11 @@ static bool container_full(const void *filter, int *ret_state)
         return !f->id && !f->pod_sandbox_id && f->n_label_selector == 0;
 }
 
+static int container_item_state(const void *item)
+{
+        return (int)((const struct kc_cri_container *)item)->state;
+}
+
 static const struct sim_listing container_listing = {
         .op = SIM_OP_LIST_CONTAINERS,
         .pod_objects = offsetof(struct sim_pod, containers),
@@ -498,6 +541,7 @@ static const struct sim_listing container_listing = {
         .scope = container_scope,
         .matches = container_matches,
         .full = container_full,
+        .item_state = container_item_state,
         .memo = 1,
         .copy = container_copy,
 };

@@ -60,24 +60,30 @@ static void listing_done(struct listing *l)
         kc_runtime_result_done(&l->cl);
 }
 
-static struct listing list_all(struct sim_faces_fixture *f, int state)
+/* Both full listings, sandboxes in state @p sb_state and containers in @p c_state (-1: any). */
+static struct listing list_states(struct sim_faces_fixture *f, int sb_state, int c_state)
 {
         struct kc_runtime_error err = { 0 };
         struct listing l = { 0 };
 
         assert_int_equal(f->svc.ops->list_pod_sandbox(f->svc.self,
                                                       &(struct kc_pod_sandbox_filter){
-                                                              .state = state,
+                                                              .state = sb_state,
                                                       },
                                                       &l.sbl, &err),
                          0);
         assert_int_equal(f->svc.ops->list_containers(f->svc.self,
                                                      &(struct kc_container_filter){
-                                                             .state = state,
+                                                             .state = c_state,
                                                      },
                                                      &l.cl, &err),
                          0);
         return l;
+}
+
+static struct listing list_all(struct sim_faces_fixture *f, int state)
+{
+        return list_states(f, state, state);
 }
 
 static bool same_listing(const struct listing *a, const struct listing *b)
@@ -134,6 +140,77 @@ static void test_list_identity_no_change(void **state)
         listing_done(&b);
         listing_done(&ra);
         listing_done(&rb);
+}
+
+/* The listings GetPods(false) makes: ready sandboxes, running containers. */
+static struct listing list_running(struct sim_faces_fixture *f)
+{
+        return list_states(f, KC_SANDBOX_STATE_READY, KC_CONTAINER_STATE_RUNNING);
+}
+
+/*
+ * A listing of every object in one state, while the last listing of every
+ * object is current and shows only objects in that state, is that listing
+ * (issue 18); the moment one object is in another state it is a listing of
+ * its own, showing only the matching objects.
+ */
+static void test_list_state_shares_full_listing(void **state)
+{
+        static const struct kc_sim_container_spec up[] = {
+                { "u1", "app", KC_CONTAINER_STATE_RUNNING, 0 },
+                { "u2", "side", KC_CONTAINER_STATE_RUNNING, 0 },
+        };
+        static const struct kc_sim_container_spec up_sb[] = {
+                { "us1", "POD", KC_CONTAINER_STATE_RUNNING, 0 },
+        };
+        static const struct kc_sim_pod_spec all_up[] = {
+                { .id = "pu",
+                  .name = "up",
+                  .namespace = "ns",
+                  .containers = up,
+                  .n_containers = 2,
+                  .sandboxes = up_sb,
+                  .n_sandboxes = 1 },
+                { .id = "p1",
+                  .name = "web",
+                  .namespace = "ns",
+                  .containers = ctrs,
+                  .n_containers = 1,
+                  .sandboxes = sbs,
+                  .n_sandboxes = 1 },
+        };
+        struct sim_faces_fixture *f = *state;
+        struct listing a, r, r2;
+
+        assert_int_equal(kc_sim_set_pods(f->sim, all_up, KC_ELEMENTSOF(all_up)), 0);
+        /* Not listed in full yet: the running listing walks the objects itself. */
+        r = list_running(f);
+        assert_int_equal(r.sbl.n, 2);
+        assert_int_equal(r.cl.n, 3);
+        a = list_all(f, -1);
+        assert_false(r.cl.arena == a.cl.arena);
+        listing_done(&r);
+        r = list_running(f);
+        assert_true(same_listing(&a, &r));
+        r2 = list_running(f);
+        assert_true(same_listing(&a, &r2));
+        listing_done(&r2);
+        listing_done(&r);
+        listing_done(&a);
+
+        /* One container exits: the sandboxes still share, the containers do not. */
+        assert_int_equal(kc_sim_crash_container(f->sim, "pu", "side", 1), 1);
+        a = list_all(f, -1);
+        r = list_running(f);
+        assert_int_equal(a.cl.n, 3);
+        assert_int_equal(r.cl.n, 2);
+        assert_false(r.cl.arena == a.cl.arena);
+        assert_null(find_listed(&r, "u2"));
+        assert_int_equal(find_listed(&a, "u2")->state, KC_CONTAINER_STATE_EXITED);
+        assert_ptr_equal(r.sbl.arena, a.sbl.arena);
+        assert_ptr_equal(r.sbl.items, a.sbl.items);
+        listing_done(&r);
+        listing_done(&a);
 }
 
 static char *run_sandbox(struct sim_faces_fixture *f, const char *uid)
@@ -745,6 +822,8 @@ static void test_results_outlive_objects_and_sim(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_list_state_shares_full_listing,
+                                                sim_faces_setup, sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_list_identity_no_change, sim_faces_setup,
                                                 sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_list_new_after_each_mutation, sim_faces_setup,
