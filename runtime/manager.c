@@ -111,7 +111,7 @@ struct pod_reuse {
         /* The cached pods' generation: the lists built from them hold it, not each pod. */
         struct kc_pod_pin *pin;
         uint64_t identity_hits; /* pods found unchanged by the records alone */
-        uint64_t listing_hits;  /* calls answered from the last listing (last_listing_reuse) */
+        uint64_t listing_hits;  /* calls answered from a kept listing (*_listing_reuse) */
 };
 
 /*
