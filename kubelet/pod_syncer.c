@@ -106,17 +106,6 @@ static double seconds_since(struct kc_pod_syncer *s, int64_t t)
         return (double)(kc_clock_now(s->cfg.clock) - t) / (double)KC_NSEC_PER_SEC;
 }
 
-/* The phase of a stored v1 status object. */
-static enum kc_pod_phase phase_of(const json_t *status)
-{
-        const char *p = json_string_value(json_object_get(status, "phase"));
-
-        for (int i = 0; p && i < _KC_POD_PHASE_MAX; i++)
-                if (strcmp(p, kc_pod_phase_to_string(i)) == 0)
-                        return i;
-        return KC_POD_PHASE_UNKNOWN;
-}
-
 /*
  * generateAPIPodStatus + statusManager.SetPodStatus. Returns the phase the
  * status manager holds afterwards (a terminal phase it kept wins over a
@@ -126,6 +115,7 @@ static int update_status(struct kc_pod_syncer *s, const struct kc_api_pod *pod,
                          const struct kc_pod_status *status, bool terminal)
 {
         json_t *old = NULL, *st = NULL;
+        enum kc_pod_phase phase;
         int r;
 
         if (kc_status_manager_get_pod_status(s->cfg.status_manager, pod->uid, &old) < 0)
@@ -143,12 +133,8 @@ static int update_status(struct kc_pod_syncer *s, const struct kc_api_pod *pod,
         json_decref(st);
         if (r < 0 && r != -EPERM)
                 return r;
-        r = kc_status_manager_get_pod_status(s->cfg.status_manager, pod->uid, &st);
-        if (r < 0)
-                return r;
-        r = (int)phase_of(st);
-        json_decref(st);
-        return r;
+        r = kc_status_manager_get_pod_phase(s->cfg.status_manager, pod->uid, &phase);
+        return r < 0 ? r : (int)phase;
 }
 
 /*
@@ -157,14 +143,11 @@ static int update_status(struct kc_pod_syncer *s, const struct kc_api_pod *pod,
  */
 static bool stored_phase_is_pending(struct kc_pod_syncer *s, const char *uid)
 {
-        json_t *old = NULL;
-        bool pending;
+        enum kc_pod_phase phase;
 
-        if (kc_status_manager_get_pod_status(s->cfg.status_manager, uid, &old) < 0 || !old)
+        if (kc_status_manager_get_pod_phase(s->cfg.status_manager, uid, &phase) < 0)
                 return true;
-        pending = phase_of(old) == KC_POD_PHASE_PENDING;
-        json_decref(old);
-        return pending;
+        return phase == KC_POD_PHASE_PENDING;
 }
 
 /* The runtime manager reports each StartContainer: the reason cache keeps failures. */

@@ -612,10 +612,10 @@ int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *sr
 /* ------------------------------------------------------------------------ */
 /* kc_api_pod                                                                 */
 
-KC_DEFINE_STRING_TABLE(kc_pod_phase, enum kc_pod_phase,
-                       _KC_POD_PHASE_MAX, [KC_POD_PHASE_PENDING] = "Pending",
-                       [KC_POD_PHASE_RUNNING] = "Running", [KC_POD_PHASE_SUCCEEDED] = "Succeeded",
-                       [KC_POD_PHASE_FAILED] = "Failed", [KC_POD_PHASE_UNKNOWN] = "Unknown", )
+KC_DEFINE_STRING_TABLE_LOOKUP(
+        kc_pod_phase, enum kc_pod_phase, _KC_POD_PHASE_MAX, [KC_POD_PHASE_PENDING] = "Pending",
+        [KC_POD_PHASE_RUNNING] = "Running", [KC_POD_PHASE_SUCCEEDED] = "Succeeded",
+        [KC_POD_PHASE_FAILED] = "Failed", [KC_POD_PHASE_UNKNOWN] = "Unknown", )
 
 char *kc_pod_full_name(const char *name, const char *namespace)
 {

@@ -1017,13 +1017,7 @@ static bool phase_is_terminal(enum kc_pod_phase p)
 
 static enum kc_pod_phase old_phase(const json_t *old)
 {
-        const char *p = json_string_value(json_object_get(old, "phase"));
-        int i;
-
-        for (i = 0; p && i < _KC_POD_PHASE_MAX; i++)
-                if (strcmp(p, kc_pod_phase_to_string(i)) == 0)
-                        return i;
-        return _KC_POD_PHASE_INVALID;
+        return kc_pod_phase_from_string(json_string_value(json_object_get(old, "phase")));
 }
 
 static void conditions_done(struct condition *c, size_t n)

@@ -28,7 +28,8 @@
  * of a one-container pod's status takes about 6 KiB in small blocks, its
  * text under 1 KiB (issue 18). Readers get a tree parsed from the text, which
  * is the deep copy they got before; the guards parse the old one only when
- * they need more than its phase.
+ * they need more than its phase, and a reader of the phase alone
+ * (kc_status_manager_get_pod_phase) gets the one kept beside the text.
  */
 #define SM_DUMP_FLAGS JSON_COMPACT
 #define SM_LOAD_FLAGS JSON_ALLOW_NUL
@@ -405,6 +406,25 @@ int kc_status_manager_get_pod_status(struct kc_status_manager *sm, const char *u
         if (!s)
                 return -ENOMEM;
         *ret = s;
+        return 0;
+}
+
+int kc_status_manager_get_pod_phase(struct kc_status_manager *sm, const char *uid,
+                                    enum kc_pod_phase *ret)
+{
+        enum kc_pod_phase p = KC_POD_PHASE_UNKNOWN;
+        struct sm_entry *e;
+
+        if (!sm || !uid || !ret)
+                return -EINVAL;
+        pthread_mutex_lock(&sm->lock);
+        e = kc_map_get(sm->statuses, uid);
+        if (e)
+                p = kc_pod_phase_from_string(e->phase);
+        pthread_mutex_unlock(&sm->lock);
+        if (!e)
+                return -ENOENT;
+        *ret = p < 0 ? KC_POD_PHASE_UNKNOWN : p;
         return 0;
 }
 

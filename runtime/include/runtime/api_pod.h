@@ -26,6 +26,8 @@ enum kc_pod_phase {
 
 /** "Pending", "Running", "Succeeded", "Failed", "Unknown" (v1.PodPhase). */
 const char *kc_pod_phase_to_string(enum kc_pod_phase p);
+/** The phase named @p s; _KC_POD_PHASE_INVALID for NULL or any other text. */
+enum kc_pod_phase kc_pod_phase_from_string(const char *s);
 
 /** v1.RestartPolicy; the zero value is the v1 default, Always. */
 enum kc_restart_policy {

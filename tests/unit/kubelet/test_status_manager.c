@@ -82,15 +82,62 @@ static uint64_t version_of(struct kc_status_manager *sm, const char *uid)
         return v;
 }
 
+/* The stored phase, read from the status; the phase getter must say the same. */
 static const char *phase_in(struct kc_status_manager *sm, const char *uid)
 {
         static char buf[32];
+        enum kc_pod_phase p = _KC_POD_PHASE_INVALID, want;
         json_t *s = NULL;
 
         assert_int_equal(kc_status_manager_get_pod_status(sm, uid, &s), 0);
         snprintf(buf, sizeof(buf), "%s", json_string_value(json_object_get(s, "phase")));
         json_decref(s);
+        want = kc_pod_phase_from_string(buf);
+        assert_int_equal(kc_status_manager_get_pod_phase(sm, uid, &p), 0);
+        assert_int_equal(p, want < 0 ? KC_POD_PHASE_UNKNOWN : want);
         return buf;
+}
+
+/* Sets @p s (taken) for @p pod, expecting @p want, and returns the stored phase. */
+static enum kc_pod_phase phase_after(struct kc_status_manager *sm, const struct kc_api_pod *pod,
+                                     json_t *s, int want)
+{
+        enum kc_pod_phase p = _KC_POD_PHASE_INVALID;
+
+        assert_non_null(s);
+        assert_int_equal(kc_status_manager_set_pod_status(sm, pod, s), want);
+        json_decref(s);
+        assert_int_equal(kc_status_manager_get_pod_phase(sm, pod->uid, &p), 0);
+        return p;
+}
+
+/*
+ * GetPodPhase answers from what the manager keeps beside the text (the
+ * pod syncer reads it twice per sync, issue 18): no status, none of the
+ * v1 phases, a phase, a phase kept by the terminal guard.
+ */
+static void test_get_pod_phase(void **state)
+{
+        _cleanup_(kc_status_manager_freep) struct kc_status_manager *sm = NULL;
+        _cleanup_(kc_api_pod_unrefp) struct kc_api_pod *pod =
+                mkpod("u1", "default", "web", KC_RESTART_POLICY_NEVER, false);
+        enum kc_pod_phase p = KC_POD_PHASE_RUNNING;
+
+        (void)state;
+        assert_int_equal(kc_status_manager_get_pod_phase(NULL, "u1", &p), -EINVAL);
+        assert_int_equal(kc_status_manager_new(&sm), 0);
+        assert_int_equal(kc_status_manager_get_pod_phase(sm, NULL, &p), -EINVAL);
+        assert_int_equal(kc_status_manager_get_pod_phase(sm, "u1", NULL), -EINVAL);
+        assert_int_equal(kc_status_manager_get_pod_phase(sm, "u1", &p), -ENOENT);
+        assert_int_equal(p, KC_POD_PHASE_RUNNING);
+
+        assert_int_equal(phase_after(sm, pod, json_object(), 0), KC_POD_PHASE_UNKNOWN);
+        assert_int_equal(phase_after(sm, pod, phase_status("Sleeping"), 0), KC_POD_PHASE_UNKNOWN);
+        assert_int_equal(phase_after(sm, pod, phase_status("Pending"), 0), KC_POD_PHASE_PENDING);
+        assert_int_equal(phase_after(sm, pod, phase_status("Failed"), 0), KC_POD_PHASE_FAILED);
+        assert_int_equal(phase_after(sm, pod, phase_status("Running"), -EPERM),
+                         KC_POD_PHASE_FAILED);
+        assert_string_equal(phase_in(sm, "u1"), "Failed");
 }
 
 static void test_set_get_version(void **state)
@@ -806,6 +853,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_set_get_version),
+                cmocka_unit_test(test_get_pod_phase),
                 cmocka_unit_test(test_set_container_readiness),
                 cmocka_unit_test(test_termination_message_cap),
                 cmocka_unit_test(test_terminal_phase_guard),

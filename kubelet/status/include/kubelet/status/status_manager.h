@@ -12,8 +12,7 @@
 #include <stdint.h>
 
 #include "core/cleanup.h"
-
-struct kc_api_pod;
+#include "runtime/api_pod.h" /* enum kc_pod_phase */
 
 /**
  * The latest v1.PodStatus of each pod, by UID, with a per-pod version that
@@ -77,6 +76,15 @@ int kc_status_manager_set_container_startup(struct kc_status_manager *sm,
  * @return 0, -ENOENT, -EINVAL or -ENOMEM; *ret untouched on failure.
  */
 int kc_status_manager_get_pod_status(struct kc_status_manager *sm, const char *uid, json_t **ret);
+
+/**
+ * The stored status' phase, without parsing the status: what
+ * kc_pod_phase_from_string() makes of its "phase" (KC_POD_PHASE_UNKNOWN when
+ * it has none or one v1.PodPhase does not name).
+ * @return 0, -ENOENT or -EINVAL; *ret untouched on failure.
+ */
+int kc_status_manager_get_pod_phase(struct kc_status_manager *sm, const char *uid,
+                                    enum kc_pod_phase *ret);
 
 /**
  * The stored status' version: 1 for the first status of a UID, +1 for each
