@@ -194,7 +194,7 @@ static void pod_reuse_drop(struct pod_reuse *pr, struct kc_pod *p)
                 kc_pod_unref(p);
 }
 
-/* Drops the cached pods; with @all_memory, the arrays and the pin too. */
+/* Drops the cached pods; with @all_memory, the arrays and the pin too (the counters stay). */
 static void pod_reuse_clear(struct pod_reuse *pr, bool all_memory)
 {
         size_t i;
@@ -218,7 +218,8 @@ static void pod_reuse_clear(struct pod_reuse *pr, bool all_memory)
         free(pr->item_group);
         free(pr->uids);
         free(pr->uid_off);
-        *pr = (struct pod_reuse){ 0 };
+        *pr = (struct pod_reuse){ .identity_hits = pr->identity_hits,
+                                  .listing_hits = pr->listing_hits };
 }
 
 /* A NULL-terminated array of malloc'd strings. */
@@ -1234,17 +1235,13 @@ static void last_listing_keep(struct kc_runtime_manager *m, struct last_listing 
 static int full_listing_reuse(struct kc_runtime_manager *m, const struct kc_pod_sandbox_list *sbl,
                               const struct kc_container_list *cl, struct kc_pod_list *ret)
 {
-        struct pod_reuse *pr = &m->reuse[false];
-        uint64_t identity_hits = pr->identity_hits, listing_hits = pr->listing_hits;
         int r;
 
         r = last_listing_reuse(&m->last[true], &m->reuse[true], sbl, cl, ret);
         if (r <= 0)
                 return r;
         last_listing_done(&m->last[false]);
-        pod_reuse_clear(pr, true);
-        pr->identity_hits = identity_hits;
-        pr->listing_hits = listing_hits;
+        pod_reuse_clear(&m->reuse[false], true);
         return r;
 }
 
