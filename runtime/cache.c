@@ -7,7 +7,15 @@
  * Readiness on entry is strict (modified > minTime, or global > minTime);
  * a later notification delivers when ts >= minTime (non-strict). Delete
  * wakes nobody: waiters are released by the next UpdateTime.
+ *
+ * A reader that would rather not block a thread (the pod workers) checks
+ * with TryGetNewerThan and registers as the cache's one observer: it hears
+ * of every Set and UpdateTime after the cache's lock is released, under a
+ * lock of its own (obs_mu), so that it may take its own locks and the cache
+ * again, and is never called once kc_pod_cache_set_observer() has replaced
+ * it.
  */
+#include <stdatomic.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -57,6 +65,11 @@ struct kc_pod_cache {
         bool has_global;
         int64_t global;
         bool newer_wins;
+
+        pthread_mutex_t obs_mu; /* held across an observer call */
+        atomic_bool has_observer;
+        kc_pod_cache_observer_fn observer;
+        void *observer_ud;
 };
 
 static struct cache_entry *cache_entry_free(struct cache_entry *e)
@@ -86,6 +99,7 @@ int kc_pod_cache_new(struct kc_pod_cache **ret)
                 return r;
         }
         pthread_mutex_init(&c->mu, NULL);
+        pthread_mutex_init(&c->obs_mu, NULL);
         *ret = TAKE_PTR(c);
         return 0;
 }
@@ -105,6 +119,7 @@ struct kc_pod_cache *kc_pod_cache_free(struct kc_pod_cache *c)
         while (kc_map_next(c->subscribers, &it, NULL, &v))
                 free(v);
         kc_map_free(c->subscribers);
+        pthread_mutex_destroy(&c->obs_mu);
         pthread_mutex_destroy(&c->mu);
         free(c);
         return NULL;
@@ -197,6 +212,27 @@ static void notify_locked(struct kc_pod_cache *c, const char *uid, int64_t ts)
         }
 }
 
+int kc_pod_cache_set_observer(struct kc_pod_cache *c, kc_pod_cache_observer_fn fn, void *ud)
+{
+        KC_LOCK_GUARD(&c->obs_mu);
+        if (fn && c->observer)
+                return -EBUSY;
+        c->observer = fn;
+        c->observer_ud = ud;
+        atomic_store(&c->has_observer, fn != NULL);
+        return 0;
+}
+
+/* Tells the observer, if any, of a write (@uid NULL: UpdateTime). Cache lock not held. */
+static void observe(struct kc_pod_cache *c, const char *uid, int64_t ts)
+{
+        if (!atomic_load_explicit(&c->has_observer, memory_order_relaxed))
+                return;
+        KC_LOCK_GUARD(&c->obs_mu);
+        if (c->observer)
+                c->observer(c->observer_ud, uid, ts);
+}
+
 bool kc_pod_cache_set(struct kc_pod_cache *c, const char *uid, struct kc_pod_status *status,
                       const char *err, int64_t ts_ns)
 {
@@ -247,6 +283,7 @@ bool kc_pod_cache_set(struct kc_pod_cache *c, const char *uid, struct kc_pod_sta
 notify:
         notify_locked(c, uid, ts_ns);
         pthread_mutex_unlock(&c->mu);
+        observe(c, uid, ts_ns);
         return true;
 }
 
@@ -274,32 +311,37 @@ void kc_pod_cache_foreach(struct kc_pod_cache *c,
         }
 }
 
-void kc_pod_cache_update_time(struct kc_pod_cache *c, int64_t ts_ns)
+/* UpdateTime's deliveries. Lock held. */
+static void notify_all_locked(struct kc_pod_cache *c, int64_t ts_ns)
 {
         size_t it = 0, n = 0, i;
         const char *uid;
         char **uids;
 
+        if (kc_map_size(c->subscribers) == 0)
+                return;
+        /* notify_locked() edits the subscriber map: collect the keys first. */
+        uids = malloc(kc_map_size(c->subscribers) * sizeof(*uids));
+        if (!uids)
+                return;
+        while (kc_map_next(c->subscribers, &it, &uid, NULL))
+                uids[n++] = strdup(uid);
+        for (i = 0; i < n; i++) {
+                if (uids[i])
+                        notify_locked(c, uids[i], ts_ns);
+                free(uids[i]);
+        }
+        free(uids);
+}
+
+void kc_pod_cache_update_time(struct kc_pod_cache *c, int64_t ts_ns)
+{
         pthread_mutex_lock(&c->mu);
         c->has_global = true;
         c->global = ts_ns;
-        if (kc_map_size(c->subscribers) == 0) {
-                pthread_mutex_unlock(&c->mu);
-                return;
-        }
-        /* notify_locked() edits the subscriber map: collect the keys first. */
-        uids = malloc(kc_map_size(c->subscribers) * sizeof(*uids));
-        if (uids) {
-                while (kc_map_next(c->subscribers, &it, &uid, NULL))
-                        uids[n++] = strdup(uid);
-                for (i = 0; i < n; i++) {
-                        if (uids[i])
-                                notify_locked(c, uids[i], ts_ns);
-                        free(uids[i]);
-                }
-                free(uids);
-        }
+        notify_all_locked(c, ts_ns);
         pthread_mutex_unlock(&c->mu);
+        observe(c, NULL, ts_ns);
 }
 
 /* getIfNewerThan: 1 (and results) when ready, 0 when not, <0 on error. Lock held. */

@@ -86,3 +86,19 @@ int kc_pod_cache_get_newer_than(struct kc_pod_cache *c, const char *uid, int64_t
 /** The non-blocking readiness check of GetNewerThan: -EAGAIN when not ready. */
 int kc_pod_cache_try_get_newer_than(struct kc_pod_cache *c, const char *uid, int64_t min_ns,
                                     struct kc_pod_status **ret_status, char **ret_err);
+
+/**
+ * Told of every write that could make a GetNewerThan ready: a Set of @p uid
+ * with modification time @p ts_ns, or (@p uid NULL) an UpdateTime to
+ * @p ts_ns. Called on the writer's thread after the cache's lock is
+ * released, so it may call into the cache; writes are reported in their
+ * order, one at a time.
+ */
+typedef void (*kc_pod_cache_observer_fn)(void *ud, const char *uid, int64_t ts_ns);
+
+/**
+ * Sets the cache's one observer (@p fn NULL: none). Once this returns, the
+ * observer it replaced is not running and is never called again.
+ * @return 0, or -EBUSY when another observer is set (it stays).
+ */
+int kc_pod_cache_set_observer(struct kc_pod_cache *c, kc_pod_cache_observer_fn fn, void *ud);

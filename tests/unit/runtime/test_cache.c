@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -313,6 +314,66 @@ static void test_newer_wins(void **state)
         kc_pod_cache_free(c);
 }
 
+/* What an observer heard: the writes in order, NULL standing for UpdateTime. */
+struct heard {
+        char uid[8][16];
+        int64_t ts[8];
+        int n;
+        struct kc_pod_cache *cache;
+};
+
+static void hear(void *ud, const char *uid, int64_t ts)
+{
+        struct heard *h = ud;
+        struct kc_pod_status *st = NULL;
+        char *err = NULL;
+
+        assert_true(h->n < 8);
+        snprintf(h->uid[h->n], sizeof(h->uid[0]), "%s", uid ? uid : "(time)");
+        h->ts[h->n++] = ts;
+        /* The cache's lock is not held: the observer may read the entry written. */
+        if (uid) {
+                assert_int_equal(kc_pod_cache_get(h->cache, uid, &st, &err), 1);
+                kc_pod_status_unref(st);
+                free(err);
+        }
+}
+
+/* The observer hears every write that could end a wait, and nothing once replaced. */
+static void test_observer(void **state)
+{
+        _cleanup_(kc_pod_cache_freep) struct kc_pod_cache *c = NULL;
+        struct heard h = { 0 }, other = { 0 };
+
+        (void)state;
+        assert_int_equal(kc_pod_cache_new(&c), 0);
+        h.cache = other.cache = c;
+        assert_int_equal(kc_pod_cache_set_observer(c, hear, &h), 0);
+        /* one observer at a time */
+        assert_int_equal(kc_pod_cache_set_observer(c, hear, &other), -EBUSY);
+        assert_true(kc_pod_cache_set(c, "a", NULL, NULL, T0));
+        kc_pod_cache_update_time(c, T0 + SEC);
+        kc_pod_cache_delete(c, "a"); /* wakes nobody, so tells nobody */
+        /* a write newer-wins refuses changes nothing to tell */
+        kc_pod_cache_set_newer_wins(c, true);
+        assert_true(kc_pod_cache_set(c, "b", NULL, NULL, T0 + 2 * SEC));
+        assert_false(kc_pod_cache_set(c, "b", NULL, NULL, T0));
+        assert_int_equal(h.n, 3);
+        assert_string_equal(h.uid[0], "a");
+        assert_int_equal(h.ts[0], T0);
+        assert_string_equal(h.uid[1], "(time)");
+        assert_int_equal(h.ts[1], T0 + SEC);
+        assert_string_equal(h.uid[2], "b");
+        assert_int_equal(h.ts[2], T0 + 2 * SEC);
+        /* replaced: the old one hears nothing more, the new one does */
+        assert_int_equal(kc_pod_cache_set_observer(c, NULL, NULL), 0);
+        assert_int_equal(kc_pod_cache_set_observer(c, hear, &other), 0);
+        kc_pod_cache_update_time(c, T0 + 3 * SEC);
+        assert_int_equal(h.n, 3);
+        assert_int_equal(other.n, 1);
+        assert_int_equal(other.ts[0], T0 + 3 * SEC);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -325,6 +386,7 @@ int main(void)
                 cmocka_unit_test(test_waiter_gets_error),
                 cmocka_unit_test(test_cancel),
                 cmocka_unit_test(test_newer_wins),
+                cmocka_unit_test(test_observer),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
