@@ -52,6 +52,8 @@ size_t kc__pod_workers_count(struct kc_pod_workers *pw);
 unsigned kc__pod_workers_thread_count(struct kc_pod_workers *pw);
 /* Pool threads that exited and are not joined yet (their stacks still mapped). */
 unsigned kc__pod_workers_unjoined_count(struct kc_pod_workers *pw);
+/* How many threads the pool starts at once for ready work; more only when it stalls. */
+unsigned kc__pod_workers_eager_threads(struct kc_pod_workers *pw);
 
 /**
  * Test hooks (upstream's WorkChannel Hold/Release): a held UID is never put

@@ -27,22 +27,32 @@
  *  - Worker threads take entries from the ready queue and run one
  *    iteration of upstream's podWorkerLoop each. A sync may block for a
  *    long time (SyncTerminatingPod waits out a grace period), so the pool
- *    grows on demand: when an entry becomes ready and there are fewer idle
- *    threads than ready entries, a thread is spawned (up to max_threads,
- *    default 1024, stack 256 KiB via pthread_attr_setstacksize). With 1 % of
- *    10,000 pods stuck 30 s in termination, ~100 threads are blocked and
- *    the others keep serving the queue, so a stuck pod never delays another
- *    pod's dispatch beyond the time to spawn a thread. Threads above
- *    min_threads that stay idle for idle_timeout (30 s of monotonic time)
- *    exit and are joined by the next spawn or by kc_pod_workers_free.
+ *    grows on demand (up to max_threads, default 1024, stack 256 KiB via
+ *    pthread_attr_setstacksize): at once while it has fewer than two
+ *    threads per CPU, beyond that by one thread each time ready work
+ *    waits 10 ms while no thread takes or finishes any (the grower
+ *    thread). Syncs that only compute keep taking work, so a burst of
+ *    thousands of them runs on a few threads; syncs that block stall the
+ *    queue, so with 1 % of 10,000 pods stuck 30 s in termination ~100
+ *    threads are blocked and the others keep serving the queue: a stuck
+ *    pod delays another pod's dispatch by one stall at most. Threads above min_threads that stay
+ *    idle for idle_timeout (30 s of monotonic time) exit and are joined by
+ *    the next spawn or by kc_pod_workers_free.
+ *  - Waiting for a fresh status (GetNewerThan, F-PW-07) holds no thread:
+ *    the iteration parks and the cache's observer resumes it when a write
+ *    would have ended the wait (cache_status()). Every resync of every pod
+ *    waits up to a relist period there; blocking a thread each, a resync
+ *    burst at 5,000 pods held hundreds (issue 18).
  *  - Nothing spins: idle threads sleep on a condition variable
- *    (CLOCK_MONOTONIC, timed only for the idle exit); blocked syncs sleep in
- *    the pod cache (GetNewerThan) or in the syncer on the pod's ctx token.
+ *    (CLOCK_MONOTONIC, timed only for the idle exit), the grower on one of
+ *    its own (timed while work is ready, else with a 1 s net); blocked
+ *    syncs sleep in the syncer on the pod's ctx token.
  *  - One mutex (upstream's podLock) guards every entry, the ready queue,
  *    the static-pod maps and the pool counters. It is never held across a
  *    syncer call, the pod cache's blocking wait or the enqueue callback.
  *    Lock order: pw->lock, then the pod cache's lock (first-sight
- *    kc_pod_cache_get) or a kc_cancel's lock (cancelling a sync).
+ *    kc_pod_cache_get) or a kc_cancel's lock (cancelling a sync); the
+ *    cache's observer lock, then pw->lock (cache_observed()).
  *
  * Idle-thread reaping uses monotonic wall time on purpose: it is a resource
  * policy, not kubelet behaviour, and must work under a fake clock.
@@ -66,6 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/array.h"
 #include "core/cancel.h"
@@ -74,6 +85,7 @@
 #include "core/clock.h"
 #include "core/jitter.h"
 #include "core/list.h"
+#include "core/lock.h"
 #include "core/log.h"
 #include "core/map.h"
 #include "core/thread.h"
@@ -89,6 +101,15 @@
 #define DEFAULT_MAX_THREADS 1024u
 #define DEFAULT_STACK_SIZE ((size_t)256 * 1024)
 #define DEFAULT_IDLE_TIMEOUT_NS (30 * KC_NSEC_PER_SEC)
+/* Threads started at once for ready work, per CPU; more only when it stalls. */
+#define EAGER_THREADS_PER_CPU 2u
+/*
+ * Ready work waiting this long while no thread took any or finished one
+ * grows the pool by one thread. Shorter, threads waiting their turn for a
+ * contended lock (the simulated runtime's, 5,000 pods starting at once)
+ * looked blocked: at 1 ms the pool still grew to hundreds at start-up.
+ */
+#define STALL_NS (10 * KC_NSEC_PER_MSEC)
 
 /* ------------------------------------------------------------------------ */
 /* Completion signal                                                          */
@@ -184,6 +205,23 @@ struct pw_update {
         bool evict;
 };
 
+/* One iteration's work, as startPodSync hands it out. */
+struct pod_work {
+        enum kc_pod_work_type type;
+        struct pw_update u;
+        struct kc_cancel *ctx;
+        /* Resumed by a cache write at least as new as the last sync: read the status plainly. */
+        bool delivered;
+};
+
+/* An iteration waiting for the cache, allocated when it parks. */
+struct parked_iteration {
+        struct pod_entry *e;
+        struct kc_list link; /* on pw->parked while parked */
+        int64_t min;         /* the wait's minTime: the last sync */
+        struct pod_work w;
+};
+
 /* podSyncStatus plus the pod's mailbox. Every field is under pw->lock,
  * except last_sync_time, touched only by the thread running the pod's
  * iteration (iterations hand over through the lock). */
@@ -207,6 +245,14 @@ struct pod_entry {
         bool in_flight;         /* a pool thread runs an iteration for it */
         bool removed;           /* dropped from the map while in flight: the thread frees it */
         struct kc_list rq_link; /* linked on pw->rq while queued */
+
+        /*
+         * Parked: an iteration (still in flight) whose sync waits for a
+         * fresh status, held by no thread (@park on pw->parked). Resumed:
+         * back on the ready queue to go on with @park. NULL otherwise.
+         */
+        struct parked_iteration *park;
+        bool parked;
 
         int64_t last_sync_time;
         char uid[]; /* map key */
@@ -244,6 +290,7 @@ struct kc_pod_workers {
         double (*random)(void *userdata);
         void *random_userdata;
         unsigned min_threads, max_threads;
+        unsigned eager_threads; /* grown at once up to this many; beyond, by the grower */
         size_t stack_size;
         int64_t idle_timeout_ns;
         struct kc_kubelet_metrics *metrics; /* borrowed, may be NULL */
@@ -268,6 +315,24 @@ struct kc_pod_workers {
 
         struct kc_list rq; /* the ready queue, FIFO: struct pod_entry.rq_link */
         size_t rq_len;
+        /* Monotonic ns of the last pop or finished iteration, or of the queue filling. */
+        int64_t rq_progress;
+
+        /* Grows the pool past eager_threads while ready work stalls (grower_main()). */
+        pthread_t grower;
+        bool grower_started, grower_waiting;
+        pthread_cond_t grow_cond;
+
+        /*
+         * Iterations waiting for the cache (struct parked_iteration), and
+         * the observer's side of parking (cache_observed()): the writes it
+         * has seen and how many are parked, both atomic so that a write and
+         * a parking thread always see one another (park_locked()).
+         */
+        struct kc_list parked;
+        atomic_uint n_parked;
+        atomic_uint_fast64_t writes_seen;
+        bool observing; /* registered as the cache's observer */
 
         struct worker_thread *threads; /* live */
         struct kc_reaper reaper;       /* counts the live; lists those exited on idle */
@@ -416,6 +481,9 @@ static void entry_free(struct pod_entry *e)
         free(e->notify);
         update_done(&e->pending);
         update_done(&e->active);
+        if (e->park)
+                update_done(&e->park->w.u);
+        free(e->park);
         kc_cancel_free(e->ctx);
         free(e->fullname);
         free(e);
@@ -432,6 +500,14 @@ static void rq_unlink_locked(struct kc_pod_workers *pw, struct pod_entry *e)
         pw->rq_len--;
 }
 
+static int64_t monotonic_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * KC_NSEC_PER_SEC + ts.tv_nsec;
+}
+
 static struct pod_entry *rq_pop_locked(struct kc_pod_workers *pw)
 {
         struct kc_list *first = kc_list_first(&pw->rq);
@@ -441,20 +517,22 @@ static struct pod_entry *rq_pop_locked(struct kc_pod_workers *pw)
                 return NULL;
         e = kc_list_entry(first, struct pod_entry, rq_link);
         rq_unlink_locked(pw, e);
+        pw->rq_progress = monotonic_ns();
         return e;
 }
 
-/* Drops @e from the map (status gone). Frees it unless a thread runs it. */
+/* Drops @e from the map (status gone). Frees it unless its iteration is in flight. */
 static void remove_entry_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
         kc_map_remove(pw->pods, e->uid);
-        if (is_queued(e))
-                rq_unlink_locked(pw, e);
         pthread_cond_broadcast(&pw->idle_cond);
         if (e->in_flight) {
+                /* Running, parked or resumed: the iteration frees it at its end. */
                 e->removed = true;
                 return;
         }
+        if (is_queued(e))
+                rq_unlink_locked(pw, e);
         entry_free(e);
 }
 
@@ -478,7 +556,8 @@ static void worker_thread_release(struct kc_thread *thread)
         free(t);
 }
 
-static void spawn_locked(struct kc_pod_workers *pw)
+/* Starts a pool thread; false when it could not (logged). */
+static bool spawn_locked(struct kc_pod_workers *pw)
 {
         struct worker_thread *t;
         int r;
@@ -486,7 +565,7 @@ static void spawn_locked(struct kc_pod_workers *pw)
         t = calloc(1, sizeof(*t));
         if (!t) {
                 kc_log_error_s(strerror(ENOMEM), "Pod workers: cannot allocate a worker thread");
-                return;
+                return false;
         }
         t->pw = pw;
         cond_init_monotonic(&t->cond);
@@ -497,7 +576,7 @@ static void spawn_locked(struct kc_pod_workers *pw)
                 kc_log_error_s(strerror(-r), "Pod workers: pthread_create failed",
                                KC_KV_UINT("threads", pw->reaper.n_running));
                 worker_thread_release(&t->thread);
-                return;
+                return false;
         }
         /* The pool is the one elastic set of threads: named, so that a soak
          * (bench/soak.py) or top -H tells it from the fixed ones. */
@@ -505,6 +584,7 @@ static void spawn_locked(struct kc_pod_workers *pw)
         t->next = pw->threads;
         pw->threads = t;
         pw->n_starting++;
+        return true;
 }
 
 /* Wakes the most recently idle thread, if any. */
@@ -543,6 +623,76 @@ static int idle_wait_locked(struct kc_pod_workers *pw, struct worker_thread *sel
         return r;
 }
 
+/* More ready pods than threads about to look for work (one still starting counts). */
+static bool short_of_threads_locked(const struct kc_pod_workers *pw)
+{
+        return pw->rq_len > pw->n_idle + pw->n_starting && pw->reaper.n_running < pw->max_threads;
+}
+
+/*
+ * Appends @e to the ready queue and finds it a thread: an idle one, a new
+ * one while the pool is under eager_threads, or else the grower's, should
+ * the queue stall.
+ */
+static void rq_push_locked(struct kc_pod_workers *pw, struct pod_entry *e)
+{
+        if (pw->rq_len == 0)
+                pw->rq_progress = monotonic_ns();
+        kc_list_add_tail(&pw->rq, &e->rq_link);
+        pw->rq_len++;
+        if (short_of_threads_locked(pw)) {
+                if (pw->reaper.n_running < pw->eager_threads)
+                        spawn_locked(pw);
+                else if (pw->grower_waiting)
+                        pthread_cond_signal(&pw->grow_cond);
+        }
+        wake_one_locked(pw);
+}
+
+/*
+ * The grower: one thread past eager_threads each time ready work waits
+ * STALL_NS while every thread is busy and none takes or finishes work.
+ * Those threads are blocked (in a runtime call, a grace period), not short
+ * of CPU: syncs that only compute keep taking work and the pool stays at
+ * eager_threads, however long the queue. Upstream's goroutines get the
+ * same from Go's scheduler, which adds an OS thread when one blocks in a
+ * system call.
+ */
+static void *grower_main(void *arg)
+{
+        struct kc_pod_workers *pw = arg;
+
+        (void)pthread_setname_np(pthread_self(), "kc-podgrower");
+        pthread_mutex_lock(&pw->lock);
+        while (!pw->stopping) {
+                struct timespec at;
+                int64_t due;
+
+                if (!short_of_threads_locked(pw)) {
+                        /* Nothing to do until a push finds every thread busy; 1 s is a net. */
+                        pw->grower_waiting = true;
+                        at = monotonic_deadline(KC_NSEC_PER_SEC);
+                        pthread_cond_timedwait(&pw->grow_cond, &pw->lock, &at);
+                        pw->grower_waiting = false;
+                        continue;
+                }
+                due = pw->rq_progress + STALL_NS;
+                if (monotonic_ns() >= due) {
+                        /* The new thread's start is the next progress to wait for;
+                         * a failed start (logged) is tried again after the net. */
+                        pw->rq_progress = monotonic_ns();
+                        if (spawn_locked(pw))
+                                continue;
+                        due = pw->rq_progress + KC_NSEC_PER_SEC;
+                }
+                at = (struct timespec){ .tv_sec = due / KC_NSEC_PER_SEC,
+                                        .tv_nsec = due % KC_NSEC_PER_SEC };
+                pthread_cond_timedwait(&pw->grow_cond, &pw->lock, &at);
+        }
+        pthread_mutex_unlock(&pw->lock);
+        return NULL;
+}
+
 /* Sends the signal: marks the mailbox and makes the entry ready if it can run. */
 static void schedule_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
@@ -552,13 +702,48 @@ static void schedule_locked(struct kc_pod_workers *pw, struct pod_entry *e)
                 return;
         if (pw->held && kc_map_get(pw->held, e->uid))
                 return;
-        kc_list_add_tail(&pw->rq, &e->rq_link);
-        pw->rq_len++;
-        /* More ready pods than threads about to look for work: grow. A thread
-         * still starting counts, or a burst of pushes would spawn one per push. */
-        if (pw->rq_len > pw->n_idle + pw->n_starting && pw->reaper.n_running < pw->max_threads)
-                spawn_locked(pw);
-        wake_one_locked(pw);
+        rq_push_locked(pw, e);
+}
+
+/*
+ * Resumes parked @e: back on the ready queue to go on with its work.
+ * @delivered: a cache write at least as new as the wait's minTime was seen.
+ */
+static void unpark_locked(struct kc_pod_workers *pw, struct pod_entry *e, bool delivered)
+{
+        kc_list_del(&e->park->link);
+        e->parked = false;
+        atomic_fetch_sub(&pw->n_parked, 1);
+        e->park->w.delivered = delivered;
+        rq_push_locked(pw, e);
+}
+
+/*
+ * The cache's observer: a write of @uid's entry (NULL: UpdateTime) at
+ * @ts resumes the parked iterations it makes ready, as a subscriber's wait
+ * would end (ts >= minTime). Called on the writer's thread, cache unlocked.
+ */
+static void cache_observed(void *ud, const char *uid, int64_t ts)
+{
+        struct kc_pod_workers *pw = ud;
+        struct parked_iteration *p, *next;
+        struct pod_entry *e;
+
+        /* Sequentially consistent, against park_locked(): see there. */
+        atomic_fetch_add(&pw->writes_seen, 1);
+        if (atomic_load(&pw->n_parked) == 0)
+                return;
+        KC_LOCK_GUARD(&pw->lock);
+        if (uid) {
+                /* A removed entry is not in the map: the next UpdateTime resumes it. */
+                e = kc_map_get(pw->pods, uid);
+                if (e && e->parked && ts >= e->park->min)
+                        unpark_locked(pw, e, true);
+                return;
+        }
+        kc_list_for_each_entry_safe (p, next, &pw->parked, struct parked_iteration, link)
+                if (ts >= p->min)
+                        unpark_locked(pw, p->e, true);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -863,12 +1048,6 @@ static void acknowledge_terminating_locked(struct pod_entry *e)
         }
 }
 
-struct pod_work {
-        enum kc_pod_work_type type;
-        struct pw_update u;
-        struct kc_cancel *ctx;
-};
-
 /*
  * startPodSync (§8.5). Returns false when there is nothing to run (no
  * update, status gone, cannot start now or ever). *ret_retry asks the
@@ -958,6 +1137,8 @@ static bool start_pod_sync_locked(struct kc_pod_workers *pw, struct pod_entry *e
 /* After an iteration: hand the entry back (free it, requeue it or leave it idle). */
 static void finish_iteration_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
+        /* A finished iteration is progress too: its thread takes work next. */
+        pw->rq_progress = monotonic_ns();
         e->in_flight = false;
         if (e->removed) {
                 entry_free(e);
@@ -973,11 +1154,76 @@ static bool error_is_network_not_ready(const char *msg)
 }
 
 /*
- * The status the sync works from: none for runtime pods; otherwise wait for
- * a PLEG refresh newer than the last sync (F-PW-07). Returns 0, -ECANCELED,
- * or another error with its message in *ret_msg.
+ * Parks @e's iteration in @p, its work @w moved there, unless a cache
+ * write was seen since @seen or the sync was cancelled. A write and a
+ * parking thread always see one another: this raises n_parked and then
+ * reads writes_seen, cache_observed() raises writes_seen and then reads
+ * n_parked (all sequentially consistent), so either this sees the write
+ * and tries the cache again, or the observer sees a parked iteration and
+ * takes the lock, which is held here until @e is on the list.
  */
-static int wait_for_status(struct kc_pod_workers *pw, struct pod_entry *e, const struct pod_work *w,
+static bool park_locked(struct kc_pod_workers *pw, struct pod_entry *e, struct pod_work *w,
+                        struct parked_iteration *p, uint_fast64_t seen)
+{
+        atomic_fetch_add(&pw->n_parked, 1);
+        if (atomic_load(&pw->writes_seen) != seen || kc_cancel_is_set(w->ctx)) {
+                atomic_fetch_sub(&pw->n_parked, 1);
+                return false;
+        }
+        *p = (struct parked_iteration){ .e = e, .min = e->last_sync_time, .w = *w };
+        *w = (struct pod_work){ .u = { .grace_override = -1 } };
+        e->park = p;
+        e->parked = true;
+        kc_list_add_tail(&pw->parked, &p->link);
+        return true;
+}
+
+/*
+ * GetNewerThan without holding a thread: the status at once when the cache
+ * is fresh enough, otherwise the iteration parks (-EINPROGRESS: @w now
+ * belongs to the entry) until cache_observed() or a cancellation resumes
+ * it. A pool that could not become the cache's observer waits in the cache.
+ */
+static int cache_status(struct kc_pod_workers *pw, struct pod_entry *e, struct pod_work *w,
+                        struct kc_pod_status **ret, char **ret_err)
+{
+        _cleanup_free_ struct parked_iteration *p = NULL;
+        uint_fast64_t seen;
+        int r;
+
+        if (w->delivered) {
+                /* What a subscriber would have been handed when the write came. */
+                w->delivered = false;
+                r = kc_pod_cache_get(pw->cache, e->uid, ret, ret_err);
+                return r < 0 ? r : 0;
+        }
+        for (;;) {
+                if (kc_cancel_is_set(w->ctx))
+                        return -ECANCELED;
+                seen = atomic_load(&pw->writes_seen);
+                r = kc_pod_cache_try_get_newer_than(pw->cache, e->uid, e->last_sync_time, ret,
+                                                    ret_err);
+                if (r != -EAGAIN)
+                        return r;
+                /* Not observing, or no memory to park in: wait in the cache. */
+                if (!pw->observing || (!p && !(p = malloc(sizeof(*p)))))
+                        return kc_pod_cache_get_newer_than(pw->cache, e->uid, e->last_sync_time,
+                                                           w->ctx, ret, ret_err);
+                KC_LOCK_GUARD(&pw->lock);
+                if (park_locked(pw, e, w, p, seen)) {
+                        TAKE_PTR(p);
+                        return -EINPROGRESS;
+                }
+        }
+}
+
+/*
+ * The status the sync works from: none for runtime pods; otherwise one
+ * newer than the last sync (F-PW-07). Returns 0, -ECANCELED, -EINPROGRESS
+ * (parked, see cache_status()), or another error with its message in
+ * *ret_msg.
+ */
+static int wait_for_status(struct kc_pod_workers *pw, struct pod_entry *e, struct pod_work *w,
                            struct kc_pod_status **ret, char **ret_msg)
 {
         _cleanup_free_ char *cerr = NULL;
@@ -986,8 +1232,9 @@ static int wait_for_status(struct kc_pod_workers *pw, struct pod_entry *e, const
 
         if (w->u.running)
                 return 0;
-        r = kc_pod_cache_get_newer_than(pw->cache, e->uid, e->last_sync_time, w->ctx, &status,
-                                        &cerr);
+        r = cache_status(pw, e, w, &status, &cerr);
+        if (r == -EINPROGRESS)
+                return r;
         if (r == -ECANCELED) {
                 err = -ECANCELED;
         } else if (r < 0) {
@@ -1119,9 +1366,12 @@ static void observe_worker_duration(struct kc_pod_workers *pw, const struct pod_
                                                   (double)KC_NSEC_PER_SEC);
 }
 
-/* Runs the work startPodSync handed out and completes it. Unlocked on entry and exit. */
-static void sync_and_complete(struct kc_pod_workers *pw, struct pod_entry *e,
-                              const struct pod_work *w)
+/*
+ * Runs the work startPodSync handed out and completes it. Unlocked on entry
+ * and exit. Returns true when the iteration parked instead: @w and @e are
+ * no longer the caller's.
+ */
+static bool sync_and_complete(struct kc_pod_workers *pw, struct pod_entry *e, struct pod_work *w)
 {
         struct sync_result res = { .requeue_after = -1 };
         struct kc_pod_status *status = NULL;
@@ -1134,6 +1384,8 @@ static void sync_and_complete(struct kc_pod_workers *pw, struct pod_entry *e,
                 KC_KV_STR("updateType", kc_sync_pod_type_to_string(w->u.type)),
                 KC_KV_STR("workType", kc_pod_work_type_to_string(w->type)));
         res.err = wait_for_status(pw, e, w, &status, &res.msg);
+        if (res.err == -EINPROGRESS)
+                return true;
         if (res.err == 0)
                 dispatch_sync(pw, e, w, status, &res);
 
@@ -1168,21 +1420,34 @@ static void sync_and_complete(struct kc_pod_workers *pw, struct pod_entry *e,
 
         free(res.msg);
         kc_pod_status_unref(status);
+        return false;
 }
 
-/* One iteration of podWorkerLoop for @e (in_flight set by the caller). Unlocked on entry/exit. */
+/*
+ * One iteration of podWorkerLoop for @e (in_flight set by the caller), or
+ * what is left of a parked one. Unlocked on entry/exit.
+ */
 static void run_one(struct kc_pod_workers *pw, struct pod_entry *e)
 {
         struct pod_work w = { .u = { .grace_override = -1 } };
         bool retry, ok;
 
         pthread_mutex_lock(&pw->lock);
-        ok = start_pod_sync_locked(pw, e, &w, &retry);
+        if (e->park) {
+                /* A parked iteration goes on: its status is ready or its sync cancelled. */
+                w = e->park->w;
+                free(e->park);
+                e->park = NULL;
+                retry = false;
+                ok = true;
+        } else {
+                ok = start_pod_sync_locked(pw, e, &w, &retry);
+        }
         pthread_mutex_unlock(&pw->lock);
         if (retry)
                 enqueue_backoff(pw, e->uid);
-        if (ok)
-                sync_and_complete(pw, e, &w);
+        if (ok && sync_and_complete(pw, e, &w))
+                return;
         update_done(&w.u);
 
         pthread_mutex_lock(&pw->lock);
@@ -1247,6 +1512,29 @@ static void *worker_main(void *arg)
 /* ------------------------------------------------------------------------ */
 /* Public API                                                                 */
 
+static unsigned cpu_count(void)
+{
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+        return n > 0 ? (unsigned)n : 1u;
+}
+
+/* The grower, on a small stack: it only takes the lock and spawns. */
+static int start_grower(struct kc_pod_workers *pw)
+{
+        pthread_attr_t attr;
+        int r;
+
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, (size_t)PTHREAD_STACK_MIN + 64 * 1024);
+        r = pthread_create(&pw->grower, &attr, grower_main, pw);
+        pthread_attr_destroy(&attr);
+        if (r != 0)
+                return -r;
+        pw->grower_started = true;
+        return 0;
+}
+
 int kc_pod_workers_new(const struct kc_pod_workers_config *cfg, struct kc_pod_workers **ret)
 {
         struct kc_pod_workers *pw;
@@ -1274,6 +1562,11 @@ int kc_pod_workers_new(const struct kc_pod_workers_config *cfg, struct kc_pod_wo
         pw->max_threads = cfg->max_threads ? cfg->max_threads : DEFAULT_MAX_THREADS;
         if (pw->min_threads > pw->max_threads)
                 pw->min_threads = pw->max_threads;
+        pw->eager_threads = EAGER_THREADS_PER_CPU * cpu_count();
+        if (pw->eager_threads < pw->min_threads)
+                pw->eager_threads = pw->min_threads;
+        if (pw->eager_threads > pw->max_threads)
+                pw->eager_threads = pw->max_threads;
         pw->stack_size = cfg->stack_size ? cfg->stack_size : DEFAULT_STACK_SIZE;
         if (pw->stack_size < (size_t)PTHREAD_STACK_MIN)
                 pw->stack_size = PTHREAD_STACK_MIN;
@@ -1291,15 +1584,26 @@ int kc_pod_workers_new(const struct kc_pod_workers_config *cfg, struct kc_pod_wo
                 return -ENOMEM;
         }
         kc_list_init(&pw->rq);
+        kc_list_init(&pw->parked);
         kc_reaper_init(&pw->reaper, worker_thread_release);
         pthread_mutex_init(&pw->lock, NULL);
         cond_init_monotonic(&pw->idle_cond);
+        cond_init_monotonic(&pw->grow_cond);
+        if (start_grower(pw) < 0) {
+                kc_pod_workers_free(pw);
+                return -ENOMEM;
+        }
+        /* Last: the observer may be called from now on. Another pool observing
+         * the cache (tests) leaves this one waiting in it, as before. */
+        pw->observing = kc_pod_cache_set_observer(pw->cache, cache_observed, pw) == 0;
         *ret = pw;
         return 0;
 }
 
 struct kc_pod_workers *kc_pod_workers_free(struct kc_pod_workers *pw)
 {
+        struct parked_iteration *p, *pnext;
+        struct pod_entry *e, *next;
         struct worker_thread *live, *t;
         size_t iter = 0;
         const char *key;
@@ -1308,6 +1612,9 @@ struct kc_pod_workers *kc_pod_workers_free(struct kc_pod_workers *pw)
         if (!pw)
                 return NULL;
 
+        /* No write resumes anything from here on. */
+        if (pw->observing)
+                (void)kc_pod_cache_set_observer(pw->cache, NULL, NULL);
         pthread_mutex_lock(&pw->lock);
         pw->stopping = true;
         /* Cancel every in-flight sync. */
@@ -1319,6 +1626,7 @@ struct kc_pod_workers *kc_pod_workers_free(struct kc_pod_workers *pw)
         }
         for (t = pw->threads; t; t = t->next)
                 pthread_cond_signal(&t->cond);
+        pthread_cond_signal(&pw->grow_cond);
         pw->idle_top = NULL;
         live = pw->threads;
         pw->threads = NULL;
@@ -1331,11 +1639,26 @@ struct kc_pod_workers *kc_pod_workers_free(struct kc_pod_workers *pw)
                 worker_thread_release(&t->thread);
                 t = next;
         }
+        if (pw->grower_started)
+                pthread_join(pw->grower, NULL);
         pthread_mutex_lock(&pw->lock);
         kc_reaper_join_locked(&pw->reaper);
         pthread_mutex_unlock(&pw->lock);
 
-        /* Every thread is gone: free the entries and the static-pod maps. */
+        /* Every thread is gone. Iterations left parked or resumed end here;
+         * their entries go with the map, unless removed from it already. */
+        kc_list_for_each_entry_safe (p, pnext, &pw->parked, struct parked_iteration, link) {
+                kc_list_del(&p->link);
+                if (p->e->removed)
+                        entry_free(p->e);
+        }
+        kc_list_for_each_entry_safe (e, next, &pw->rq, struct pod_entry, rq_link) {
+                rq_unlink_locked(pw, e);
+                if (e->removed)
+                        entry_free(e);
+        }
+
+        /* Free the entries and the static-pod maps. */
         iter = 0;
         while (kc_map_next(pw->pods, &iter, &key, &value))
                 entry_free(value);
@@ -1363,6 +1686,7 @@ struct kc_pod_workers *kc_pod_workers_free(struct kc_pod_workers *pw)
                 free(value);
         kc_map_free(pw->held);
         pthread_cond_destroy(&pw->idle_cond);
+        pthread_cond_destroy(&pw->grow_cond);
         pthread_mutex_destroy(&pw->lock);
         free(pw);
         return NULL;
@@ -1659,6 +1983,9 @@ static void queue_update_locked(struct kc_pod_workers *pw, struct pod_entry *e,
                 kc_log_v_s(3, "Cancelling current pod sync", KC_KV_POD(q->ns, q->name),
                            KC_KV_STR("podUID", q->uid));
                 kc_cancel_trigger_mp(e->ctx);
+                /* A sync parked in the cache ends now, as a waiting one would. */
+                if (e->parked)
+                        unpark_locked(pw, e, false);
         }
 }
 
@@ -2097,6 +2424,11 @@ unsigned kc__pod_workers_unjoined_count(struct kc_pod_workers *pw)
         n = pw->reaper.n_exited;
         pthread_mutex_unlock(&pw->lock);
         return n;
+}
+
+unsigned kc__pod_workers_eager_threads(struct kc_pod_workers *pw)
+{
+        return pw->eager_threads; /* set once, before any thread */
 }
 
 unsigned kc__pod_workers_thread_count(struct kc_pod_workers *pw)

@@ -64,6 +64,7 @@ struct fake {
         char terminal_uid[8][64];       /* SyncPod reports terminal */
         char block_sync_uid[64];        /* SyncPod blocks until ctx cancelled */
         char gate_sync_uid[64];         /* SyncPod blocks until gate triggered */
+        char gate_sync_prefix[64];      /* so does SyncPod of every UID starting so */
         char block_terminating_uid[64]; /* SyncTerminatingPod blocks until release */
         struct kc_cancel *gate, *release;
         char next_error[128];       /* returned once by the next SyncPod */
@@ -167,7 +168,9 @@ static inline int fake_sync_pod(void *ud, struct kc_cancel *ctx, enum kc_sync_po
                 f->next_requeue_after = 0;
         }
         bool block = strcmp(f->block_sync_uid, pod->uid) == 0;
-        bool gate = strcmp(f->gate_sync_uid, pod->uid) == 0;
+        bool gate = strcmp(f->gate_sync_uid, pod->uid) == 0 ||
+                    (f->gate_sync_prefix[0] &&
+                     strncmp(pod->uid, f->gate_sync_prefix, strlen(f->gate_sync_prefix)) == 0);
         fake_unlock(f);
         if (block) {
                 mark_entered(f);
@@ -263,6 +266,28 @@ static inline double fixed_random(void *ud)
         return 0.5;
 }
 
+/* The fixture's pool configuration over @cache (0: the defaults). */
+static inline struct kc_pod_workers_config fixture_cfg(struct fixture *fx,
+                                                       struct kc_pod_cache *cache,
+                                                       unsigned max_threads,
+                                                       int64_t idle_timeout_ns)
+{
+        return (struct kc_pod_workers_config){
+                .clock = fx->clock,
+                .cache = cache,
+                .syncer = &fake_ops,
+                .syncer_userdata = &fx->fake,
+                .enqueue = fake_enqueue,
+                .enqueue_userdata = &fx->fake,
+                .resync_interval_ns = 60 * SEC,
+                .random = fixed_random,
+                .max_threads = max_threads,
+                .min_threads = 1,
+                .stack_size = 128 * 1024,
+                .idle_timeout_ns = idle_timeout_ns,
+        };
+}
+
 static inline struct fixture *fixture_new_cfg(unsigned max_threads, int64_t idle_timeout_ns)
 {
         struct fixture *fx = calloc(1, sizeof(*fx));
@@ -277,20 +302,7 @@ static inline struct fixture *fixture_new_cfg(unsigned max_threads, int64_t idle
         assert_int_equal(kc_pod_cache_new(&fx->cache), 0);
         /* By default every GetNewerThan is satisfied at once (the PLEG is "ahead"). */
         kc_pod_cache_update_time(fx->cache, FAR_FUTURE);
-        cfg = (struct kc_pod_workers_config){
-                .clock = fx->clock,
-                .cache = fx->cache,
-                .syncer = &fake_ops,
-                .syncer_userdata = &fx->fake,
-                .enqueue = fake_enqueue,
-                .enqueue_userdata = &fx->fake,
-                .resync_interval_ns = 60 * SEC,
-                .random = fixed_random,
-                .max_threads = max_threads,
-                .min_threads = 1,
-                .stack_size = 128 * 1024,
-                .idle_timeout_ns = idle_timeout_ns,
-        };
+        cfg = fixture_cfg(fx, fx->cache, max_threads, idle_timeout_ns);
         assert_int_equal(kc_pod_workers_new(&cfg, &fx->pw), 0);
         return fx;
 }

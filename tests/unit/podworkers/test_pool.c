@@ -375,28 +375,39 @@ static void test_status_error(void **state)
         fixture_free(fx);
 }
 
+/*
+ * Replaces fx's pool with one on a fresh cache with a real timeline (instead
+ * of FAR_FUTURE), so that syncs can be made to wait in it; returned, for
+ * fixture_free_on() to free with the pool.
+ */
+static struct kc_pod_cache *pool_on_own_cache(struct fixture *fx, unsigned max_threads,
+                                              int64_t idle_timeout_ns)
+{
+        struct kc_pod_workers_config cfg;
+        struct kc_pod_cache *cache = NULL;
+
+        assert_int_equal(kc_pod_cache_new(&cache), 0);
+        cfg = fixture_cfg(fx, cache, max_threads, idle_timeout_ns);
+        kc_pod_workers_free(fx->pw);
+        assert_int_equal(kc_pod_workers_new(&cfg, &fx->pw), 0);
+        return cache;
+}
+
+static void fixture_free_on(struct fixture *fx, struct kc_pod_cache *cache)
+{
+        kc_pod_workers_free(fx->pw);
+        fx->pw = NULL;
+        kc_pod_cache_free(cache);
+        fixture_free(fx);
+}
+
 /* F-PW-07: the next sync waits for a status newer than the last sync time. */
 static void test_get_newer_than_blocks(void **state)
 {
         struct fixture *fx = fixture_new();
-        struct kc_pod_cache *cache = NULL;
+        struct kc_pod_cache *cache = pool_on_own_cache(fx, 0, 0);
 
         (void)state;
-        /* a fresh cache with a real timeline instead of FAR_FUTURE */
-        assert_int_equal(kc_pod_cache_new(&cache), 0);
-        {
-                struct kc_pod_workers_config cfg = {
-                        .clock = fx->clock,
-                        .cache = cache,
-                        .syncer = &fake_ops,
-                        .syncer_userdata = &fx->fake,
-                        .enqueue = fake_enqueue,
-                        .enqueue_userdata = &fx->fake,
-                        .random = fixed_random,
-                };
-                kc_pod_workers_free(fx->pw);
-                assert_int_equal(kc_pod_workers_new(&cfg, &fx->pw), 0);
-        }
         kc_pod_cache_update_time(cache, T0);
         update_new(fx, KC_SYNC_POD_CREATE, "b", "ns", "b", false); /* newer than 0: runs */
         drain(fx);
@@ -409,9 +420,128 @@ static void test_get_newer_than_blocks(void **state)
         kc_pod_cache_update_time(cache, T0 + SEC);
         drain(fx);
         assert_int_equal(n_recs_for(fx, "b"), 2);
-        kc_pod_workers_free(fx->pw);
-        fx->pw = NULL;
-        kc_pod_cache_free(cache);
+        fixture_free_on(fx, cache);
+}
+
+/* Creates pods @prefix0..(n-1) and lets their first syncs run (newer than 0: at once). */
+static void create_pods(struct fixture *fx, const char *prefix, int n)
+{
+        char uid[16];
+
+        for (int i = 0; i < n; i++) {
+                snprintf(uid, sizeof(uid), "%s%d", prefix, i);
+                update_new(fx, KC_SYNC_POD_CREATE, uid, "ns", uid, false);
+        }
+        drain(fx);
+}
+
+static void sync_pods(struct fixture *fx, const char *prefix, int n)
+{
+        char uid[16];
+
+        for (int i = 0; i < n; i++) {
+                snprintf(uid, sizeof(uid), "%s%d", prefix, i);
+                update_new(fx, KC_SYNC_POD_SYNC, uid, "ns", uid, false);
+        }
+}
+
+/*
+ * A sync waiting for a fresh status holds no thread (issue 18: at 5,000
+ * pods each resync burst blocked hundreds of pool threads in GetNewerThan):
+ * it parks, and the cache write that would end a subscriber's wait resumes
+ * it: a Set of its own entry, or an UpdateTime.
+ */
+static void test_cache_wait_parks(void **state)
+{
+        struct fixture *fx = fixture_new();
+        struct kc_pod_cache *cache = pool_on_own_cache(fx, 256, 0);
+        unsigned eager = kc__pod_workers_eager_threads(fx->pw);
+        char uid[16];
+
+        (void)state;
+        kc_pod_cache_update_time(cache, T0);
+        create_pods(fx, "w", 64);
+        kc_fake_clock_advance(fx->clock, SEC); /* the last syncs were at T0 */
+        sync_pods(fx, "w", 64);
+        /* every one waits: the cache has nothing newer than T0 */
+        assert_int_equal(kc__pod_workers_drain(fx->pw, 200), -ETIMEDOUT);
+        for (int i = 0; i < 64; i++) {
+                snprintf(uid, sizeof(uid), "w%d", i);
+                assert_int_equal(n_recs_for(fx, uid), 1);
+        }
+        /* Waiting in the cache, each had held a thread: 64 of them. Parked,
+         * the pool stays at what it starts at once (the margin: threads the
+         * grower may add should a loaded machine stall the queue). */
+        assert_true(kc__pod_workers_thread_count(fx->pw) <= eager + 12);
+        /* A write of one pod's entry, as new as its last sync, resumes it alone. */
+        assert_true(kc_pod_cache_set(cache, "w7", NULL, NULL, T0));
+        wait_recs(fx, "w7", 2);
+        assert_int_equal(n_recs_for(fx, "w8"), 1);
+        /* UpdateTime resumes the others. */
+        kc_pod_cache_update_time(cache, T0 + SEC);
+        drain(fx);
+        for (int i = 0; i < 64; i++) {
+                snprintf(uid, sizeof(uid), "w%d", i);
+                assert_int_equal(n_recs_for(fx, uid), 2);
+        }
+        fixture_free_on(fx, cache);
+}
+
+/*
+ * F-PW-05 for a parked sync: the kill cancels it at once, as it would end a
+ * wait in the cache; SyncPod is never called with the stale status, and the
+ * kill's own iteration waits for a fresh one in turn.
+ */
+static void test_kill_cancels_parked_sync(void **state)
+{
+        struct fixture *fx = fixture_new();
+        struct kc_pod_cache *cache = pool_on_own_cache(fx, 0, 0);
+        struct rec r[8];
+
+        (void)state;
+        kc_pod_cache_update_time(cache, T0);
+        create_pods(fx, "k", 1);
+        kc_fake_clock_advance(fx->clock, SEC);
+        sync_pods(fx, "k", 1);
+        assert_int_equal(kc__pod_workers_drain(fx->pw, 100), -ETIMEDOUT);
+        update_new(fx, KC_SYNC_POD_KILL, "k0", "ns", "k0", false);
+        /* The kill's iteration waits for a status newer than T0 too. */
+        assert_int_equal(kc__pod_workers_drain(fx->pw, 100), -ETIMEDOUT);
+        assert_int_equal(n_recs_for(fx, "k0"), 1);
+        kc_pod_cache_update_time(cache, T0 + SEC);
+        wait_recs(fx, "k0", 2);
+        /* SyncTerminatedPod waits for a status newer than SyncTerminatingPod's end. */
+        kc_pod_cache_update_time(cache, FAR_FUTURE);
+        drain(fx);
+        assert_int_equal(recs_for(fx, "k0", r, 8), 3);
+        assert_int_equal(r[0].kind, REC_SYNC);
+        assert_int_equal(r[1].kind, REC_TERMINATING);
+        assert_int_equal(r[2].kind, REC_TERMINATED);
+        assert_true(snap(fx, "k0").finished);
+        fixture_free_on(fx, cache);
+}
+
+/*
+ * Syncs blocked in the syncer (a runtime call, a grace period) stall the
+ * queue: the grower adds a thread each time, past what the pool starts at
+ * once, until every ready pod has one.
+ */
+static void test_blocked_syncs_grow_the_pool(void **state)
+{
+        struct fixture *fx = fixture_new_cfg(64, 0);
+        int n;
+
+        (void)state;
+        n = (int)kc__pod_workers_eager_threads(fx->pw) + 4;
+        fake_lock(&fx->fake);
+        snprintf(fx->fake.gate_sync_prefix, 64, "g");
+        fake_unlock(&fx->fake);
+        sync_pods(fx, "g", n);
+        /* each blocked sync holds a thread of its own */
+        wait_entered(fx, n);
+        assert_true(kc__pod_workers_thread_count(fx->pw) >= (unsigned)n);
+        kc_cancel_trigger_mp(fx->fake.gate);
+        drain(fx);
         fixture_free(fx);
 }
 
@@ -548,54 +678,21 @@ static void test_pool_grows_and_shrinks(void **state)
  */
 static void test_pool_shrinks_under_trickle(void **state)
 {
-        const int64_t idle = 300 * KC_NSEC_PER_MSEC;
-        struct fixture *fx = fixture_new();
+        struct fixture *fx = fixture_new_cfg(64, 300 * KC_NSEC_PER_MSEC);
         struct timespec tick = { 0, 20 * KC_NSEC_PER_MSEC };
-        struct kc_pod_cache *cache = NULL;
         struct kc_clock *real = kc_clock_real();
         int64_t deadline;
-        unsigned burst = 0, n = 0;
-        char uid[16];
+        unsigned n = 0;
 
         (void)state;
-        /* A cache with a real timeline, so that syncs can be made to wait in it. */
-        assert_int_equal(kc_pod_cache_new(&cache), 0);
-        {
-                struct kc_pod_workers_config cfg = {
-                        .clock = fx->clock,
-                        .cache = cache,
-                        .syncer = &fake_ops,
-                        .syncer_userdata = &fx->fake,
-                        .enqueue = fake_enqueue,
-                        .enqueue_userdata = &fx->fake,
-                        .resync_interval_ns = 60 * SEC,
-                        .random = fixed_random,
-                        .max_threads = 64,
-                        .min_threads = 1,
-                        .stack_size = 128 * 1024,
-                        .idle_timeout_ns = idle,
-                };
-                kc_pod_workers_free(fx->pw);
-                assert_int_equal(kc_pod_workers_new(&cfg, &fx->pw), 0);
-        }
-        kc_pod_cache_update_time(cache, T0);
-        for (int i = 0; i < 8; i++) {
-                snprintf(uid, sizeof(uid), "p%d", i);
-                update_new(fx, KC_SYNC_POD_CREATE, uid, "ns", uid, false);
-        }
-        drain(fx);
-        /* The burst: eight syncs wait in the cache at once, on eight threads. */
-        kc_fake_clock_advance(fx->clock, SEC);
-        for (int i = 0; i < 8; i++) {
-                snprintf(uid, sizeof(uid), "p%d", i);
-                update_new(fx, KC_SYNC_POD_SYNC, uid, "ns", uid, false);
-        }
-        deadline = kc_clock_now(real) + 5 * SEC * kc_test_timeout_multiplier();
-        while ((burst = kc__pod_workers_thread_count(fx->pw)) < 8 && kc_clock_now(real) < deadline)
-                nanosleep(&tick, NULL);
-        assert_true(burst >= 8);
-        /* Every later sync finds the cache fresh enough and does not wait. */
-        kc_pod_cache_update_time(cache, T0 + 1000 * SEC);
+        /* The burst: eight syncs blocked in the syncer at once, on eight threads. */
+        fake_lock(&fx->fake);
+        snprintf(fx->fake.gate_sync_prefix, 64, "p");
+        fake_unlock(&fx->fake);
+        sync_pods(fx, "p", 8);
+        wait_entered(fx, 8);
+        assert_true(kc__pod_workers_thread_count(fx->pw) >= 8);
+        kc_cancel_trigger_mp(fx->fake.gate);
         drain(fx);
 
         /* The trickle: one sync every 20 ms, far more often than the 300 ms
@@ -612,9 +709,6 @@ static void test_pool_shrinks_under_trickle(void **state)
         /* and the trickle was served all along */
         drain(fx);
         assert_true(n_recs_for(fx, "p0") >= 3);
-        kc_pod_workers_free(fx->pw);
-        fx->pw = NULL;
-        kc_pod_cache_free(cache);
         fixture_free(fx);
 }
 
@@ -656,6 +750,9 @@ int main(void)
                 cmocka_unit_test(test_stuck_pod_does_not_delay_others),
                 cmocka_unit_test(test_pool_grows_and_shrinks),
                 cmocka_unit_test(test_pool_shrinks_under_trickle),
+                cmocka_unit_test(test_cache_wait_parks),
+                cmocka_unit_test(test_kill_cancels_parked_sync),
+                cmocka_unit_test(test_blocked_syncs_grow_the_pool),
                 cmocka_unit_test(test_free_cancels_in_flight),
         };
 
