@@ -354,16 +354,23 @@ static void cond_init_monotonic(pthread_cond_t *c)
         pthread_condattr_destroy(&attr);
 }
 
-static struct timespec monotonic_deadline(int64_t ns)
+static int64_t monotonic_ns(void)
 {
         struct timespec ts;
-        int64_t t;
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        t = (int64_t)ts.tv_sec * KC_NSEC_PER_SEC + ts.tv_nsec + ns;
-        ts.tv_sec = t / KC_NSEC_PER_SEC;
-        ts.tv_nsec = t % KC_NSEC_PER_SEC;
-        return ts;
+        return (int64_t)ts.tv_sec * KC_NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* Monotonic ns @t as a deadline for a CLOCK_MONOTONIC condition variable. */
+static struct timespec timespec_at(int64_t t)
+{
+        return (struct timespec){ .tv_sec = t / KC_NSEC_PER_SEC, .tv_nsec = t % KC_NSEC_PER_SEC };
+}
+
+static struct timespec monotonic_deadline(int64_t ns)
+{
+        return timespec_at(monotonic_ns() + ns);
 }
 
 static void update_done(struct pw_update *u)
@@ -498,14 +505,6 @@ static void rq_unlink_locked(struct kc_pod_workers *pw, struct pod_entry *e)
 {
         kc_list_del(&e->rq_link);
         pw->rq_len--;
-}
-
-static int64_t monotonic_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * KC_NSEC_PER_SEC + ts.tv_nsec;
 }
 
 static struct pod_entry *rq_pop_locked(struct kc_pod_workers *pw)
@@ -666,7 +665,7 @@ static void *grower_main(void *arg)
         pthread_mutex_lock(&pw->lock);
         while (!pw->stopping) {
                 struct timespec at;
-                int64_t due;
+                int64_t due, now;
 
                 if (!short_of_threads_locked(pw)) {
                         /* Nothing to do until a push finds every thread busy; 1 s is a net. */
@@ -677,16 +676,16 @@ static void *grower_main(void *arg)
                         continue;
                 }
                 due = pw->rq_progress + STALL_NS;
-                if (monotonic_ns() >= due) {
+                now = monotonic_ns();
+                if (now >= due) {
                         /* The new thread's start is the next progress to wait for;
                          * a failed start (logged) is tried again after the net. */
-                        pw->rq_progress = monotonic_ns();
+                        pw->rq_progress = now;
                         if (spawn_locked(pw))
                                 continue;
-                        due = pw->rq_progress + KC_NSEC_PER_SEC;
+                        due = now + KC_NSEC_PER_SEC;
                 }
-                at = (struct timespec){ .tv_sec = due / KC_NSEC_PER_SEC,
-                                        .tv_nsec = due % KC_NSEC_PER_SEC };
+                at = timespec_at(due);
                 pthread_cond_timedwait(&pw->grow_cond, &pw->lock, &at);
         }
         pthread_mutex_unlock(&pw->lock);

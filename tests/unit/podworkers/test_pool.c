@@ -423,26 +423,22 @@ static void test_get_newer_than_blocks(void **state)
         fixture_free_on(fx, cache);
 }
 
+/* UpdatePod(@type) for pods @prefix0..(n-1). */
+static void update_pods(struct fixture *fx, enum kc_sync_pod_type type, const char *prefix, int n)
+{
+        char uid[16];
+
+        for (int i = 0; i < n; i++) {
+                snprintf(uid, sizeof(uid), "%s%d", prefix, i);
+                update_new(fx, type, uid, "ns", uid, false);
+        }
+}
+
 /* Creates pods @prefix0..(n-1) and lets their first syncs run (newer than 0: at once). */
 static void create_pods(struct fixture *fx, const char *prefix, int n)
 {
-        char uid[16];
-
-        for (int i = 0; i < n; i++) {
-                snprintf(uid, sizeof(uid), "%s%d", prefix, i);
-                update_new(fx, KC_SYNC_POD_CREATE, uid, "ns", uid, false);
-        }
+        update_pods(fx, KC_SYNC_POD_CREATE, prefix, n);
         drain(fx);
-}
-
-static void sync_pods(struct fixture *fx, const char *prefix, int n)
-{
-        char uid[16];
-
-        for (int i = 0; i < n; i++) {
-                snprintf(uid, sizeof(uid), "%s%d", prefix, i);
-                update_new(fx, KC_SYNC_POD_SYNC, uid, "ns", uid, false);
-        }
 }
 
 /*
@@ -462,7 +458,7 @@ static void test_cache_wait_parks(void **state)
         kc_pod_cache_update_time(cache, T0);
         create_pods(fx, "w", 64);
         kc_fake_clock_advance(fx->clock, SEC); /* the last syncs were at T0 */
-        sync_pods(fx, "w", 64);
+        update_pods(fx, KC_SYNC_POD_SYNC, "w", 64);
         /* every one waits: the cache has nothing newer than T0 */
         assert_int_equal(kc__pod_workers_drain(fx->pw, 200), -ETIMEDOUT);
         for (int i = 0; i < 64; i++) {
@@ -502,7 +498,7 @@ static void test_kill_cancels_parked_sync(void **state)
         kc_pod_cache_update_time(cache, T0);
         create_pods(fx, "k", 1);
         kc_fake_clock_advance(fx->clock, SEC);
-        sync_pods(fx, "k", 1);
+        update_pods(fx, KC_SYNC_POD_SYNC, "k", 1);
         assert_int_equal(kc__pod_workers_drain(fx->pw, 100), -ETIMEDOUT);
         update_new(fx, KC_SYNC_POD_KILL, "k0", "ns", "k0", false);
         /* The kill's iteration waits for a status newer than T0 too. */
@@ -536,7 +532,7 @@ static void test_blocked_syncs_grow_the_pool(void **state)
         fake_lock(&fx->fake);
         snprintf(fx->fake.gate_sync_prefix, 64, "g");
         fake_unlock(&fx->fake);
-        sync_pods(fx, "g", n);
+        update_pods(fx, KC_SYNC_POD_SYNC, "g", n);
         /* each blocked sync holds a thread of its own */
         wait_entered(fx, n);
         assert_true(kc__pod_workers_thread_count(fx->pw) >= (unsigned)n);
@@ -689,7 +685,7 @@ static void test_pool_shrinks_under_trickle(void **state)
         fake_lock(&fx->fake);
         snprintf(fx->fake.gate_sync_prefix, 64, "p");
         fake_unlock(&fx->fake);
-        sync_pods(fx, "p", 8);
+        update_pods(fx, KC_SYNC_POD_SYNC, "p", 8);
         wait_entered(fx, 8);
         assert_true(kc__pod_workers_thread_count(fx->pw) >= 8);
         kc_cancel_trigger_mp(fx->fake.gate);
