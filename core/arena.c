@@ -83,20 +83,12 @@ struct kc_arena {
         struct kc_arena_hold *holds;  /* the others, newest first */
 };
 
-int kc_arena_new(struct kc_arena **ret)
-{
-        struct kc_arena *a;
-
-        a = calloc(1, sizeof(*a));
-        if (!a)
-                return -ENOMEM;
-        a->next_chunk = KC_ARENA_FIRST_CHUNK;
-        a->refs = 1;
-        *ret = a;
-        return 0;
-}
-
-int kc_arena_new_block(size_t size, struct kc_arena **ret, void **ret_block)
+/*
+ * An arena and its first chunk of @size bytes (rounded up), @used of them
+ * taken, in one allocation: one malloc and one free per arena, not two
+ * (issue 18: a relist makes several for each pod it inspects).
+ */
+static struct kc_arena *arena_with_chunk(size_t size, bool used, size_t next_chunk)
 {
         const size_t off = (sizeof(struct kc_arena) + alignof(struct kc_arena_chunk) - 1) &
                            ~(alignof(struct kc_arena_chunk) - 1);
@@ -104,19 +96,37 @@ int kc_arena_new_block(size_t size, struct kc_arena **ret, void **ret_block)
         struct kc_arena *a;
 
         if (size > SIZE_MAX - KC_ARENA_ALIGN - off - sizeof(*c))
-                return -ENOMEM;
+                return NULL;
         size = size == 0 ? KC_ARENA_ALIGN : (size + KC_ARENA_ALIGN - 1) & ~(KC_ARENA_ALIGN - 1);
         a = malloc(off + sizeof(*c) + size);
         if (!a)
-                return -ENOMEM;
+                return NULL;
         c = (struct kc_arena_chunk *)((char *)a + off);
-        *c = (struct kc_arena_chunk){ .size = size, .used = size };
-        memset(c->data, 0, size);
-        *a = (struct kc_arena){
-                .head = c, .next_chunk = KC_ARENA_FIRST_CHUNK, .refs = 1, .inner = c
-        };
+        *c = (struct kc_arena_chunk){ .size = size, .used = used ? size : 0 };
+        *a = (struct kc_arena){ .head = c, .next_chunk = next_chunk, .refs = 1, .inner = c };
+        return a;
+}
+
+int kc_arena_new(struct kc_arena **ret)
+{
+        struct kc_arena *a =
+                arena_with_chunk(KC_ARENA_FIRST_CHUNK, false, 2 * KC_ARENA_FIRST_CHUNK);
+
+        if (!a)
+                return -ENOMEM;
         *ret = a;
-        *ret_block = c->data;
+        return 0;
+}
+
+int kc_arena_new_block(size_t size, struct kc_arena **ret, void **ret_block)
+{
+        struct kc_arena *a = arena_with_chunk(size, true, KC_ARENA_FIRST_CHUNK);
+
+        if (!a)
+                return -ENOMEM;
+        memset(a->inner->data, 0, a->inner->size);
+        *ret = a;
+        *ret_block = a->inner->data;
         return 0;
 }
 
