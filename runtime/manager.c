@@ -63,19 +63,25 @@ struct item_src {
         const char *uid; /* the pod UID found in labels; NULL when it came from elsewhere */
 };
 
-/* A cached pod's sandbox or container: its fields equal these (strings by address). */
+/*
+ * A cached pod's sandbox or container: its fields equal these (strings by
+ * address), and its strings are those of any listed item with this token
+ * when nonzero (runtime_service.h).
+ */
 struct entry_src {
         const char *id, *name, *image;
         const struct kc_label *annotations; /* the hash's source */
         size_t n_annotations;
         int64_t created_at;
         int state; /* the kc_container_state the pod has */
+        uint64_t token;
 };
 
 /* A cached pod: its fields equal these; its entries at sb_off / c_off of the entry records. */
 struct group_src {
         const struct kc_label *labels; /* the first item's: name and namespace */
         size_t n_labels;
+        uint64_t token; /* the first item's token */
         const char *name, *namespace;
         int64_t created_at;
         uint32_t n_sandboxes, n_containers, sb_off, c_off;
@@ -137,6 +143,7 @@ struct group {
         const char *namespace;
         const struct kc_label *labels; /* the first item's */
         size_t n_labels;
+        uint64_t token; /* the first item's token */
         int64_t created_at;
         uint32_t n_sandboxes, n_containers;
         uint32_t sb_off, c_off; /* where its entries start in sb_perm / c_perm */
@@ -545,11 +552,25 @@ enum identity {
         IDENTITY_UNKNOWN,   /* a string or array is elsewhere: compare contents */
 };
 
-/* Entry record @e against a listed object's strings and arrays, by address. */
-static bool entry_addresses(const struct entry_src *e, const char *id, const char *name,
-                            const char *image, const struct kc_label *annotations,
+/* Item @i's token in a list result's @tokens (runtime_service.h); 0 when it has none. */
+static uint64_t item_token(const uint64_t *tokens, size_t i)
+{
+        return tokens ? tokens[i] : 0;
+}
+
+/* Nonzero tokens, equal: the two items have equal contents. */
+static bool same_token(uint64_t a, uint64_t b)
+{
+        return a != 0 && a == b;
+}
+
+/* Entry record @e against a listed object's strings and arrays: by token, else by address. */
+static bool entry_addresses(const struct entry_src *e, uint64_t token, const char *id,
+                            const char *name, const char *image, const struct kc_label *annotations,
                             size_t n_annotations)
 {
+        if (same_token(e->token, token))
+                return true;
         return e->id == id && e->name == name && e->image == image &&
                e->annotations == annotations && e->n_annotations == n_annotations;
 }
@@ -573,13 +594,16 @@ static enum identity pod_identity(const struct src_set *prev, const struct group
         if (gs->n_sandboxes != g->n_sandboxes || gs->n_containers != g->n_containers)
                 return IDENTITY_DIFFERENT;
         numbers = gs->created_at == g->created_at;
-        addresses = gs->name == g->name && gs->namespace == g->namespace;
+        /* The first items' labels, equal by token, give the same name and namespace. */
+        addresses = (gs->name == g->name && gs->namespace == g->namespace) ||
+                    same_token(gs->token, g->token);
         for (k = 0; k < g->n_containers; k++) {
                 const struct kc_cri_container *c = &cl->items[c_perm[g->c_off + k]];
                 const struct entry_src *e = &prev->c[gs->c_off + k];
 
                 numbers &= e->created_at == c->created_at && e->state == (int)c->state;
-                addresses &= entry_addresses(e, c->id, c->metadata.name, c->image, c->annotations,
+                addresses &= entry_addresses(e, item_token(cl->tokens, c_perm[g->c_off + k]), c->id,
+                                             c->metadata.name, c->image, c->annotations,
                                              c->n_annotations);
         }
         for (k = 0; k < g->n_sandboxes; k++) {
@@ -587,7 +611,8 @@ static enum identity pod_identity(const struct src_set *prev, const struct group
                 const struct entry_src *e = &prev->sb[gs->sb_off + k];
 
                 numbers &= e->created_at == s->created_at && e->state == (int)sandbox_cstate(s);
-                addresses &= entry_addresses(e, s->id, s->metadata.name, NULL, NULL, 0);
+                addresses &= entry_addresses(e, item_token(sbl->tokens, sb_perm[g->sb_off + k]),
+                                             s->id, s->metadata.name, NULL, NULL, 0);
         }
         *ret_same_strings = addresses;
         if (!numbers)
@@ -626,6 +651,7 @@ static void pod_record(struct src_set *next, uint32_t gi, const struct group *g,
         next->g[gi] = (struct group_src){
                 .labels = g->labels,
                 .n_labels = g->n_labels,
+                .token = g->token,
                 .name = g->name,
                 .namespace = g->namespace,
                 .created_at = g->created_at,
@@ -638,8 +664,14 @@ static void pod_record(struct src_set *next, uint32_t gi, const struct group *g,
                 const struct kc_cri_container *c = &cl->items[c_perm[g->c_off + k]];
 
                 next->c[g->c_off + k] = (struct entry_src){
-                        c->id,         c->metadata.name, c->image, c->annotations, c->n_annotations,
-                        c->created_at, (int)c->state,
+                        .id = c->id,
+                        .name = c->metadata.name,
+                        .image = c->image,
+                        .annotations = c->annotations,
+                        .n_annotations = c->n_annotations,
+                        .created_at = c->created_at,
+                        .state = (int)c->state,
+                        .token = item_token(cl->tokens, c_perm[g->c_off + k]),
                 };
         }
         for (k = 0; k < g->n_sandboxes; k++) {
@@ -650,6 +682,7 @@ static void pod_record(struct src_set *next, uint32_t gi, const struct group *g,
                         .name = s->metadata.name,
                         .created_at = s->created_at,
                         .state = (int)sandbox_cstate(s),
+                        .token = item_token(sbl->tokens, sb_perm[g->sb_off + k]),
                 };
         }
 }
@@ -785,6 +818,10 @@ static int group_items(struct kc_runtime_manager *m, struct pod_reuse *pr,
                 }
                 pr->item_group[i] = gi;
                 g = &m->groups[gi];
+                /* The item that made the group, whose labels it has. */
+                if (g->n_sandboxes == 0 && g->n_containers == 0)
+                        g->token = i < sbl->n ? item_token(sbl->tokens, i)
+                                              : item_token(cl->tokens, i - sbl->n);
                 if (i < sbl->n) {
                         const struct kc_pod_sandbox *s = &sbl->items[i];
 

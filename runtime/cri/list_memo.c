@@ -33,6 +33,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,6 +74,7 @@ struct memo_item {
         uint32_t off, len;
         const char *flat;
         size_t flat_len;
+        uint64_t token; /* the item's listing token */
 };
 
 struct kc_cri_list_memo {
@@ -82,6 +84,7 @@ struct kc_cri_list_memo {
         struct kc_arena *arena;
         char *items;
         size_t n;
+        uint64_t *tokens;       /* n of them, in arena */
         struct memo_item *meta; /* n of them */
         size_t cap_meta;
         uint8_t *bytes; /* the last response */
@@ -506,6 +509,14 @@ static ssize_t find_last(struct kc_cri_list_memo *m, size_t i, const uint8_t *p,
         return -1;
 }
 
+/*
+ * The tokens of decoded items (the list results' tokens), one counter for
+ * every memo: a copy of an item (copy_last()) keeps its token, so the
+ * runtime manager knows an unchanged item without comparing its strings
+ * (issue 18: the copies are elsewhere each time).
+ */
+static _Atomic uint64_t last_token;
+
 /* Decodes one item into @dst; its strings and labels go to a flat block of @a. */
 static int decode_item(const struct item_kind *k, struct kc_arena *a, struct kc_cri_wire_dec *tmp,
                        const uint8_t *p, size_t len, void *dst, struct memo_item *meta,
@@ -525,6 +536,7 @@ static int decode_item(const struct item_kind *k, struct kc_arena *a, struct kc_
                 return -ENOMEM;
         flatten(k, dst, flat);
         meta->flat = flat;
+        meta->token = atomic_fetch_add_explicit(&last_token, 1, memory_order_relaxed) + 1;
         return 0;
 }
 
@@ -540,6 +552,7 @@ static int copy_last(struct kc_cri_list_memo *m, struct kc_arena *a, size_t j, v
         copy_item(m->kind, m->items + j * m->kind->item_size, src->flat, src->flat_len, dst, flat);
         meta->flat = flat;
         meta->flat_len = src->flat_len;
+        meta->token = src->token;
         return 0;
 }
 
@@ -568,15 +581,17 @@ static int items_reserve(struct kc_arena *a, size_t item_size, size_t hint, size
         return 0;
 }
 
-/* Walks the response into @a: *ret_items and *ret_n; next_meta describes them. */
+/* Walks the response into @a: *ret_items, their tokens and *ret_n; next_meta describes them. */
 static int walk(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, struct kc_arena *a,
-                char **ret_items, size_t *ret_n, struct kc_runtime_error *err)
+                char **ret_items, uint64_t **ret_tokens, size_t *ret_n,
+                struct kc_runtime_error *err)
 {
         const struct item_kind *k = m->kind;
         _cleanup_(kc_arena_freep) struct kc_arena *tmp = NULL;
         struct kc_cri_wire_dec d;
         const uint8_t *p = buf, *end = buf + len, *item;
         size_t i, ilen, cap = 0;
+        uint64_t *tokens = NULL;
         char *items = NULL;
         ssize_t j;
         int r;
@@ -609,14 +624,19 @@ static int walk(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, stru
         if (r < 0)
                 return kc_runtime_error_set(err, r, KC_RUNTIME_INTERNAL,
                                             "failed to decode %s response", k->method);
+        if (i > 0 && !(tokens = kc_arena_alloc(a, i * sizeof(*tokens))))
+                return -ENOMEM;
+        for (j = 0; j < (ssize_t)i; j++)
+                tokens[j] = m->next_meta[j].token;
         *ret_items = items;
+        *ret_tokens = tokens;
         *ret_n = i;
         return 0;
 }
 
-/* Makes the result in @a (holding @items) the last one. */
+/* Makes the result in @a (holding @items and @tokens) the last one. */
 static int remember(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, struct kc_arena *a,
-                    char *items, size_t n)
+                    char *items, uint64_t *tokens, size_t n)
 {
         struct memo_item *swap;
         size_t cap;
@@ -634,6 +654,7 @@ static int remember(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len, 
         kc_arena_free(m->arena);
         m->arena = kc_arena_ref(a);
         m->items = items;
+        m->tokens = tokens;
         m->n = n;
         m->index_built = false;
         return 0;
@@ -674,12 +695,20 @@ static bool is_permutation(struct kc_cri_list_memo *m, const uint8_t *buf, size_
         return r == 0 && i == m->n;
 }
 
+/* A list result as the memo hands it out. */
+struct memo_result {
+        void *items;
+        size_t n;
+        const uint64_t *tokens;
+        struct kc_arena *arena;
+};
+
 static int memo_unpack_locked(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len,
-                              void **ret_items, size_t *ret_n, struct kc_arena **ret_arena,
-                              struct kc_runtime_error *err)
+                              struct memo_result *ret, struct kc_runtime_error *err)
 {
         static const uint8_t empty[1];
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        uint64_t *tokens = NULL;
         char *items = NULL;
         size_t n = 0;
         int r;
@@ -691,35 +720,40 @@ static int memo_unpack_locked(struct kc_cri_list_memo *m, const uint8_t *buf, si
         if ((m->arena && len == m->len && memcmp(buf, m->bytes, len) == 0) ||
             is_permutation(m, buf, len)) {
                 m->decoded = 0;
-                *ret_items = m->n ? m->items : NULL;
-                *ret_n = m->n;
-                *ret_arena = kc_arena_ref(m->arena);
+                *ret = (struct memo_result){
+                        .items = m->n ? m->items : NULL,
+                        .n = m->n,
+                        .tokens = m->n ? m->tokens : NULL,
+                        .arena = kc_arena_ref(m->arena),
+                };
                 return 0;
         }
         if (kc_arena_new(&a) < 0)
                 return kc_runtime_error_set(err, -ENOMEM, KC_RUNTIME_INTERNAL, "out of memory");
-        r = walk(m, buf, len, a, &items, &n, err);
-        if (r == -ENOMEM || (r >= 0 && remember(m, buf, len, a, items, n) < 0))
+        r = walk(m, buf, len, a, &items, &tokens, &n, err);
+        if (r == -ENOMEM || (r >= 0 && remember(m, buf, len, a, items, tokens, n) < 0))
                 return kc_runtime_error_set(err, -ENOMEM, KC_RUNTIME_INTERNAL, "out of memory");
         if (r < 0)
                 return r;
-        *ret_items = n ? items : NULL;
-        *ret_n = n;
-        *ret_arena = TAKE_PTR(a);
+        *ret = (struct memo_result){
+                .items = n ? items : NULL,
+                .n = n,
+                .tokens = n ? tokens : NULL,
+                .arena = TAKE_PTR(a),
+        };
         return 0;
 }
 
 /* The locked call for a memo of kind @kind. */
 static int memo_unpack(struct kc_cri_list_memo *m, enum kc_cri_list_kind kind, const uint8_t *buf,
-                       size_t len, void **ret_items, size_t *ret_n, struct kc_arena **ret_arena,
-                       struct kc_runtime_error *err)
+                       size_t len, struct memo_result *ret, struct kc_runtime_error *err)
 {
         int r;
 
         if (!m || m->kind != &kinds[kind])
                 return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INTERNAL, "invalid memo");
         pthread_mutex_lock(&m->lock);
-        r = memo_unpack_locked(m, buf, len, ret_items, ret_n, ret_arena, err);
+        r = memo_unpack_locked(m, buf, len, ret, err);
         pthread_mutex_unlock(&m->lock);
         return r;
 }
@@ -728,27 +762,23 @@ int kc__cri_unpack_list_pod_sandbox_memo(struct kc_cri_list_memo *m, const uint8
                                          struct kc_pod_sandbox_list *ret,
                                          struct kc_runtime_error *err)
 {
-        struct kc_pod_sandbox_list l = { 0 };
-        void *items = NULL;
-        int r = memo_unpack(m, KC_CRI_LIST_POD_SANDBOX, buf, len, &items, &l.n, &l.arena, err);
+        struct memo_result res;
+        int r = memo_unpack(m, KC_CRI_LIST_POD_SANDBOX, buf, len, &res, err);
 
         if (r < 0)
                 return r;
-        l.items = items;
-        *ret = l;
+        *ret = (struct kc_pod_sandbox_list){ res.items, res.n, res.arena, res.tokens };
         return 0;
 }
 
 int kc__cri_unpack_list_containers_memo(struct kc_cri_list_memo *m, const uint8_t *buf, size_t len,
                                         struct kc_container_list *ret, struct kc_runtime_error *err)
 {
-        struct kc_container_list l = { 0 };
-        void *items = NULL;
-        int r = memo_unpack(m, KC_CRI_LIST_CONTAINERS, buf, len, &items, &l.n, &l.arena, err);
+        struct memo_result res;
+        int r = memo_unpack(m, KC_CRI_LIST_CONTAINERS, buf, len, &res, err);
 
         if (r < 0)
                 return r;
-        l.items = items;
-        *ret = l;
+        *ret = (struct kc_container_list){ res.items, res.n, res.arena, res.tokens };
         return 0;
 }

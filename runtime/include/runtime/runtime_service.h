@@ -96,16 +96,24 @@ struct kc_container_filter {
  * reaches never changes while the result's arena is held, so a consumer that
  * holds an earlier result may take a pointer equal to one in it for equal
  * contents (issue 18); a service need never return the same memory twice.
+ *
+ * A list result may also carry a token per item (tokens, in its arena; NULL
+ * when it has none): two items, of one result or of two, with the same
+ * nonzero token have equal contents, wherever their strings are; 0 says
+ * nothing. A CRI list memo gives an item it decoded a new token and its
+ * later copies of the item the same one (issue 18).
  */
 struct kc_pod_sandbox_list {
         struct kc_pod_sandbox *items;
         size_t n;
         struct kc_arena *arena;
+        const uint64_t *tokens;
 };
 struct kc_container_list {
         struct kc_cri_container *items;
         size_t n;
         struct kc_arena *arena;
+        const uint64_t *tokens;
 };
 struct kc_pod_sandbox_status_result {
         struct kc_pod_sandbox status;

@@ -5,7 +5,8 @@
  * whose bytes the last response lacked are decoded; an unchanged response
  * is answered with the last result itself, also when only the order of its
  * items or of their map entries changed (containerd 1.6); malformed bytes
- * are refused as the full decode refuses them; and the runtime manager
+ * are refused as the full decode refuses them; a copied item keeps its
+ * listing token and a decoded one gets a new one; and the runtime manager
  * answers a relist over such a listing with its last pods, without grouping
  * the listing again, whatever call came in between (F-PLEG-02).
  */
@@ -181,6 +182,20 @@ static void test_memo_decodes_only_new_bytes(void **state)
         assert_int_equal(kc__cri_list_memo_decoded(m), 1);
         assert_int_equal(b.items[2].state, KC_CONTAINER_STATE_EXITED);
         assert_ptr_not_equal(b.items, a.items);
+        /* A copy keeps its item's token (its strings elsewhere); the decoded one has a new one. */
+        assert_non_null(a.tokens);
+        assert_non_null(b.tokens);
+        for (size_t i = 0; i < N_CTRS; i++) {
+                assert_true(a.tokens[i] != 0 && b.tokens[i] != 0);
+                if (i == 2) {
+                        assert_true(b.tokens[i] != a.tokens[i]);
+                        continue;
+                }
+                assert_true(b.tokens[i] == a.tokens[i]);
+                assert_ptr_not_equal(b.items[i].id, a.items[i].id);
+                for (size_t j = 0; j < N_CTRS; j++)
+                        assert_true(j == i || a.tokens[j] != a.tokens[i]);
+        }
         /* The first result does not depend on the memo's later state. */
         kc_runtime_result_done(&b);
         assert_string_equal(a.items[4].labels[0].value, "uid-2");
@@ -323,7 +338,11 @@ static void test_memo_sandboxes(void **state)
                 assert_null(got.items[i].ip);
                 assert_labels_equal(got.items[i].labels, got.items[i].n_labels,
                                     want.items[i].labels, want.items[i].n_labels);
+                /* The memo's decodes carry tokens (each its own); the plain decode has none. */
+                assert_true(got.tokens[i] != 0);
+                assert_true(i == 0 || got.tokens[i] != got.tokens[i - 1]);
         }
+        assert_null(want.tokens);
         kc_runtime_result_done(&got);
         kc_runtime_result_done(&want);
 }

@@ -646,7 +646,9 @@ static int shared_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filte
         l->sf_seen = filter ? &l->sf : NULL;
         if (filter)
                 l->sf = *filter;
-        *ret = (struct kc_pod_sandbox_list){ l->sb, 1, kc_arena_ref(l->arena) };
+        *ret = (struct kc_pod_sandbox_list){ .items = l->sb,
+                                             .n = 1,
+                                             .arena = kc_arena_ref(l->arena) };
         return 0;
 }
 
@@ -659,7 +661,7 @@ static int shared_list_containers(void *self, const struct kc_container_filter *
         l->cf_seen = filter ? &l->cf : NULL;
         if (filter)
                 l->cf = *filter;
-        *ret = (struct kc_container_list){ l->c, 1, kc_arena_ref(l->arena) };
+        *ret = (struct kc_container_list){ .items = l->c, .n = 1, .arena = kc_arena_ref(l->arena) };
         return 0;
 }
 
@@ -1119,7 +1121,11 @@ static void test_pod_pin_chain(void **state)
  * the same addresses with different bytes. With @keep_last the service keeps
  * its last results (shared, as the sim's list memo does), so the manager
  * holds a listing and compares by address; without, its results are only the
- * manager's, which must then compare contents.
+ * manager's, which must then compare contents. With @copy as well, each
+ * list result has the objects' strings and labels copied into it, as a CRI
+ * list memo copies the items it had (new addresses every time), and each
+ * item carries its object's token: a new one whenever the object
+ * changes, and now and then none.
  */
 #define IDW_PODS 6
 
@@ -1127,14 +1133,21 @@ struct idw_obj {
         struct kc_arena *arena;
         struct kc_pod_sandbox sb;
         struct kc_cri_container c;
+        uint64_t token;
 };
 
 struct idw {
         struct idw_obj sb[IDW_PODS], c[IDW_PODS * 2];
         struct kc_arena *last_sb, *last_c;
-        bool keep_last;
-        uint64_t seed;
+        bool keep_last, copy;
+        uint64_t seed, last_token;
 };
+
+/* Object @o changed: a new token (with @w->copy; 1 in 8 gets none). */
+static void idw_changed(struct idw *w, struct idw_obj *o)
+{
+        o->token = w->copy && rng_next(&w->seed) % 8 ? ++w->last_token : 0;
+}
 
 /* Makes object @o of pod @p again, in new memory, with content drawn from @w->seed. */
 static void idw_obj_make(struct idw *w, struct idw_obj *o, size_t p, size_t k, bool sandbox)
@@ -1144,6 +1157,7 @@ static void idw_obj_make(struct idw *w, struct idw_obj *o, size_t p, size_t k, b
 
         o->arena = kc_arena_free(o->arena);
         assert_int_equal(kc_arena_new(&o->arena), 0);
+        idw_changed(w, o);
         /* Two label sets, the same UID with two pod names (idw_round() switches). */
         labels = kc_arena_alloc(o->arena, 6 * sizeof(*labels));
         ann = kc_arena_alloc(o->arena, sizeof(*ann));
@@ -1225,13 +1239,16 @@ static void idw_round(struct idw *w)
                 case 1:
                         w->sb[p].sb.state = rng_next(&w->seed) % 2 ? KC_SANDBOX_STATE_READY
                                                                    : KC_SANDBOX_STATE_NOTREADY;
+                        idw_changed(w, &w->sb[p]);
                         break;
                 case 2:
                         w->sb[p].sb.metadata.name = rng_next(&w->seed) % 2 ? "n" : "m";
+                        idw_changed(w, &w->sb[p]);
                         break;
                 case 3:
                         /* The other label set: the same UID, another pod name. */
                         w->sb[p].sb.labels += w->sb[p].sb.labels[1].value[0] == 'x' ? -3 : 3;
+                        idw_changed(w, &w->sb[p]);
                         break;
                 default:
                         break;
@@ -1245,9 +1262,11 @@ static void idw_round(struct idw *w)
                                 break;
                         case 1:
                                 o->c.state = (enum kc_container_state)(rng_next(&w->seed) % 4);
+                                idw_changed(w, o);
                                 break;
                         case 2:
                                 idw_repoint(w, o);
+                                idw_changed(w, o);
                                 break;
                         default:
                                 break;
@@ -1256,25 +1275,77 @@ static void idw_round(struct idw *w)
         }
 }
 
-/* A list result: new item structs holding the listed objects' arenas. */
+static const char *idw_strdup(struct kc_arena *a, const char *s)
+{
+        char *d = kc_arena_strdup(a, s);
+
+        assert_non_null(d);
+        return d;
+}
+
+static const struct kc_label *idw_labels_dup(struct kc_arena *a, const struct kc_label *l, size_t n)
+{
+        struct kc_label *d = n ? kc_arena_alloc(a, n * sizeof(*d)) : NULL;
+
+        assert_true(n == 0 || d);
+        for (size_t i = 0; i < n; i++)
+                d[i] = (struct kc_label){ idw_strdup(a, l[i].key), idw_strdup(a, l[i].value) };
+        return d;
+}
+
+/* Listed item @item as @w gives it: with @w->copy, its strings copied into @a (new addresses). */
+static void idw_item(const struct idw *w, struct kc_arena *a, bool sandbox, void *item)
+{
+        if (!w->copy)
+                return;
+        if (sandbox) {
+                struct kc_pod_sandbox *s = item;
+
+                s->id = idw_strdup(a, s->id);
+                s->metadata.name = idw_strdup(a, s->metadata.name);
+                s->metadata.uid = idw_strdup(a, s->metadata.uid);
+                s->metadata.namespace = idw_strdup(a, s->metadata.namespace);
+                s->labels = idw_labels_dup(a, s->labels, s->n_labels);
+                return;
+        }
+        struct kc_cri_container *c = item;
+
+        c->id = idw_strdup(a, c->id);
+        c->metadata.name = idw_strdup(a, c->metadata.name);
+        c->image = idw_strdup(a, c->image);
+        c->labels = idw_labels_dup(a, c->labels, c->n_labels);
+        c->annotations = idw_labels_dup(a, c->annotations, c->n_annotations);
+}
+
+/*
+ * A list result: new item structs holding the listed objects' arenas, with
+ * the objects' tokens in *ret_tokens when @w->copy (else none).
+ */
 static struct kc_arena *idw_list(struct idw *w, bool sandboxes, int state, void **ret_items,
-                                 size_t *ret_n)
+                                 const uint64_t **ret_tokens, size_t *ret_n)
 {
         size_t n_obj = sandboxes ? IDW_PODS : IDW_PODS * 2, size, i, n = 0;
         struct kc_arena *a = NULL;
+        uint64_t *tokens = NULL;
         char *items;
 
         size = sandboxes ? sizeof(struct kc_pod_sandbox) : sizeof(struct kc_cri_container);
         assert_int_equal(kc_arena_new(&a), 0);
         items = kc_arena_alloc(a, n_obj * size);
         assert_non_null(items);
+        if (w->copy)
+                assert_non_null(tokens = kc_arena_alloc(a, n_obj * sizeof(*tokens)));
         for (i = 0; i < n_obj; i++) {
                 struct idw_obj *o = sandboxes ? &w->sb[i] : &w->c[i];
                 int st = sandboxes ? (int)o->sb.state : (int)o->c.state;
 
                 if (state >= 0 && st != state)
                         continue;
-                memcpy(items + n++ * size, sandboxes ? (void *)&o->sb : (void *)&o->c, size);
+                memcpy(items + n * size, sandboxes ? (void *)&o->sb : (void *)&o->c, size);
+                idw_item(w, a, sandboxes, items + n * size);
+                if (tokens)
+                        tokens[n] = o->token;
+                n++;
                 assert_int_equal(kc_arena_hold(a, o->arena), 0);
         }
         if (w->keep_last) {
@@ -1284,6 +1355,7 @@ static struct kc_arena *idw_list(struct idw *w, bool sandboxes, int state, void 
                 *last = kc_arena_ref(a);
         }
         *ret_items = items;
+        *ret_tokens = tokens;
         *ret_n = n;
         return a;
 }
@@ -1291,24 +1363,26 @@ static struct kc_arena *idw_list(struct idw *w, bool sandboxes, int state, void 
 static int idw_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
                                 struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
 {
+        const uint64_t *tokens;
         void *items;
         size_t n;
-        struct kc_arena *a = idw_list(self, true, filter ? filter->state : -1, &items, &n);
+        struct kc_arena *a = idw_list(self, true, filter ? filter->state : -1, &items, &tokens, &n);
 
         (void)err;
-        *ret = (struct kc_pod_sandbox_list){ items, n, a };
+        *ret = (struct kc_pod_sandbox_list){ items, n, a, tokens };
         return 0;
 }
 
 static int idw_list_containers(void *self, const struct kc_container_filter *filter,
                                struct kc_container_list *ret, struct kc_runtime_error *err)
 {
+        const uint64_t *tokens;
         void *items;
         size_t n;
-        struct kc_arena *a = idw_list(self, false, filter->state, &items, &n);
+        struct kc_arena *a = idw_list(self, false, filter->state, &items, &tokens, &n);
 
         (void)err;
-        *ret = (struct kc_container_list){ items, n, a };
+        *ret = (struct kc_container_list){ items, n, a, tokens };
         return 0;
 }
 
@@ -1320,15 +1394,17 @@ static const struct kc_runtime_service_ops idw_ops = {
 /*
  * The manager's identity records (issue 18) against a manager without
  * history: the same pods whatever the listings do, whether the service's
- * results are shared (records used) or only the manager's (never used), and
- * unchanged pods come back as the same objects.
+ * results are shared (records used) or only the manager's (never used), or
+ * shared with every string at a new address and listing tokens (records
+ * used by token), and unchanged pods come back as the same objects.
  */
 static void test_get_pods_identity_matches_fresh(void **state)
 {
         struct fixture *f = *state;
 
-        for (int keep_last = 0; keep_last < 2; keep_last++) {
-                struct idw w = { .keep_last = keep_last, .seed = 55 };
+        for (int mode = 0; mode < 3; mode++) {
+                bool keep_last = mode > 0;
+                struct idw w = { .keep_last = keep_last, .copy = mode == 2, .seed = 55 };
                 struct kc_runtime_service svc = { &idw_ops, &w };
                 struct kc_runtime_manager *mgr = NULL;
                 size_t p, k;
@@ -1361,7 +1437,7 @@ static void test_get_pods_identity_matches_fresh(void **state)
                         kc_pod_list_done(&b);
                         kc_runtime_manager_free(fresh);
                 }
-                /* Shared results are compared by address; the manager's own never are. */
+                /* Shared results are compared by address or token; the manager's own never are. */
                 if (keep_last)
                         assert_true(kc__runtime_manager_identity_hits(mgr, true) > 1000);
                 else
