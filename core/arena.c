@@ -84,9 +84,9 @@ struct kc_arena {
 };
 
 /*
- * An arena and its first chunk of @size bytes (rounded up), @used of them
- * taken, in one allocation: one malloc and one free per arena, not two
- * (issue 18: a relist makes several for each pod it inspects).
+ * An arena and its first chunk of @size bytes (rounded up), all of them
+ * taken when @used, in one allocation: one malloc and one free per arena,
+ * not two (issue 18: a relist makes several for each pod it inspects).
  */
 static struct kc_arena *arena_with_chunk(size_t size, bool used, size_t next_chunk)
 {

@@ -801,13 +801,16 @@ static int group_items(struct kc_runtime_manager *m, struct pod_reuse *pr,
         for (i = 0; i < sbl->n + cl->n; i++) {
                 const struct kc_label *labels;
                 size_t n_labels;
+                uint64_t token;
 
                 if (i < sbl->n) {
                         labels = sbl->items[i].labels;
                         n_labels = sbl->items[i].n_labels;
+                        token = item_token(sbl->tokens, i);
                 } else {
                         labels = cl->items[i - sbl->n].labels;
                         n_labels = cl->items[i - sbl->n].n_labels;
+                        token = item_token(cl->tokens, i - sbl->n);
                 }
                 uid = item_uid(&gr, i, sbl, labels, n_labels, &known);
                 if ((known && !gr.indexed) || !prev_uid || !kc__streq(uid, prev_uid)) {
@@ -820,8 +823,7 @@ static int group_items(struct kc_runtime_manager *m, struct pod_reuse *pr,
                 g = &m->groups[gi];
                 /* The item that made the group, whose labels it has. */
                 if (g->n_sandboxes == 0 && g->n_containers == 0)
-                        g->token = i < sbl->n ? item_token(sbl->tokens, i)
-                                              : item_token(cl->tokens, i - sbl->n);
+                        g->token = token;
                 if (i < sbl->n) {
                         const struct kc_pod_sandbox *s = &sbl->items[i];
 

@@ -767,7 +767,9 @@ int kc__cri_unpack_list_pod_sandbox_memo(struct kc_cri_list_memo *m, const uint8
 
         if (r < 0)
                 return r;
-        *ret = (struct kc_pod_sandbox_list){ res.items, res.n, res.arena, res.tokens };
+        *ret = (struct kc_pod_sandbox_list){
+                .items = res.items, .n = res.n, .arena = res.arena, .tokens = res.tokens
+        };
         return 0;
 }
 
@@ -779,6 +781,8 @@ int kc__cri_unpack_list_containers_memo(struct kc_cri_list_memo *m, const uint8_
 
         if (r < 0)
                 return r;
-        *ret = (struct kc_container_list){ res.items, res.n, res.arena, res.tokens };
+        *ret = (struct kc_container_list){
+                .items = res.items, .n = res.n, .arena = res.arena, .tokens = res.tokens
+        };
         return 0;
 }
