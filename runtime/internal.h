@@ -176,6 +176,8 @@ size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all);
 uint64_t kc__runtime_manager_identity_hits(struct kc_runtime_manager *m, bool all);
 /* How many GetPods(@p all) calls handed back the last pods, the listing being the last one. */
 uint64_t kc__runtime_manager_listing_hits(struct kc_runtime_manager *m, bool all);
+/* How many GetPods(@p all) calls built pods from a listing's delta alone (issue 18). */
+uint64_t kc__runtime_manager_delta_hits(struct kc_runtime_manager *m, bool all);
 /* Tests: the bytes of scratch GetPods keeps between calls (0 after each: issue 18). */
 size_t kc__runtime_manager_scratch_bytes(struct kc_runtime_manager *m);
 /* Tests: how many full listings the simulated runtime patched from its last one (issue 18). */

@@ -102,6 +102,10 @@ struct pod_reuse {
         size_t cap_next;
         uint32_t *item_group; /* the last listing's item (sandboxes, then containers) -> group */
         size_t n_items, cap_item_group;
+        /* The last listing's items laid out group by group, in listing order (the cached
+         * pods' entries, as the records' sb_off / c_off say). */
+        uint32_t *sb_perm, *c_perm;
+        size_t cap_sb_perm, cap_c_perm;
         /* pods[k]'s UID at uids + uid_off[k], back to back: compared in listing order
          * without touching the pods themselves, which are cold in the cache by then. */
         char *uids;
@@ -118,6 +122,7 @@ struct pod_reuse {
         struct kc_pod_pin *pin;
         uint64_t identity_hits; /* pods found unchanged by the records alone */
         uint64_t listing_hits;  /* calls answered from a kept listing (*_listing_reuse) */
+        uint64_t delta_hits;    /* calls answered from a delta (get_pods_delta_locked) */
 };
 
 /*
@@ -171,8 +176,10 @@ struct kc_runtime_manager {
         struct kc_map *group_index; /* per call, when needed: pod UID -> group index + 1 */
         struct group *groups;
         size_t cap_groups;
-        uint32_t *sb_perm, *c_perm; /* items laid out group by group, in listing order */
-        size_t cap_sb_perm, cap_c_perm;
+        uint32_t *dirty; /* a delta's changed groups (get_pods_delta_locked) */
+        size_t cap_dirty;
+        uint64_t *dirty_mark; /* one bit per group: in dirty */
+        size_t cap_dirty_mark;
         struct sort_key *order;
         size_t cap_order;
         struct kc_container *tmp; /* one pod's entries while building it */
@@ -223,10 +230,13 @@ static void pod_reuse_clear(struct pod_reuse *pr, bool all_memory)
         free(pr->pods);
         free(pr->next);
         free(pr->item_group);
+        free(pr->sb_perm);
+        free(pr->c_perm);
         free(pr->uids);
         free(pr->uid_off);
         *pr = (struct pod_reuse){ .identity_hits = pr->identity_hits,
-                                  .listing_hits = pr->listing_hits };
+                                  .listing_hits = pr->listing_hits,
+                                  .delta_hits = pr->delta_hits };
 }
 
 /* A NULL-terminated array of malloc'd strings. */
@@ -279,8 +289,8 @@ struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m)
         kc_map_free(m->reuse_index);
         kc_map_free(m->group_index);
         free(m->groups);
-        free(m->sb_perm);
-        free(m->c_perm);
+        free(m->dirty);
+        free(m->dirty_mark);
         free(m->order);
         free(m->tmp);
         free(m->pod_logs_root);
@@ -693,7 +703,8 @@ static void pod_record(struct src_set *next, uint32_t gi, const struct group *g,
  * block, rather than from the listing's objects, one each.
  */
 static int pod_build(struct kc_runtime_manager *m, const struct group *g,
-                     const struct kc_pod_sandbox_list *sbl, const struct kc_container_list *cl,
+                     const struct kc_pod_sandbox_list *sbl, const uint32_t *sb_perm,
+                     const struct kc_container_list *cl, const uint32_t *c_perm,
                      const struct kc_pod *like, struct kc_pod **ret)
 {
         struct kc_container *ctrs, *sbs;
@@ -704,7 +715,7 @@ static int pod_build(struct kc_runtime_manager *m, const struct group *g,
         ctrs = m->tmp;
         sbs = m->tmp + g->n_containers;
         for (k = 0; k < g->n_containers; k++) {
-                const struct kc_cri_container *c = &cl->items[m->c_perm[g->c_off + k]];
+                const struct kc_cri_container *c = &cl->items[c_perm[g->c_off + k]];
 
                 ctrs[k] = (struct kc_container){
                         .id = c->id,
@@ -723,7 +734,7 @@ static int pod_build(struct kc_runtime_manager *m, const struct group *g,
                 }
         }
         for (k = 0; k < g->n_sandboxes; k++) {
-                const struct kc_pod_sandbox *s = &sbl->items[m->sb_perm[g->sb_off + k]];
+                const struct kc_pod_sandbox *s = &sbl->items[sb_perm[g->sb_off + k]];
 
                 sbs[k] = (struct kc_container){
                         .id = like ? like->sandboxes[k].id : s->id,
@@ -841,8 +852,8 @@ static int group_items(struct kc_runtime_manager *m, struct pod_reuse *pr,
 }
 
 /* Pass 2: lays each pod's entries out contiguously in sb_perm / c_perm, in listing order. */
-static void lay_out_groups(struct kc_runtime_manager *m, const uint32_t *item_group,
-                           size_t n_sandboxes, size_t n_containers, uint32_t n_groups)
+static void lay_out_groups(struct kc_runtime_manager *m, struct pod_reuse *pr, size_t n_sandboxes,
+                           size_t n_containers, uint32_t n_groups)
 {
         struct group *g;
         uint32_t gi, off;
@@ -859,12 +870,12 @@ static void lay_out_groups(struct kc_runtime_manager *m, const uint32_t *item_gr
                 m->groups[gi].n_containers = 0;
         }
         for (i = 0; i < n_sandboxes; i++) {
-                g = &m->groups[item_group[i]];
-                m->sb_perm[g->sb_off + g->n_sandboxes++] = (uint32_t)i;
+                g = &m->groups[pr->item_group[i]];
+                pr->sb_perm[g->sb_off + g->n_sandboxes++] = (uint32_t)i;
         }
         for (i = 0; i < n_containers; i++) {
-                g = &m->groups[item_group[n_sandboxes + i]];
-                m->c_perm[g->c_off + g->n_containers++] = (uint32_t)i;
+                g = &m->groups[pr->item_group[n_sandboxes + i]];
+                pr->c_perm[g->c_off + g->n_containers++] = (uint32_t)i;
         }
 }
 
@@ -965,15 +976,15 @@ static int build_pods(struct kc_runtime_manager *m, struct pod_reuse *pr,
                 like = false;
                 j = reuse_find(m, pr, gi, g->uid, by_position, &indexed);
                 p = j != SIZE_MAX ? pr->pods[j] : NULL;
-                if (p && pod_reusable(prev, j, p, g, sbl, m->sb_perm, cl, m->c_perm,
+                if (p && pod_reusable(prev, j, p, g, sbl, pr->sb_perm, cl, pr->c_perm,
                                       &pr->identity_hits, &like)) {
                         pr->pods[j] = NULL;
                 } else {
-                        r = pod_build(m, g, sbl, cl, like ? p : NULL, &p);
+                        r = pod_build(m, g, sbl, pr->sb_perm, cl, pr->c_perm, like ? p : NULL, &p);
                         if (r < 0)
                                 break;
                 }
-                pod_record(next, gi, g, sbl, m->sb_perm, cl, m->c_perm);
+                pod_record(next, gi, g, sbl, pr->sb_perm, cl, pr->c_perm);
                 pr->next[gi] = p;
                 out->pods[out->n++] = p; /* out->pin keeps it */
         }
@@ -1075,7 +1086,8 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
         if (SCRATCH(m, groups, n_items) < 0 ||
             KC_ARRAY_GROW(pr->item_group, pr->cap_item_group, n_items, 64) < 0 ||
             KC_ARRAY_GROW(pr->item_src, pr->cap_item_src, n_items, 64) < 0 ||
-            SCRATCH(m, sb_perm, sbl->n) < 0 || SCRATCH(m, c_perm, cl->n) < 0)
+            KC_ARRAY_GROW(pr->sb_perm, pr->cap_sb_perm, sbl->n, 64) < 0 ||
+            KC_ARRAY_GROW(pr->c_perm, pr->cap_c_perm, cl->n, 64) < 0)
                 return -ENOMEM;
 
         r = group_items(m, pr, sbl, cl, &n_groups, &indexed);
@@ -1084,7 +1096,7 @@ static int get_pods_locked(struct kc_runtime_manager *m, bool all,
                 kc_map_clear(m->group_index);
         if (r < 0)
                 goto fail;
-        lay_out_groups(m, pr->item_group, sbl->n, cl->n, n_groups);
+        lay_out_groups(m, pr, sbl->n, cl->n, n_groups);
         r = sort_groups(m, n_groups);
         if (r < 0)
                 goto fail;
@@ -1143,8 +1155,8 @@ static void index_release(struct kc_map **map)
 static void get_pods_scratch_release(struct kc_runtime_manager *m)
 {
         SCRATCH_RELEASE(m, groups);
-        SCRATCH_RELEASE(m, sb_perm);
-        SCRATCH_RELEASE(m, c_perm);
+        SCRATCH_RELEASE(m, dirty);
+        SCRATCH_RELEASE(m, dirty_mark);
         SCRATCH_RELEASE(m, order);
         SCRATCH_RELEASE(m, tmp);
         for (size_t i = 0; i < KC_ELEMENTSOF(m->reuse); i++) {
@@ -1161,7 +1173,7 @@ static void get_pods_scratch_release(struct kc_runtime_manager *m)
         m->scratch_kept = false;
 }
 
-enum reuse_counter { REUSE_PODS, REUSE_IDENTITY_HITS, REUSE_LISTING_HITS };
+enum reuse_counter { REUSE_PODS, REUSE_IDENTITY_HITS, REUSE_LISTING_HITS, REUSE_DELTA_HITS };
 
 /* One of reuse[@all]'s counters, read under the lock. */
 static uint64_t reuse_count(struct kc_runtime_manager *m, bool all, enum reuse_counter c)
@@ -1172,7 +1184,8 @@ static uint64_t reuse_count(struct kc_runtime_manager *m, bool all, enum reuse_c
         pthread_mutex_lock(&m->lock);
         n = c == REUSE_PODS            ? pr->n
             : c == REUSE_IDENTITY_HITS ? pr->identity_hits
-                                       : pr->listing_hits;
+            : c == REUSE_LISTING_HITS  ? pr->listing_hits
+                                       : pr->delta_hits;
         pthread_mutex_unlock(&m->lock);
         return n;
 }
@@ -1192,13 +1205,18 @@ uint64_t kc__runtime_manager_listing_hits(struct kc_runtime_manager *m, bool all
         return reuse_count(m, all, REUSE_LISTING_HITS);
 }
 
+uint64_t kc__runtime_manager_delta_hits(struct kc_runtime_manager *m, bool all)
+{
+        return reuse_count(m, all, REUSE_DELTA_HITS);
+}
+
 size_t kc__runtime_manager_scratch_bytes(struct kc_runtime_manager *m)
 {
         size_t n;
 
         pthread_mutex_lock(&m->lock);
-        n = m->cap_groups * sizeof(*m->groups) + m->cap_sb_perm * sizeof(*m->sb_perm) +
-            m->cap_c_perm * sizeof(*m->c_perm) + m->cap_order * sizeof(*m->order) +
+        n = m->cap_groups * sizeof(*m->groups) + m->cap_dirty * sizeof(*m->dirty) +
+            m->cap_dirty_mark * sizeof(*m->dirty_mark) + m->cap_order * sizeof(*m->order) +
             m->cap_tmp * sizeof(*m->tmp);
         for (size_t i = 0; i < KC_ELEMENTSOF(m->reuse); i++) {
                 const struct pod_reuse *pr = &m->reuse[i];
@@ -1284,6 +1302,251 @@ static int full_listing_reuse(struct kc_runtime_manager *m, const struct kc_pod_
         return r;
 }
 
+/*
+ * The positions of a listing (@items, @n) that may differ from the held
+ * one (@held, @n_held), by the listing's delta (runtime_service.h): none
+ * when it is the held listing itself. False when it does not say.
+ */
+static bool list_delta(const void *held, size_t n_held, const void *items, size_t n,
+                       const void *base, const uint32_t *changed, size_t n_changed,
+                       const uint32_t **ret, size_t *ret_n)
+{
+        if (!held || n != n_held)
+                return false;
+        if (items == held) {
+                *ret = NULL;
+                *ret_n = 0;
+                return true;
+        }
+        if (!base || base != held)
+                return false;
+        *ret = changed;
+        *ret_n = n_changed;
+        return true;
+}
+
+/*
+ * Changed item @i (sandboxes first, then containers; @labels its labels)
+ * still in group @gi: the pod UID it has is the cached pod's. Its record
+ * (item_src) then describes it; a UID that differs leaves it untouched, so
+ * the record still says what item @i was when the cache was built.
+ */
+static bool item_keeps_group(struct pod_reuse *pr, size_t i, uint32_t gi,
+                             const struct kc_pod_sandbox_list *sbl, const struct kc_label *labels,
+                             size_t n_labels)
+{
+        struct item_src *rec = &pr->item_src[i];
+        const char *uid, *key;
+
+        if (rec->uid && rec->labels == labels && rec->n_labels == n_labels)
+                return true;
+        /* As item_uid() finds it. */
+        uid = kc__label_get(labels, n_labels, KC_LABEL_POD_UID);
+        key = uid ? uid : i < sbl->n ? sbl->items[i].metadata.uid : NULL;
+        if (!kc__streq(key ? key : "", cached_uid(pr, gi)))
+                return false;
+        *rec = (struct item_src){ labels, n_labels, uid };
+        return true;
+}
+
+/*
+ * Pass 1 of a delta: the groups of the @n_sb changed sandboxes @sb_changed
+ * and @n_c changed containers @c_changed, once each, in m->dirty
+ * (*ret_n_dirty). False when an item is out of range or has moved to
+ * another pod: then only the whole listing tells the groups.
+ */
+static bool delta_groups(struct kc_runtime_manager *m, struct pod_reuse *pr,
+                         const struct kc_pod_sandbox_list *sbl, const uint32_t *sb_changed,
+                         size_t n_sb, const struct kc_container_list *cl, const uint32_t *c_changed,
+                         size_t n_c, size_t *ret_n_dirty)
+{
+        size_t k, n_dirty = 0;
+
+        memset(m->dirty_mark, 0, (pr->n + 63) / 64 * sizeof(*m->dirty_mark));
+        for (k = 0; k < n_sb + n_c; k++) {
+                size_t pos = k < n_sb ? sb_changed[k] : c_changed[k - n_sb];
+                size_t i = k < n_sb ? pos : sbl->n + pos;
+                const struct kc_label *labels;
+                size_t n_labels;
+                uint32_t gi;
+
+                if (pos >= (k < n_sb ? sbl->n : cl->n))
+                        return false;
+                gi = pr->item_group[i];
+                if (k < n_sb) {
+                        labels = sbl->items[pos].labels;
+                        n_labels = sbl->items[pos].n_labels;
+                } else {
+                        labels = cl->items[pos].labels;
+                        n_labels = cl->items[pos].n_labels;
+                }
+                if (gi >= pr->n || !item_keeps_group(pr, i, gi, sbl, labels, n_labels))
+                        return false;
+                if (m->dirty_mark[gi / 64] & (UINT64_C(1) << (gi % 64)))
+                        continue;
+                m->dirty_mark[gi / 64] |= UINT64_C(1) << (gi % 64);
+                m->dirty[n_dirty++] = gi;
+        }
+        *ret_n_dirty = n_dirty;
+        return true;
+}
+
+/*
+ * Group @gi of the cached pods as the listing now has it, into @g: the
+ * same items as when the cache was built (its record says where), read
+ * again as group_items() and group_add() read them.
+ */
+static void delta_group(const struct pod_reuse *pr, uint32_t gi,
+                        const struct kc_pod_sandbox_list *sbl, const struct kc_container_list *cl,
+                        struct group *g)
+{
+        const struct group_src *gs = &pr->src[pr->cur].g[gi];
+        size_t k;
+
+        *g = (struct group){ .uid = cached_uid(pr, gi),
+                             .n_sandboxes = gs->n_sandboxes,
+                             .n_containers = gs->n_containers,
+                             .sb_off = gs->sb_off,
+                             .c_off = gs->c_off,
+                             .has_sandbox = gs->n_sandboxes > 0 };
+        /* The labels of the group's first item in listing order: sandboxes come first. */
+        if (g->n_sandboxes > 0) {
+                size_t i = pr->sb_perm[g->sb_off];
+
+                g->labels = sbl->items[i].labels;
+                g->n_labels = sbl->items[i].n_labels;
+                g->token = item_token(sbl->tokens, i);
+        } else if (g->n_containers > 0) {
+                size_t i = pr->c_perm[g->c_off];
+
+                g->labels = cl->items[i].labels;
+                g->n_labels = cl->items[i].n_labels;
+                g->token = item_token(cl->tokens, i);
+        }
+        if (gs->labels == g->labels && gs->n_labels == g->n_labels) {
+                g->name = gs->name;
+                g->namespace = gs->namespace;
+        } else {
+                g->name = kc__label_get(g->labels, g->n_labels, KC_LABEL_POD_NAME);
+                g->namespace = kc__label_get(g->labels, g->n_labels, KC_LABEL_POD_NAMESPACE);
+        }
+        for (k = 0; k < g->n_sandboxes; k++) {
+                const struct kc_pod_sandbox *s = &sbl->items[pr->sb_perm[g->sb_off + k]];
+
+                if (k == 0 || s->created_at > g->created_at)
+                        g->created_at = s->created_at;
+        }
+}
+
+/*
+ * Pass 2 of a delta: reuses or builds each changed group's pod in place
+ * of its cached one, whose records now describe it. The cached pods
+ * replaced are buried in the generation the last lists show.
+ */
+static int delta_build(struct kc_runtime_manager *m, struct pod_reuse *pr,
+                       const struct kc_pod_sandbox_list *sbl, const struct kc_container_list *cl,
+                       size_t n_dirty)
+{
+        struct src_set *cur = &pr->src[pr->cur];
+        size_t k;
+        int r;
+
+        for (k = 0; k < n_dirty; k++) {
+                uint32_t gi = m->dirty[k];
+                const struct group *g = &m->groups[k];
+                struct kc_pod *p = pr->pods[gi], *built;
+                bool like;
+
+                if (k + POD_PREFETCH_AHEAD < n_dirty)
+                        prefetch_cached_pod(pr, m->dirty[k + POD_PREFETCH_AHEAD]);
+                if (!pod_reusable(cur, gi, p, g, sbl, pr->sb_perm, cl, pr->c_perm,
+                                  &pr->identity_hits, &like)) {
+                        r = pod_build(m, g, sbl, pr->sb_perm, cl, pr->c_perm, like ? p : NULL,
+                                      &built);
+                        if (r < 0)
+                                return r;
+                        pod_reuse_drop(pr, p);
+                        pr->pods[gi] = built;
+                }
+                pod_record(cur, gi, g, sbl, pr->sb_perm, cl, pr->c_perm);
+        }
+        return 0;
+}
+
+/*
+ * GetPods from a listing whose delta says how it differs from the one the
+ * cache was last built from, @l, which the cache holds (issue 18): only
+ * the groups of the changed items are looked at. The rest of the listing
+ * is the held one, so its groups, records and pods stay as they are, and
+ * the pods come out in @l's order when no group's CreatedAt moved.
+ * Returns 1 with *ret set; 0 when the delta does not tell (the caller
+ * builds from the whole listing); -ENOMEM, the cache then dropped.
+ */
+static int get_pods_delta_locked(struct kc_runtime_manager *m, bool all, struct last_listing *l,
+                                 const struct kc_pod_sandbox_list *sbl,
+                                 const struct kc_container_list *cl, struct kc_pod_list *ret)
+{
+        _cleanup_(kc_pod_list_done) struct kc_pod_list out = { 0 };
+        struct kc_pod_pin *next_pin = NULL;
+        struct pod_reuse *pr = &m->reuse[all];
+        const uint32_t *sb_changed, *c_changed;
+        size_t n_sb, n_c, n_dirty, k;
+        int r;
+
+        if (!pr->held_sb || pr->held_sb != l->sb_arena || pr->held_c != l->c_arena || !pr->pin ||
+            l->n_pods != pr->n || pr->n_items != sbl->n + cl->n || !kc_arena_shared(sbl->arena) ||
+            !kc_arena_shared(cl->arena) ||
+            !list_delta(l->sb_items, l->n_sb, sbl->items, sbl->n, sbl->base, sbl->changed,
+                        sbl->n_changed, &sb_changed, &n_sb) ||
+            !list_delta(l->c_items, l->n_c, cl->items, cl->n, cl->base, cl->changed, cl->n_changed,
+                        &c_changed, &n_c))
+                return 0;
+        if (SCRATCH(m, dirty, n_sb + n_c < pr->n ? n_sb + n_c : pr->n) < 0 ||
+            SCRATCH(m, dirty_mark, (pr->n + 63) / 64) < 0)
+                return 0;
+        if (!delta_groups(m, pr, sbl, sb_changed, n_sb, cl, c_changed, n_c, &n_dirty))
+                return 0;
+        if (SCRATCH(m, groups, n_dirty) < 0)
+                return 0;
+        for (k = 0; k < n_dirty; k++) {
+                delta_group(pr, m->dirty[k], sbl, cl, &m->groups[k]);
+                /* The order of the pods may change: the whole listing sorts them. */
+                if (m->groups[k].created_at != pr->src[pr->cur].g[m->dirty[k]].created_at)
+                        return 0;
+        }
+        if (kc_pod_pin_new(&next_pin) < 0)
+                return -ENOMEM;
+        out.pin = next_pin;
+        if (pr->n > 0 && !(out.pods = malloc(pr->n * sizeof(*out.pods))))
+                return -ENOMEM;
+        r = delta_build(m, pr, sbl, cl, n_dirty);
+        if (r < 0) {
+                pod_reuse_clear(pr, false);
+                last_listing_done(l);
+                return r;
+        }
+        for (out.n = 0; out.n < pr->n; out.n++)
+                out.pods[out.n] = pr->pods[l->order[out.n]];
+        /* The new generation, which the last one keeps alive (pod_reuse_advance()). */
+        kc_pod_pin_chain(pr->pin, next_pin);
+        kc_pod_pin_unref(pr->pin);
+        pr->pin = kc_pod_pin_ref(next_pin);
+        /* The records now describe this listing, which reaches what they point at. */
+        pod_reuse_unhold(pr);
+        pr->held_sb = kc_arena_ref(sbl->arena);
+        pr->held_c = kc_arena_ref(cl->arena);
+        kc_arena_free(l->sb_arena);
+        kc_arena_free(l->c_arena);
+        l->sb_arena = kc_arena_ref(sbl->arena);
+        l->c_arena = kc_arena_ref(cl->arena);
+        l->sb_items = sbl->items;
+        l->c_items = cl->items;
+        pr->delta_hits++;
+        *ret = out;
+        out = (struct kc_pod_list){ 0 };
+        return 1;
+}
+
 int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct kc_pod_list *ret,
                                 struct kc_runtime_error *err)
 {
@@ -1314,12 +1577,17 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct k
         if (r > 0)
                 m->reuse[all].listing_hits++;
         if (r == 0) {
-                r = get_pods_locked(m, all, &sbl, &cl, ret);
-                /* The cache may be gone (it always is on failure): only a full one is kept. */
-                if (r >= 0 && m->reuse[all].n == ret->n)
-                        last_listing_keep(m, &m->last[all], &m->reuse[all], &sbl, &cl);
-                else
-                        last_listing_done(&m->last[all]);
+                /* A delta keeps the last listing's order, and the listing. */
+                r = get_pods_delta_locked(m, all, &m->last[all], &sbl, &cl, ret);
+                if (r == 0) {
+                        r = get_pods_locked(m, all, &sbl, &cl, ret);
+                        /* The cache may be gone (it always is on failure): only a full one
+                         * is kept. */
+                        if (r >= 0 && m->reuse[all].n == ret->n)
+                                last_listing_keep(m, &m->last[all], &m->reuse[all], &sbl, &cl);
+                        else
+                                last_listing_done(&m->last[all]);
+                }
                 m->scratch_kept = true;
                 m->last_build = m->clock ? kc_clock_now(m->clock) : 0;
         } else if (r > 0 && m->scratch_kept && m->clock &&

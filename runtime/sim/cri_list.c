@@ -42,6 +42,16 @@ static inline void prefetch_next(const void *next)
                 __builtin_prefetch(p + k);
 }
 
+/* How many touched pods ahead patched_positions() fetches one. */
+#define PREFETCH_PODS_AHEAD 8
+
+/* A pod's listing positions and object lists, past its first line. */
+static inline void prefetch_pod_lists(const struct sim_pod *p)
+{
+        __builtin_prefetch((const char *)p + offsetof(struct sim_pod, listed_at));
+        __builtin_prefetch((const char *)p + offsetof(struct sim_pod, containers));
+}
+
 /* The pods a list call looks at: every pod, or only @p only (none when NULL). */
 struct sim_scope {
         bool narrowed;
@@ -64,6 +74,16 @@ struct sim_listing {
         unsigned memo; /* its row of kc_sim.list_memo */
         /* An item of @p o; @p a (NULL: none) holds its arena. Cannot fail without @p a. */
         int (*copy)(struct kc_arena *a, const struct sim_object *o, void *item);
+};
+
+/* What a list call hands out: its items, in an arena the caller owns, and its delta. */
+struct sim_list_out {
+        void *items; /* NULL when none */
+        size_t n;
+        struct kc_arena *arena;
+        const void *base; /* runtime_service.h: NULL, or the items this listing patches */
+        const uint32_t *changed;
+        size_t n_changed;
 };
 
 static struct sim_objects *pod_objects(const struct sim_listing *k, struct sim_pod *p)
@@ -136,13 +156,13 @@ void kc__sim_list_memo_done(struct kc_sim *s)
  * now (kc__sim_enter_locked): exits due before this call are in the generation.
  */
 static bool memo_hit(const struct sim_state *st, const struct sim_list_memo *m, int state,
-                     void **ret_items, size_t *ret_n, struct kc_arena **ret_arena)
+                     struct sim_list_out *out)
 {
         if (!m || !m->arena || m->gen != st->gen || m->state != state)
                 return false;
-        *ret_items = m->items;
-        *ret_n = m->n;
-        *ret_arena = kc_arena_ref(m->arena);
+        *out = (struct sim_list_out){ .items = m->items,
+                                      .n = m->n,
+                                      .arena = kc_arena_ref(m->arena) };
         return true;
 }
 
@@ -208,18 +228,62 @@ static bool memo_patchable(const struct sim_state *st, const struct sim_listing 
 }
 
 /*
+ * The positions in @p m's listing of kind @p k of the objects of the pods
+ * touched since, in @p a: the listing patched from it differs from it
+ * there only. The touched pods are cold: this walk brings them in for the
+ * copy that follows.
+ */
+static int patched_positions(const struct sim_listing *k, const struct sim_state *st,
+                             const struct sim_list_memo *m, struct kc_arena *a,
+                             struct sim_list_out *out, struct kc_runtime_error *err)
+{
+        size_t i, j, n = 0;
+        uint32_t *changed;
+
+        for (i = 0; i < st->n_touched; i++) {
+                const struct sim_objects *objs = pod_objects(k, st->touched[i]);
+                size_t at = st->touched[i]->listed_at[k->memo];
+
+                if (i + PREFETCH_PODS_AHEAD < st->n_touched)
+                        prefetch_pod_lists(st->touched[i + PREFETCH_PODS_AHEAD]);
+                if (objs->n > m->n || at > m->n - objs->n || m->n > UINT32_MAX)
+                        return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
+                                                    "sim: listing positions out of sync");
+                n += objs->n;
+        }
+        changed = n > 0 ? kc_arena_alloc(a, n * sizeof(*changed)) : NULL;
+        if (n > 0 && !changed)
+                return kc__sim_oom(err);
+        for (i = 0, n = 0; i < st->n_touched; i++) {
+                const struct sim_objects *objs = pod_objects(k, st->touched[i]);
+                size_t at = st->touched[i]->listed_at[k->memo];
+
+                for (j = 0; j < objs->n; j++)
+                        changed[n++] = (uint32_t)(at + j);
+        }
+        out->base = m->items;
+        out->changed = changed;
+        out->n_changed = n;
+        return 0;
+}
+
+/*
  * The listing of every object of kind @p k as @p m patched (issue 18): its
  * items again, the objects of the pods touched since copied anew from
  * where they are, in @p a, which holds @p m's keeper: the objects are the
  * same ones. Costs a copy of the item array instead of a visit to every
- * object.
+ * object; @p out says where the copy differs from @p m's items.
  */
 static int list_patched_locked(const struct sim_listing *k, const struct sim_state *st,
-                               const struct sim_list_memo *m, struct kc_arena *a, char **ret_items,
-                               struct kc_runtime_error *err)
+                               const struct sim_list_memo *m, struct kc_arena *a,
+                               struct sim_list_out *out, struct kc_runtime_error *err)
 {
         char *items = NULL;
+        int r;
 
+        r = patched_positions(k, st, m, a, out, err);
+        if (r < 0)
+                return r;
         if (m->n > 0 && !(items = kc_arena_memdup(a, m->items, m->n * k->item_size)))
                 return kc__sim_oom(err);
         for (size_t i = 0; i < st->n_touched; i++) {
@@ -235,9 +299,6 @@ static int list_patched_locked(const struct sim_listing *k, const struct sim_sta
                         prefetch_next(kc_list_entry(pod_objects(k, st->touched[i + 1])->list.next,
                                                     struct sim_object, link));
 
-                if (objs->n > m->n || at > m->n - objs->n)
-                        return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
-                                                    "sim: listing positions out of sync");
                 kc_list_for_each_entry (o, &objs->list, struct sim_object, link) {
                         if (o->link.next != &objs->list)
                                 prefetch_next(kc_list_entry(o->link.next, struct sim_object, link));
@@ -246,7 +307,8 @@ static int list_patched_locked(const struct sim_listing *k, const struct sim_sta
         }
         if (kc_arena_hold(a, m->keeper) < 0)
                 return kc__sim_oom(err);
-        *ret_items = items;
+        out->items = items;
+        out->n = m->n;
         return 0;
 }
 
@@ -317,20 +379,19 @@ static int list_scope_locked(struct kc_sim *s, const struct sim_listing *k, cons
 /*
  * A list call for objects of kind @p k: enters the call (@p key names the
  * object for faults and latency), then copies the objects in the filter's
- * scope that match it into a new arena: *ret_items (NULL when none),
- * *ret_n and *ret_arena, which the caller owns. A listing of every object
- * is the last one again when nothing changed, or that one patched.
+ * scope that match it into a new arena, which *out hands to the caller
+ * (untouched on failure). A listing of every object is the last one again
+ * when nothing changed, or that one patched (then *out has its delta).
  */
 static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *filter,
-                     const char *key, void **ret_items, size_t *ret_n, struct kc_arena **ret_arena,
-                     struct kc_runtime_error *err)
+                     const char *key, struct sim_list_out *out, struct kc_runtime_error *err)
 {
         KC_LOCK_GUARD(&s->lock);
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL, *keeper = NULL;
+        struct sim_list_out res = { 0 };
         struct sim_list_memo *memo;
         struct sim_scope scope;
         char *items = NULL;
-        size_t n = 0;
         int r, state = -1;
 
         r = kc__sim_enter_locked(s, k->op, key, err);
@@ -339,21 +400,21 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
         memo = memo_slot(s, k, filter, &state);
         if (memo && state >= 0)
                 memo_share_full(&s->st, k, memo, &s->list_memo[k->memo][0], state);
-        if (memo_hit(&s->st, memo, state, ret_items, ret_n, ret_arena))
+        if (memo_hit(&s->st, memo, state, out))
                 return 0;
         if (kc_arena_new(&a) < 0)
                 return kc__sim_oom(err);
         scope = filter ? k->scope(s, filter) : (struct sim_scope){ .narrowed = false };
         if (memo_patchable(&s->st, k, memo)) {
-                r = list_patched_locked(k, &s->st, memo, a, &items, err);
-                n = memo->n;
+                r = list_patched_locked(k, &s->st, memo, a, &res, err);
                 s->listings_patched++;
                 keeper = kc_arena_ref(memo->keeper);
         } else {
                 /* Every object of any state: their arenas held once, by a keeper of their own. */
                 if (memo && state < 0 && kc_arena_new(&keeper) < 0)
                         return kc__sim_oom(err);
-                r = list_scope_locked(s, k, filter, scope, a, keeper, &items, &n, err);
+                r = list_scope_locked(s, k, filter, scope, a, keeper, &items, &res.n, err);
+                res.items = items;
         }
         if (r < 0)
                 return r;
@@ -361,12 +422,11 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
                 s->listed_pod = scope.only;
                 s->listed_gen = s->st.gen;
         }
-        *ret_items = items;
-        *ret_n = n;
-        memo_keep(&s->st, memo, state, items, n, a, keeper);
+        memo_keep(&s->st, memo, state, res.items, res.n, a, keeper);
         if (keeper)
                 touch_log_restart(s);
-        *ret_arena = TAKE_PTR(a);
+        res.arena = TAKE_PTR(a);
+        *out = res;
         return 0;
 }
 
@@ -461,16 +521,18 @@ static const struct sim_listing sandbox_listing = {
 int kc__sim_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
                              struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
 {
-        struct kc_arena *a;
-        void *items;
-        size_t n;
+        struct sim_list_out out;
         int r;
 
-        r = list_call(self, &sandbox_listing, filter, filter ? filter->id : NULL, &items, &n, &a,
-                      err);
+        r = list_call(self, &sandbox_listing, filter, filter ? filter->id : NULL, &out, err);
         if (r < 0)
                 return r;
-        *ret = (struct kc_pod_sandbox_list){ .items = items, .n = n, .arena = a };
+        *ret = (struct kc_pod_sandbox_list){ .items = out.items,
+                                             .n = out.n,
+                                             .arena = out.arena,
+                                             .base = out.base,
+                                             .changed = out.changed,
+                                             .n_changed = out.n_changed };
         return 0;
 }
 
@@ -549,15 +611,17 @@ static const struct sim_listing container_listing = {
 int kc__sim_list_containers(void *self, const struct kc_container_filter *filter,
                             struct kc_container_list *ret, struct kc_runtime_error *err)
 {
-        struct kc_arena *a;
-        void *items;
-        size_t n;
+        struct sim_list_out out;
         int r;
 
-        r = list_call(self, &container_listing, filter, filter ? filter->id : NULL, &items, &n, &a,
-                      err);
+        r = list_call(self, &container_listing, filter, filter ? filter->id : NULL, &out, err);
         if (r < 0)
                 return r;
-        *ret = (struct kc_container_list){ .items = items, .n = n, .arena = a };
+        *ret = (struct kc_container_list){ .items = out.items,
+                                           .n = out.n,
+                                           .arena = out.arena,
+                                           .base = out.base,
+                                           .changed = out.changed,
+                                           .n_changed = out.n_changed };
         return 0;
 }

@@ -102,18 +102,34 @@ struct kc_container_filter {
  * nonzero token have equal contents, wherever their strings are; 0 says
  * nothing. A CRI list memo gives an item it decoded a new token and its
  * later copies of the item the same one (issue 18).
+ *
+ * And a list result may say how it differs from an earlier one (a delta):
+ * base is that result's items (NULL: no delta), and changed holds
+ * n_changed distinct item positions (in its arena, in no particular
+ * order). The result then has as many items as the base, and every item
+ * at a position not in changed equals the base's item at that position
+ * byte for byte: the same strings at the same addresses. A consumer that
+ * still holds the base result may take those items as it found them there
+ * without reading them (issue 18); one that does not hold it cannot tell
+ * the base from another result at the same address, and ignores the delta.
  */
 struct kc_pod_sandbox_list {
         struct kc_pod_sandbox *items;
         size_t n;
         struct kc_arena *arena;
         const uint64_t *tokens;
+        const void *base;
+        const uint32_t *changed;
+        size_t n_changed;
 };
 struct kc_container_list {
         struct kc_cri_container *items;
         size_t n;
         struct kc_arena *arena;
         const uint64_t *tokens;
+        const void *base;
+        const uint32_t *changed;
+        size_t n_changed;
 };
 struct kc_pod_sandbox_status_result {
         struct kc_pod_sandbox status;

@@ -1125,7 +1125,9 @@ static void test_pod_pin_chain(void **state)
  * list result has the objects' strings and labels copied into it, as a CRI
  * list memo copies the items it had (new addresses every time), and each
  * item carries its object's token: a new one whenever the object
- * changes, and now and then none.
+ * changes, and now and then none. With @delta instead, a listing of every
+ * object says how it differs from the last such listing (runtime_service.h):
+ * the objects changed since, and now and then one that did not.
  */
 #define IDW_PODS 6
 
@@ -1134,27 +1136,37 @@ struct idw_obj {
         struct kc_pod_sandbox sb;
         struct kc_cri_container c;
         uint64_t token;
+        bool dirty; /* changed since the last listing of every object of its kind */
 };
 
 struct idw {
         struct idw_obj sb[IDW_PODS], c[IDW_PODS * 2];
         struct kc_arena *last_sb, *last_c;
-        bool keep_last, copy;
+        bool keep_last, copy, delta;
         uint64_t seed, last_token;
+        const void *last_full[2]; /* the items of the last listing of every sandbox, container */
 };
 
 /* Object @o changed: a new token (with @w->copy; 1 in 8 gets none). */
 static void idw_changed(struct idw *w, struct idw_obj *o)
 {
+        o->dirty = true;
         o->token = w->copy && rng_next(&w->seed) % 8 ? ++w->last_token : 0;
 }
 
 /* Makes object @o of pod @p again, in new memory, with content drawn from @w->seed. */
 static void idw_obj_make(struct idw *w, struct idw_obj *o, size_t p, size_t k, bool sandbox)
 {
+        const struct kc_label *old = !o->arena ? NULL : sandbox ? o->sb.labels : o->c.labels;
+        /* With deltas, mostly the same UID and CreatedAt: a pod that keeps its group. */
+        bool keep = old && w->delta && rng_next(&w->seed) % 8;
+        char uid_letter = keep ? old[0].value[0] : rng_next(&w->seed) % 2 ? 'u' : 'v';
+        int64_t created = sandbox ? o->sb.created_at : o->c.created_at;
         struct kc_label *labels, *ann;
         char buf[32];
 
+        if (!keep)
+                created = (int64_t)(rng_next(&w->seed) % 3);
         o->arena = kc_arena_free(o->arena);
         assert_int_equal(kc_arena_new(&o->arena), 0);
         idw_changed(w, o);
@@ -1164,7 +1176,7 @@ static void idw_obj_make(struct idw *w, struct idw_obj *o, size_t p, size_t k, b
         assert_non_null(labels);
         assert_non_null(ann);
         /* Same lengths whatever is drawn: a new object reuses the old one's addresses. */
-        snprintf(buf, sizeof(buf), "%c%zu", rng_next(&w->seed) % 2 ? 'u' : 'v', p);
+        snprintf(buf, sizeof(buf), "%c%zu", uid_letter, p);
         labels[0] = (struct kc_label){ KC_LABEL_POD_UID, kc_arena_strdup(o->arena, buf) };
         snprintf(buf, sizeof(buf), "%c%zu", rng_next(&w->seed) % 2 ? 'n' : 'm', p);
         labels[1] = (struct kc_label){ KC_LABEL_POD_NAME, kc_arena_strdup(o->arena, buf) };
@@ -1180,7 +1192,7 @@ static void idw_obj_make(struct idw *w, struct idw_obj *o, size_t p, size_t k, b
                         .id = kc_arena_strdup(o->arena, buf),
                         .metadata = { labels[1].value, labels[0].value, "ns", 0 },
                         .state = KC_SANDBOX_STATE_READY,
-                        .created_at = (int64_t)(rng_next(&w->seed) % 3),
+                        .created_at = created,
                         .labels = labels,
                         .n_labels = 3,
                 };
@@ -1191,7 +1203,7 @@ static void idw_obj_make(struct idw *w, struct idw_obj *o, size_t p, size_t k, b
                 .metadata = { kc_arena_strdup(o->arena, rng_next(&w->seed) % 2 ? "a" : "b"), 0 },
                 .image = kc_arena_strdup(o->arena, rng_next(&w->seed) % 2 ? "busybox" : "busyfox"),
                 .state = KC_CONTAINER_STATE_RUNNING,
-                .created_at = (int64_t)(rng_next(&w->seed) % 3),
+                .created_at = created,
                 .labels = labels,
                 .n_labels = 3,
                 .annotations = ann,
@@ -1318,11 +1330,50 @@ static void idw_item(const struct idw *w, struct kc_arena *a, bool sandbox, void
 }
 
 /*
- * A list result: new item structs holding the listed objects' arenas, with
- * the objects' tokens in *ret_tokens when @w->copy (else none).
+ * With @w->delta, the delta of a listing of every object (@items, @n, in
+ * @a) against the last one: *ret_base NULL when there is none.
  */
-static struct kc_arena *idw_list(struct idw *w, bool sandboxes, int state, void **ret_items,
-                                 const uint64_t **ret_tokens, size_t *ret_n)
+static void idw_delta(struct idw *w, bool sandboxes, struct kc_arena *a, const void *items,
+                      size_t n, const void **ret_base, const uint32_t **ret_changed,
+                      size_t *ret_n_changed)
+{
+        uint32_t *changed = kc_arena_alloc(a, (n + 1) * sizeof(*changed));
+        size_t i, n_changed = 0;
+
+        assert_non_null(changed);
+        for (i = 0; i < n; i++) {
+                struct idw_obj *o = sandboxes ? &w->sb[i] : &w->c[i];
+
+                /* A position that did not change may be named too. */
+                if (o->dirty || rng_next(&w->seed) % 7 == 0)
+                        changed[n_changed++] = (uint32_t)i;
+                o->dirty = false;
+        }
+        /* Now and then one out of range: the delta is then not taken. */
+        if (rng_next(&w->seed) % 50 == 0)
+                changed[n_changed++] = (uint32_t)n;
+        *ret_base = w->last_full[sandboxes];
+        *ret_changed = changed;
+        *ret_n_changed = n_changed;
+        w->last_full[sandboxes] = items;
+}
+
+/*
+ * A list result: new item structs holding the listed objects' arenas, with
+ * the objects' tokens in ret->tokens when @w->copy (else none) and, with
+ * @w->delta, a listing of every object's delta.
+ */
+struct idw_result {
+        void *items;
+        size_t n;
+        struct kc_arena *arena;
+        const uint64_t *tokens;
+        const void *base;
+        const uint32_t *changed;
+        size_t n_changed;
+};
+
+static void idw_list(struct idw *w, bool sandboxes, int state, struct idw_result *ret)
 {
         size_t n_obj = sandboxes ? IDW_PODS : IDW_PODS * 2, size, i, n = 0;
         struct kc_arena *a = NULL;
@@ -1354,35 +1405,42 @@ static struct kc_arena *idw_list(struct idw *w, bool sandboxes, int state, void 
                 kc_arena_free(*last);
                 *last = kc_arena_ref(a);
         }
-        *ret_items = items;
-        *ret_tokens = tokens;
-        *ret_n = n;
-        return a;
+        *ret = (struct idw_result){ .items = items, .n = n, .arena = a, .tokens = tokens };
+        if (w->delta && state < 0)
+                idw_delta(w, sandboxes, a, items, n, &ret->base, &ret->changed, &ret->n_changed);
 }
 
 static int idw_list_pod_sandbox(void *self, const struct kc_pod_sandbox_filter *filter,
                                 struct kc_pod_sandbox_list *ret, struct kc_runtime_error *err)
 {
-        const uint64_t *tokens;
-        void *items;
-        size_t n;
-        struct kc_arena *a = idw_list(self, true, filter ? filter->state : -1, &items, &tokens, &n);
+        struct idw_result res;
 
         (void)err;
-        *ret = (struct kc_pod_sandbox_list){ items, n, a, tokens };
+        idw_list(self, true, filter ? filter->state : -1, &res);
+        *ret = (struct kc_pod_sandbox_list){ .items = res.items,
+                                             .n = res.n,
+                                             .arena = res.arena,
+                                             .tokens = res.tokens,
+                                             .base = res.base,
+                                             .changed = res.changed,
+                                             .n_changed = res.n_changed };
         return 0;
 }
 
 static int idw_list_containers(void *self, const struct kc_container_filter *filter,
                                struct kc_container_list *ret, struct kc_runtime_error *err)
 {
-        const uint64_t *tokens;
-        void *items;
-        size_t n;
-        struct kc_arena *a = idw_list(self, false, filter->state, &items, &tokens, &n);
+        struct idw_result res;
 
         (void)err;
-        *ret = (struct kc_container_list){ items, n, a, tokens };
+        idw_list(self, false, filter->state, &res);
+        *ret = (struct kc_container_list){ .items = res.items,
+                                           .n = res.n,
+                                           .arena = res.arena,
+                                           .tokens = res.tokens,
+                                           .base = res.base,
+                                           .changed = res.changed,
+                                           .n_changed = res.n_changed };
         return 0;
 }
 
@@ -1396,15 +1454,18 @@ static const struct kc_runtime_service_ops idw_ops = {
  * history: the same pods whatever the listings do, whether the service's
  * results are shared (records used) or only the manager's (never used), or
  * shared with every string at a new address and listing tokens (records
- * used by token), and unchanged pods come back as the same objects.
+ * used by token), or shared with deltas (only the changed groups looked
+ * at), and unchanged pods come back as the same objects.
  */
 static void test_get_pods_identity_matches_fresh(void **state)
 {
         struct fixture *f = *state;
 
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < 4; mode++) {
                 bool keep_last = mode > 0;
-                struct idw w = { .keep_last = keep_last, .copy = mode == 2, .seed = 55 };
+                struct idw w = {
+                        .keep_last = keep_last, .copy = mode == 2, .delta = mode == 3, .seed = 55
+                };
                 struct kc_runtime_service svc = { &idw_ops, &w };
                 struct kc_runtime_manager *mgr = NULL;
                 size_t p, k;
@@ -1442,6 +1503,11 @@ static void test_get_pods_identity_matches_fresh(void **state)
                         assert_true(kc__runtime_manager_identity_hits(mgr, true) > 1000);
                 else
                         assert_int_equal(kc__runtime_manager_identity_hits(mgr, true), 0);
+                /* Deltas are taken when given (not when a pod's UID or CreatedAt moved). */
+                if (w.delta)
+                        assert_true(kc__runtime_manager_delta_hits(mgr, true) > 1000);
+                else
+                        assert_int_equal(kc__runtime_manager_delta_hits(mgr, true), 0);
                 kc_runtime_manager_free(mgr);
                 kc_arena_free(w.last_sb);
                 kc_arena_free(w.last_c);

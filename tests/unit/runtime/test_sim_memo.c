@@ -630,8 +630,46 @@ static void assert_listing_current(struct sim_faces_fixture *f, const struct lis
         }
 }
 
+/*
+ * A listing's delta (runtime_service.h) against @p held (@p n_held items of
+ * @p size), a listing of the same kind still held: when it names that one
+ * as its base, the positions are distinct and in range, and every item at
+ * another position has the held item's bytes. Returns whether it did.
+ */
+static bool check_delta(const void *items, size_t n, size_t size, const void *base,
+                        const uint32_t *changed, size_t n_changed, const void *held, size_t n_held)
+{
+        _cleanup_free_ bool *named = NULL;
+        size_t i;
+
+        if (!base || base != held)
+                return false;
+        assert_int_equal(n, n_held);
+        assert_true(n_changed <= n);
+        assert_non_null(named = calloc(n + 1, sizeof(*named)));
+        for (i = 0; i < n_changed; i++) {
+                assert_true(changed[i] < n);
+                assert_false(named[changed[i]]);
+                named[changed[i]] = true;
+        }
+        for (i = 0; i < n; i++)
+                if (!named[i])
+                        assert_memory_equal((const char *)items + i * size,
+                                            (const char *)held + i * size, size);
+        return true;
+}
+
 #define CHURN_PODS 12
 #define CHURN_CTRS 3
+
+static size_t touched(const bool *pods)
+{
+        size_t i, n = 0;
+
+        for (i = 0; i < CHURN_PODS; i++)
+                n += pods[i];
+        return n;
+}
 
 /* A listing of every object of @p n pods of CHURN_CTRS containers shows them in their order. */
 static void assert_listing_order(const struct listing *l, const struct kc_sim_pod_spec *pods,
@@ -694,7 +732,9 @@ static void flip(struct kc_sim_container_spec *c)
  * changed (issue 18): it shows every change made since, whichever kind was
  * listed in between (a sandbox change waits in the touch log while only
  * containers are listed), through snapshots and CRI calls alike, and a pod
- * or object that comes, goes or moves gives a whole new listing.
+ * or object that comes, goes or moves gives a whole new listing. A patched
+ * listing's delta names the last listing of its kind and holds: only the
+ * objects of the pods touched since differ, as few as changed.
  */
 static void test_list_patched_shows_every_change(void **state)
 {
@@ -705,7 +745,10 @@ static void test_list_patched_shows_every_change(void **state)
         _cleanup_free_ char *sb = NULL, *app = NULL, *job = NULL;
         struct churn c;
         struct listing l = { 0 }, next;
-        size_t round, i, n_pods = CHURN_PODS;
+        struct kc_container_list between = { 0 };
+        size_t round, i, n_pods = CHURN_PODS, deltas = 0;
+        /* The pods touched since both kinds were last listed: the sim's touch log. */
+        bool since[CHURN_PODS] = { false };
         uint64_t patched;
 
         churn_init(&c);
@@ -713,10 +756,13 @@ static void test_list_patched_shows_every_change(void **state)
         l = list_all(f, -1);
         assert_int_equal(kc__sim_listings_patched(f->sim), 0);
         for (round = 0; round < 24; round++) {
-                /* Every 5th container, and one sandbox, change state. */
-                for (i = round % 5; i < n_pods * CHURN_CTRS; i += 5)
+                /* Every 5th container, and one sandbox, change state: their pods are touched. */
+                for (i = round % 5; i < n_pods * CHURN_CTRS; i += 5) {
                         flip(&c.ctrs[i]);
+                        since[i / CHURN_CTRS] = true;
+                }
                 flip(&c.sbs[round % n_pods]);
+                since[round % n_pods] = true;
                 if (round == 12) /* a pod goes: a new shape */
                         n_pods--;
                 if (round == 16) { /* two pods swap places: a new shape */
@@ -735,11 +781,32 @@ static void test_list_patched_shows_every_change(void **state)
                         next = (struct listing){ .cl = cl };
                         assert_int_equal(next.cl.n, n_pods * CHURN_CTRS);
                         assert_listing_current(f, &next, false, true);
-                        kc_runtime_result_done(&next.cl);
+                        if (check_delta(cl.items, cl.n, sizeof(*cl.items), cl.base, cl.changed,
+                                        cl.n_changed, l.cl.items, l.cl.n)) {
+                                assert_int_equal(cl.n_changed, touched(since) * CHURN_CTRS);
+                                deltas++;
+                        }
+                        kc_runtime_result_done(&between);
+                        between = next.cl;
                         continue;
                 }
                 next = list_all(f, -1);
                 assert_true(new_listing(&l, &next));
+                if (check_delta(next.sbl.items, next.sbl.n, sizeof(*next.sbl.items), next.sbl.base,
+                                next.sbl.changed, next.sbl.n_changed, l.sbl.items, l.sbl.n)) {
+                        assert_int_equal(next.sbl.n_changed, touched(since));
+                        deltas++;
+                }
+                if (check_delta(next.cl.items, next.cl.n, sizeof(*next.cl.items), next.cl.base,
+                                next.cl.changed, next.cl.n_changed,
+                                between.items ? between.items : l.cl.items,
+                                between.items ? between.n : l.cl.n)) {
+                        assert_int_equal(next.cl.n_changed, touched(since) * CHURN_CTRS);
+                        deltas++;
+                }
+                memset(since, 0, sizeof(since));
+                kc_runtime_result_done(&between);
+                between = (struct kc_container_list){ 0 };
                 assert_listing_order(&next, c.pods, n_pods);
                 assert_listing_current(f, &next, true, true);
                 listing_done(&l);
@@ -747,6 +814,8 @@ static void test_list_patched_shows_every_change(void **state)
         }
         patched = kc__sim_listings_patched(f->sim);
         assert_true(patched >= 30);
+        /* Every patched listing said how, against the listing of its kind before it. */
+        assert_int_equal(deltas, patched);
 
         /* Through the CRI: starts, a stop, an exit falling due, a sandbox stopped. */
         sb = run_sandbox(f, "u1");
