@@ -169,6 +169,14 @@ int kc__pod_sandbox_copy(struct kc_arena *a, const struct kc_pod_sandbox *src,
 int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *src,
                            struct kc_cri_container *ret);
 
+/*
+ * kc_pod_new(@p tmpl), when every string of @p tmpl is @p like's own (the
+ * same pointers, as many entries): then a copy of @p like's one block with
+ * @p tmpl's numbers, its strings not read (issue 18). Otherwise as
+ * kc_pod_new().
+ */
+int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struct kc_pod **ret);
+
 /* Tests: how many pods the runtime manager's GetPods(@all) reuse cache holds. */
 struct kc_runtime_manager;
 size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all);

@@ -708,6 +708,7 @@ static int pod_build(struct kc_runtime_manager *m, const struct group *g,
                      const struct kc_pod *like, struct kc_pod **ret)
 {
         struct kc_container *ctrs, *sbs;
+        struct kc_pod tmpl;
         size_t k;
 
         if (SCRATCH(m, tmp, (size_t)g->n_containers + g->n_sandboxes) < 0)
@@ -743,18 +744,17 @@ static int pod_build(struct kc_runtime_manager *m, const struct group *g,
                         .created_at = s->created_at,
                 };
         }
-        return kc_pod_new(
-                &(struct kc_pod){
-                        .id = like ? like->id : g->uid,
-                        .name = like ? like->name : g->name,
-                        .namespace = like ? like->namespace : g->namespace,
-                        .created_at = g->created_at,
-                        .containers = ctrs,
-                        .n_containers = g->n_containers,
-                        .sandboxes = sbs,
-                        .n_sandboxes = g->n_sandboxes,
-                },
-                ret);
+        tmpl = (struct kc_pod){
+                .id = like ? like->id : g->uid,
+                .name = like ? like->name : g->name,
+                .namespace = like ? like->namespace : g->namespace,
+                .created_at = g->created_at,
+                .containers = ctrs,
+                .n_containers = g->n_containers,
+                .sandboxes = sbs,
+                .n_sandboxes = g->n_sandboxes,
+        };
+        return like ? kc__pod_new_like(&tmpl, like, ret) : kc_pod_new(&tmpl, ret);
 }
 
 static int sort_key_cmp(const void *a, const void *b)

@@ -121,11 +121,13 @@ const char *kc__label_key_intern(const char *key)
  */
 struct ref_header {
         alignas(max_align_t) atomic_uint ref;
+        /* The whole allocation's size, header included; 0 when it does not fit. */
+        uint32_t size;
         /* A pod buried in a pin: the next one there (kc_pod_pin_bury()). Fits the padding. */
         struct ref_header *buried_next;
 };
 static_assert(sizeof(struct ref_header) == alignof(max_align_t),
-              "the burial link fits the header's padding: objects did not grow");
+              "the size and the burial link fit the header's padding: objects did not grow");
 
 static struct ref_header *ref_header_of(const void *obj)
 {
@@ -154,10 +156,11 @@ static void obj_unref(void *obj)
                 free(ref_header_of(obj));
 }
 
-/* The first reference of an object packed after a ref_header. */
-static void *obj_init(struct ref_header *h, void *obj)
+/* The first reference of an object of @size bytes, header included, packed after a ref_header. */
+static void *obj_init(struct ref_header *h, size_t size, void *obj)
 {
         atomic_init(&h->ref, 1);
+        h->size = size <= UINT32_MAX ? (uint32_t)size : 0;
         h->buried_next = NULL;
         return obj;
 }
@@ -272,7 +275,7 @@ static int obj_new(void *(*pack)(struct kc__packer *pk, const void *tmpl), const
                 return -ENOMEM;
         pk.off = 0;
         obj = pack(&pk, tmpl);
-        *ret = obj_init((struct ref_header *)pk.base, obj);
+        *ret = obj_init((struct ref_header *)pk.base, pk.off, obj);
         return 0;
 }
 
@@ -289,6 +292,84 @@ int kc_pod_new(const struct kc_pod *tmpl, struct kc_pod **ret)
 }
 
 DEFINE_OBJ_REF_UNREF(pod, struct kc_pod)
+
+/* @p entries as @p like's: as many, each string the very one @p like has. */
+static bool same_strings(const struct kc_container *entries, const struct kc_container *like,
+                         size_t n)
+{
+        for (size_t k = 0; k < n; k++)
+                if (entries[k].id != like[k].id || entries[k].name != like[k].name ||
+                    entries[k].image != like[k].image)
+                        return false;
+        return true;
+}
+
+/* Pointer @p v of the object packed at @p from (@p size bytes) as in its copy at @p to. */
+static const void *moved(const void *v, const char *from, size_t size, char *to)
+{
+        const char *c = v;
+
+        return c && c >= from && c < from + size ? to + (c - from) : v;
+}
+
+int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struct kc_pod **ret)
+{
+        const struct ref_header *h;
+        struct pod_box *box;
+        struct kc_container *c, *sb;
+        const char *from;
+        size_t k, size;
+
+        if (!tmpl || !like || !ret)
+                return -EINVAL;
+        h = ref_header_of(like);
+        size = h->size;
+        if (size == 0 || tmpl->id != like->id || tmpl->name != like->name ||
+            tmpl->namespace != like->namespace || tmpl->n_containers != like->n_containers ||
+            tmpl->n_sandboxes != like->n_sandboxes ||
+            !same_strings(tmpl->containers, like->containers, like->n_containers) ||
+            !same_strings(tmpl->sandboxes, like->sandboxes, like->n_sandboxes))
+                return kc_pod_new(tmpl, ret);
+        /* One copy of @like's block, its pointers moved along; then @tmpl's numbers. The
+         * header stays out of it: other holders of @like may be counting references. */
+        from = (const char *)h;
+        box = malloc(size);
+        if (!box)
+                return -ENOMEM;
+        memcpy(&box->pod, like, size - sizeof(box->h));
+        c = (struct kc_container *)moved(like->containers, from, size, (char *)box);
+        sb = (struct kc_container *)moved(like->sandboxes, from, size, (char *)box);
+        box->pod = (struct kc_pod){
+                .id = moved(like->id, from, size, (char *)box),
+                .name = moved(like->name, from, size, (char *)box),
+                .namespace = moved(like->namespace, from, size, (char *)box),
+                .created_at = tmpl->created_at,
+                .containers = c,
+                .n_containers = like->n_containers,
+                .sandboxes = sb,
+                .n_sandboxes = like->n_sandboxes,
+        };
+        for (k = 0; k < like->n_containers; k++)
+                c[k] = (struct kc_container){
+                        .id = moved(like->containers[k].id, from, size, (char *)box),
+                        .name = moved(like->containers[k].name, from, size, (char *)box),
+                        .image = moved(like->containers[k].image, from, size, (char *)box),
+                        .hash = tmpl->containers[k].hash,
+                        .state = tmpl->containers[k].state,
+                        .created_at = tmpl->containers[k].created_at,
+                };
+        for (k = 0; k < like->n_sandboxes; k++)
+                sb[k] = (struct kc_container){
+                        .id = moved(like->sandboxes[k].id, from, size, (char *)box),
+                        .name = moved(like->sandboxes[k].name, from, size, (char *)box),
+                        .image = moved(like->sandboxes[k].image, from, size, (char *)box),
+                        .hash = tmpl->sandboxes[k].hash,
+                        .state = tmpl->sandboxes[k].state,
+                        .created_at = tmpl->sandboxes[k].created_at,
+                };
+        *ret = obj_init(&box->h, size, &box->pod);
+        return 0;
+}
 
 struct kc_pod_pin {
         atomic_uint ref;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "internal.h"
 #include "runtime/api_pod.h"
 #include "runtime/container.h"
 #include "runtime/error.h"
@@ -183,6 +184,90 @@ static struct kc_pod_status *make_status(int variant)
         }
         assert_int_equal(kc_pod_status_new(&t, &s), 0);
         return s;
+}
+
+/*
+ * kc__pod_new_like (issue 18): a template with every string of an earlier
+ * pod gives that pod's block again with the template's numbers, its own
+ * allocation that outlives the earlier pod; a template with one string of
+ * its own is packed as kc_pod_new() does.
+ */
+static void test_pod_new_like(void **state)
+{
+        struct kc_container ctrs[] = {
+                { .id = "c1", .name = "app", .image = "nginx", .hash = 1, .state = 1 },
+                { .id = "c2", .name = "side", .image = NULL, .hash = 2, .state = 1 },
+        };
+        struct kc_container sbs[] = { { .id = "s1", .name = "POD", .state = 0 } };
+        struct kc_pod t = { .id = "uid",
+                            .name = "web",
+                            .namespace = "ns",
+                            .created_at = 7,
+                            .containers = ctrs,
+                            .n_containers = 2,
+                            .sandboxes = sbs,
+                            .n_sandboxes = 1 };
+        struct kc_container like_ctrs[2], like_sbs[1];
+        struct kc_pod *like = NULL, *p = NULL, *q = NULL;
+        struct kc_pod tmpl;
+        size_t k;
+
+        (void)state;
+        assert_int_equal(kc_pod_new(&t, &like), 0);
+        /* The numbers change, the strings are the earlier pod's own. */
+        for (k = 0; k < 2; k++)
+                like_ctrs[k] = (struct kc_container){ .id = like->containers[k].id,
+                                                      .name = like->containers[k].name,
+                                                      .image = like->containers[k].image,
+                                                      .hash = 10 + k,
+                                                      .state = 2,
+                                                      .created_at = 20 + (int64_t)k };
+        like_sbs[0] = (struct kc_container){ .id = like->sandboxes[0].id,
+                                             .name = like->sandboxes[0].name,
+                                             .state = 1,
+                                             .created_at = 30 };
+        tmpl = (struct kc_pod){ .id = like->id,
+                                .name = like->name,
+                                .namespace = like->namespace,
+                                .created_at = 40,
+                                .containers = like_ctrs,
+                                .n_containers = 2,
+                                .sandboxes = like_sbs,
+                                .n_sandboxes = 1 };
+        assert_int_equal(kc__pod_new_like(&tmpl, like, &p), 0);
+        /* Another string: packed from the template. */
+        like_ctrs[1].image = "busybox";
+        assert_int_equal(kc__pod_new_like(&tmpl, like, &q), 0);
+        like_ctrs[1].image = like->containers[1].image;
+        for (k = 0; k < 2; k++) {
+                assert_int_equal(p->containers[k].hash, 10 + k);
+                assert_int_equal(p->containers[k].state, 2);
+                assert_int_equal(p->containers[k].created_at, 20 + (int64_t)k);
+                /* In the new pod's own block, not the earlier one's. */
+                assert_ptr_not_equal(p->containers[k].id, like->containers[k].id);
+                assert_true(p->containers[k].id > (const char *)p);
+        }
+        assert_int_equal(p->created_at, 40);
+        assert_int_equal(p->sandboxes[0].state, 1);
+        assert_int_equal(p->sandboxes[0].created_at, 30);
+        assert_null(p->containers[1].image);
+        assert_string_equal(q->containers[1].image, "busybox");
+        assert_int_equal(q->created_at, 40);
+        /* The earlier pod goes; the new ones stand alone (ASan: no use after free). */
+        kc_pod_unref(like);
+        assert_string_equal(p->id, "uid");
+        assert_string_equal(p->name, "web");
+        assert_string_equal(p->namespace, "ns");
+        assert_string_equal(p->containers[0].id, "c1");
+        assert_string_equal(p->containers[0].name, "app");
+        assert_string_equal(p->containers[0].image, "nginx");
+        assert_string_equal(p->containers[1].name, "side");
+        assert_string_equal(p->sandboxes[0].id, "s1");
+        assert_string_equal(p->sandboxes[0].name, "POD");
+        assert_null(p->sandboxes[0].image);
+        assert_string_equal(q->containers[0].id, "c1");
+        kc_pod_unref(p);
+        kc_pod_unref(q);
 }
 
 static void test_status_round_trip_equal(void **state)
@@ -945,6 +1030,7 @@ int main(void)
                 cmocka_unit_test(test_state_strings),
                 cmocka_unit_test(test_error_set),
                 cmocka_unit_test(test_pod_round_trip),
+                cmocka_unit_test(test_pod_new_like),
                 cmocka_unit_test(test_status_round_trip_equal),
                 cmocka_unit_test(test_pod_list_done),
                 cmocka_unit_test(test_pod_many),
