@@ -135,6 +135,12 @@ bool kc_arena_shared(const struct kc_arena *a)
         return a && __atomic_load_n(&a->refs, __ATOMIC_RELAXED) > 1;
 }
 
+bool kc_arena_sole(const struct kc_arena *a)
+{
+        /* Pairs with the release half of the other holders' kc_arena_free(). */
+        return a && __atomic_load_n(&a->refs, __ATOMIC_ACQUIRE) == 1;
+}
+
 struct kc_arena *kc_arena_ref(struct kc_arena *a)
 {
         if (a)

@@ -191,6 +191,8 @@ size_t kc__runtime_manager_scratch_bytes(struct kc_runtime_manager *m);
 /* Tests: how many full listings the simulated runtime patched from its last one (issue 18). */
 struct kc_sim;
 uint64_t kc__sim_listings_patched(struct kc_sim *s);
+/* Tests: how many of those were the listing before patched in place (its spare). */
+uint64_t kc__sim_listings_recycled(struct kc_sim *s);
 
 /* pod_actions.c: the backoff key of doBackOff (getStableKey), malloc'd; NULL on ENOMEM. */
 char *kc__backoff_key(const struct kc_api_pod *pod, const struct kc_api_container *c);

@@ -140,6 +140,7 @@ static void memo_clear(struct sim_list_memo *m)
 {
         kc_arena_free(m->arena);
         kc_arena_free(m->keeper);
+        kc_arena_free(m->spare);
         *m = (struct sim_list_memo){ 0 };
 }
 
@@ -168,14 +169,18 @@ static bool memo_hit(const struct sim_state *st, const struct sim_list_memo *m, 
 
 /*
  * Remembers the full listing just made, in place of the last one of its
- * class; @p keeper (NULL: none) holds its objects' arenas.
+ * class; @p keeper (NULL: none) holds its objects' arenas, @p changed_buf
+ * (NULL: none) is room for @p n positions in @p a. When both are listings
+ * of every object, the last one becomes the spare (the spare before goes).
  */
 static void memo_keep(const struct sim_state *st, struct sim_list_memo *m, int state, void *items,
-                      size_t n, struct kc_arena *a, struct kc_arena *keeper)
+                      size_t n, struct kc_arena *a, struct kc_arena *keeper, uint32_t *changed_buf)
 {
+        struct sim_list_memo last;
+
         if (!m)
                 return;
-        memo_clear(m);
+        last = *m;
         *m = (struct sim_list_memo){ .arena = kc_arena_ref(a),
                                      .items = items,
                                      .n = n,
@@ -183,7 +188,16 @@ static void memo_keep(const struct sim_state *st, struct sim_list_memo *m, int s
                                      .state = state,
                                      .keeper = kc_arena_ref(keeper),
                                      .shape = st->shape,
-                                     .touch_epoch = st->touch_epoch };
+                                     .touch_epoch = st->touch_epoch,
+                                     .changed_buf = changed_buf };
+        if (keeper && last.keeper && last.arena && last.arena != a && last.n == n) {
+                m->spare = TAKE_PTR(last.arena);
+                m->spare_items = last.items;
+                m->spare_shape = last.shape;
+                m->spare_touch_epoch = last.touch_epoch;
+                m->spare_changed_buf = last.changed_buf;
+        }
+        memo_clear(&last);
 }
 
 /*
@@ -211,7 +225,7 @@ static void memo_share_full(const struct sim_state *st, const struct sim_listing
                         if (k->item_state((const char *)any->items + i * k->item_size) != state)
                                 return;
         }
-        memo_keep(st, m, state, any->items, any->n, any->arena, NULL);
+        memo_keep(st, m, state, any->items, any->n, any->arena, NULL, NULL);
 }
 
 /*
@@ -228,75 +242,44 @@ static bool memo_patchable(const struct sim_state *st, const struct sim_listing 
 }
 
 /*
- * The positions in @p m's listing of kind @p k of the objects of the pods
- * touched since, in @p a: the listing patched from it differs from it
- * there only. The touched pods are cold: this walk brings them in for the
- * copy that follows.
+ * Checks that each of the @p n pods @p pods has its objects of kind @p k
+ * within a listing of @p n_items; returns how many objects they have.
+ * The pods are cold: this walk brings them in for the copy that follows.
  */
-static int patched_positions(const struct sim_listing *k, const struct sim_state *st,
-                             const struct sim_list_memo *m, struct kc_arena *a,
-                             struct sim_list_out *out, struct kc_runtime_error *err)
+static int touched_objects(const struct sim_listing *k, struct sim_pod *const *pods, size_t n,
+                           size_t n_items, size_t *ret, struct kc_runtime_error *err)
 {
-        size_t i, j, n = 0;
-        uint32_t *changed;
+        size_t i, total = 0;
 
-        for (i = 0; i < st->n_touched; i++) {
-                const struct sim_objects *objs = pod_objects(k, st->touched[i]);
-                size_t at = st->touched[i]->listed_at[k->memo];
+        for (i = 0; i < n; i++) {
+                const struct sim_objects *objs = pod_objects(k, pods[i]);
+                size_t at = pods[i]->listed_at[k->memo];
 
-                if (i + PREFETCH_PODS_AHEAD < st->n_touched)
-                        prefetch_pod_lists(st->touched[i + PREFETCH_PODS_AHEAD]);
-                if (objs->n > m->n || at > m->n - objs->n || m->n > UINT32_MAX)
+                if (i + PREFETCH_PODS_AHEAD < n)
+                        prefetch_pod_lists(pods[i + PREFETCH_PODS_AHEAD]);
+                if (objs->n > n_items || at > n_items - objs->n || n_items > UINT32_MAX)
                         return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
                                                     "sim: listing positions out of sync");
-                n += objs->n;
+                total += objs->n;
         }
-        changed = n > 0 ? kc_arena_alloc(a, n * sizeof(*changed)) : NULL;
-        if (n > 0 && !changed)
-                return kc__sim_oom(err);
-        for (i = 0, n = 0; i < st->n_touched; i++) {
-                const struct sim_objects *objs = pod_objects(k, st->touched[i]);
-                size_t at = st->touched[i]->listed_at[k->memo];
-
-                for (j = 0; j < objs->n; j++)
-                        changed[n++] = (uint32_t)(at + j);
-        }
-        out->base = m->items;
-        out->changed = changed;
-        out->n_changed = n;
+        *ret = total;
         return 0;
 }
 
-/*
- * The listing of every object of kind @p k as @p m patched (issue 18): its
- * items again, the objects of the pods touched since copied anew from
- * where they are, in @p a, which holds @p m's keeper: the objects are the
- * same ones. Costs a copy of the item array instead of a visit to every
- * object; @p out says where the copy differs from @p m's items.
- */
-static int list_patched_locked(const struct sim_listing *k, const struct sim_state *st,
-                               const struct sim_list_memo *m, struct kc_arena *a,
-                               struct sim_list_out *out, struct kc_runtime_error *err)
+/* Copies the objects of kind @p k of the @p n pods @p pods anew into @p items, where they are. */
+static void copy_touched(const struct sim_listing *k, struct sim_pod *const *pods, size_t n,
+                         char *items)
 {
-        char *items = NULL;
-        int r;
-
-        r = patched_positions(k, st, m, a, out, err);
-        if (r < 0)
-                return r;
-        if (m->n > 0 && !(items = kc_arena_memdup(a, m->items, m->n * k->item_size)))
-                return kc__sim_oom(err);
-        for (size_t i = 0; i < st->n_touched; i++) {
-                struct sim_pod *p = st->touched[i];
-                struct sim_objects *objs = pod_objects(k, p);
-                size_t at = p->listed_at[k->memo];
+        for (size_t i = 0; i < n; i++) {
+                struct sim_objects *objs = pod_objects(k, pods[i]);
+                size_t at = pods[i]->listed_at[k->memo];
                 struct sim_object *o;
 
                 /* The pods are cold by now: the one after next, and the next one's first object. */
-                if (i + 2 < st->n_touched)
-                        __builtin_prefetch(st->touched[i + 2]);
-                if (i + 1 < st->n_touched && pod_objects(k, st->touched[i + 1])->n > 0)
-                        prefetch_next(kc_list_entry(pod_objects(k, st->touched[i + 1])->list.next,
+                if (i + 2 < n)
+                        __builtin_prefetch(pods[i + 2]);
+                if (i + 1 < n && pod_objects(k, pods[i + 1])->n > 0)
+                        prefetch_next(kc_list_entry(pod_objects(k, pods[i + 1])->list.next,
                                                     struct sim_object, link));
 
                 kc_list_for_each_entry (o, &objs->list, struct sim_object, link) {
@@ -305,10 +288,131 @@ static int list_patched_locked(const struct sim_listing *k, const struct sim_sta
                         (void)k->copy(NULL, o, items + at++ * k->item_size); /* holds nothing */
                 }
         }
+}
+
+/*
+ * Copies the items of the @p n pods @p pods from the listing @p from into
+ * @p to, a listing of the same kind and shape (issue 18: the listing the
+ * memo has is current for the pods touched before it was made, and its
+ * items were read since, unlike the objects).
+ */
+static void copy_listed(const struct sim_listing *k, struct sim_pod *const *pods, size_t n,
+                        const char *from, char *to)
+{
+        for (size_t i = 0; i < n; i++) {
+                size_t at = pods[i]->listed_at[k->memo] * k->item_size;
+
+                if (i + PREFETCH_PODS_AHEAD < n)
+                        prefetch_pod_lists(pods[i + PREFETCH_PODS_AHEAD]);
+                memcpy(to + at, from + at, pod_objects(k, pods[i])->n * k->item_size);
+        }
+}
+
+/*
+ * The delta of a listing of kind @p k patched from @p m's (runtime_service.h):
+ * the positions of the objects of the pods in the touch log, in @p changed
+ * (room for them all).
+ */
+static void touched_delta(const struct sim_listing *k, const struct sim_state *st,
+                          const struct sim_list_memo *m, uint32_t *changed,
+                          struct sim_list_out *out)
+{
+        size_t i, j, n = 0;
+
+        for (i = 0; i < st->n_touched; i++) {
+                const struct sim_objects *objs = pod_objects(k, st->touched[i]);
+                size_t at = st->touched[i]->listed_at[k->memo];
+
+                for (j = 0; j < objs->n; j++)
+                        changed[n++] = (uint32_t)(at + j);
+        }
+        out->base = m->items;
+        out->changed = n > 0 ? changed : NULL;
+        out->n_changed = n;
+}
+
+/*
+ * The listing of every object of kind @p k as @p m patched (issue 18): its
+ * items again, the objects of the pods touched since copied anew from
+ * where they are, in @p a, which holds @p m's keeper: the objects are the
+ * same ones. Costs a copy of the item array instead of a visit to every
+ * object; @p out says where the copy differs from @p m's items, and
+ * *ret_changed_buf is room for a delta's positions in @p a.
+ */
+static int list_patched_locked(const struct sim_listing *k, const struct sim_state *st,
+                               const struct sim_list_memo *m, struct kc_arena *a,
+                               struct sim_list_out *out, uint32_t **ret_changed_buf,
+                               struct kc_runtime_error *err)
+{
+        uint32_t *changed = NULL;
+        char *items = NULL;
+        size_t n_objects;
+        int r;
+
+        r = touched_objects(k, st->touched, st->n_touched, m->n, &n_objects, err);
+        if (r < 0)
+                return r;
+        if (m->n > 0 && (!(changed = kc_arena_alloc(a, m->n * sizeof(*changed))) ||
+                         !(items = kc_arena_memdup(a, m->items, m->n * k->item_size))))
+                return kc__sim_oom(err);
+        copy_touched(k, st->touched, st->n_touched, items);
         if (kc_arena_hold(a, m->keeper) < 0)
                 return kc__sim_oom(err);
+        touched_delta(k, st, m, changed, out);
         out->items = items;
         out->n = m->n;
+        *ret_changed_buf = changed;
+        return 0;
+}
+
+/*
+ * Whether @p m's spare, the listing before its last one, can be patched in
+ * place into the next (issue 18): only the memo holds it, nothing came,
+ * went or moved since it was made (its objects are held by its keeper and
+ * where it has them), and the touch logs have every pod touched since (the
+ * current log, and the one before when the spare is that one's).
+ */
+static bool spare_patchable(const struct sim_state *st, const struct sim_list_memo *m)
+{
+        return m->spare && kc_arena_sole(m->spare) && m->spare_shape == st->shape &&
+               (m->spare_touch_epoch == st->touch_epoch ||
+                (m->spare_touch_epoch == st->prev_touch_epoch &&
+                 st->prev_touch_epoch + 1 == st->touch_epoch));
+}
+
+/*
+ * The listing of every object of kind @p k as @p m's spare, @p a (taken
+ * from @p m), patched in place (issue 18), no item array copied: the pods
+ * touched in the epoch before take their items from @p m's listing, which
+ * shows them since, then the objects of the pods touched since @p m's are
+ * copied anew. @p out has the delta against @p m's listing, as
+ * list_patched_locked() gives it.
+ */
+static int list_spare_locked(const struct sim_listing *k, const struct sim_state *st,
+                             const struct sim_list_memo *m, struct kc_arena *a,
+                             struct sim_list_out *out, uint32_t **ret_changed_buf,
+                             struct kc_runtime_error *err)
+{
+        bool prev = m->spare_touch_epoch != st->touch_epoch;
+        uint32_t *changed = m->spare_changed_buf;
+        char *items = m->spare_items;
+        size_t n_objects;
+        int r;
+
+        r = touched_objects(k, st->touched, st->n_touched, m->n, &n_objects, err);
+        if (r >= 0 && prev)
+                r = touched_objects(k, st->prev_touched, st->n_prev_touched, m->n, &n_objects, err);
+        if (r < 0)
+                return r;
+        if (m->n > 0 && !changed && !(changed = kc_arena_alloc(a, m->n * sizeof(*changed))))
+                return kc__sim_oom(err);
+        if (prev)
+                copy_listed(k, st->prev_touched, st->n_prev_touched, m->items, items);
+        copy_touched(k, st->touched, st->n_touched, items);
+        touched_delta(k, st, m, changed, out);
+        out->items = items;
+        out->n = m->n;
+        *ret_changed_buf = changed;
         return 0;
 }
 
@@ -319,7 +423,8 @@ static int list_patched_locked(const struct sim_listing *k, const struct sim_sta
 static void touch_log_restart(struct kc_sim *s)
 {
         struct sim_state *st = &s->st;
-        size_t i;
+        struct sim_pod **swap_pods;
+        size_t i, swap_cap;
 
         for (i = 0; i < KC_ELEMENTSOF(s->list_memo); i++) {
                 const struct sim_list_memo *m = &s->list_memo[i][0];
@@ -327,6 +432,15 @@ static void touch_log_restart(struct kc_sim *s)
                 if (m->keeper && (m->gen != st->gen || m->touch_epoch != st->touch_epoch))
                         return;
         }
+        /* The log so far becomes the one before: a spare of its epoch is patched with both. */
+        swap_pods = st->touched;
+        st->touched = st->prev_touched;
+        st->prev_touched = swap_pods;
+        swap_cap = st->cap_touched;
+        st->cap_touched = st->cap_prev_touched;
+        st->cap_prev_touched = swap_cap;
+        st->n_prev_touched = st->n_touched;
+        st->prev_touch_epoch = st->touch_epoch;
         st->n_touched = 0;
         st->touch_epoch++;
         for (i = 0; i < KC_ELEMENTSOF(s->list_memo); i++)
@@ -391,6 +505,7 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
         struct sim_list_out res = { 0 };
         struct sim_list_memo *memo;
         struct sim_scope scope;
+        uint32_t *changed_buf = NULL;
         char *items = NULL;
         int r, state = -1;
 
@@ -402,14 +517,23 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
                 memo_share_full(&s->st, k, memo, &s->list_memo[k->memo][0], state);
         if (memo_hit(&s->st, memo, state, out))
                 return 0;
-        if (kc_arena_new(&a) < 0)
-                return kc__sim_oom(err);
         scope = filter ? k->scope(s, filter) : (struct sim_scope){ .narrowed = false };
-        if (memo_patchable(&s->st, k, memo)) {
-                r = list_patched_locked(k, &s->st, memo, a, &res, err);
+        if (memo_patchable(&s->st, k, memo) && spare_patchable(&s->st, memo)) {
+                /* The memo's reference to its spare is the result's now. */
+                a = TAKE_PTR(memo->spare);
+                r = list_spare_locked(k, &s->st, memo, a, &res, &changed_buf, err);
+                s->listings_patched++;
+                s->listings_recycled++;
+                keeper = kc_arena_ref(memo->keeper);
+        } else if (memo_patchable(&s->st, k, memo)) {
+                if (kc_arena_new(&a) < 0)
+                        return kc__sim_oom(err);
+                r = list_patched_locked(k, &s->st, memo, a, &res, &changed_buf, err);
                 s->listings_patched++;
                 keeper = kc_arena_ref(memo->keeper);
         } else {
+                if (kc_arena_new(&a) < 0)
+                        return kc__sim_oom(err);
                 /* Every object of any state: their arenas held once, by a keeper of their own. */
                 if (memo && state < 0 && kc_arena_new(&keeper) < 0)
                         return kc__sim_oom(err);
@@ -422,7 +546,7 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
                 s->listed_pod = scope.only;
                 s->listed_gen = s->st.gen;
         }
-        memo_keep(&s->st, memo, state, res.items, res.n, a, keeper);
+        memo_keep(&s->st, memo, state, res.items, res.n, a, keeper, changed_buf);
         if (keeper)
                 touch_log_restart(s);
         res.arena = TAKE_PTR(a);
@@ -434,6 +558,12 @@ uint64_t kc__sim_listings_patched(struct kc_sim *s)
 {
         KC_LOCK_GUARD(&s->lock);
         return s->listings_patched;
+}
+
+uint64_t kc__sim_listings_recycled(struct kc_sim *s)
+{
+        KC_LOCK_GUARD(&s->lock);
+        return s->listings_recycled;
 }
 
 /* The scope of a filter naming the object @p o (NULL: no such object). */

@@ -229,6 +229,11 @@ struct sim_state {
         struct sim_pod **touched;
         size_t n_touched, cap_touched;
         uint64_t touch_epoch;
+        /* The log of the epoch before (prev_touch_epoch; 0: none): pods alive while the
+         * shape stays, which starts it over. */
+        struct sim_pod **prev_touched;
+        size_t n_prev_touched, cap_prev_touched;
+        uint64_t prev_touch_epoch;
 };
 
 #define sim_for_each_pod(p, st) kc_list_for_each_entry (p, &(st)->pod_list, struct sim_pod, link)
@@ -275,6 +280,18 @@ struct sim_list_memo {
         struct kc_arena *keeper;
         uint64_t shape;
         uint64_t touch_epoch;
+        /* Room for n positions in arena (a delta's), or NULL. */
+        uint32_t *changed_buf;
+        /*
+         * Any state: the listing before this one (spare, a reference; NULL:
+         * none), with its items, shape, touch epoch and position room,
+         * patched in place into the next listing once only the memo holds
+         * it (issue 18).
+         */
+        struct kc_arena *spare;
+        void *spare_items;
+        uint64_t spare_shape, spare_touch_epoch;
+        uint32_t *spare_changed_buf;
 };
 
 struct kc_sim {
@@ -305,7 +322,8 @@ struct kc_sim {
 
         /* [sandboxes, containers][any state, one state]: bounded to these four. */
         struct sim_list_memo list_memo[2][2];
-        uint64_t listings_patched; /* kc__sim_listings_patched() */
+        uint64_t listings_patched;  /* kc__sim_listings_patched() */
+        uint64_t listings_recycled; /* kc__sim_listings_recycled() */
         /*
          * The pod the last list call narrowed to, while the generation is
          * listed_gen (issue 18): status calls look for the id among its

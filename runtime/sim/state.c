@@ -44,6 +44,8 @@ void kc__sim_shape_changed(struct sim_state *st)
 {
         st->shape++;
         st->n_touched = 0;
+        st->n_prev_touched = 0;
+        st->prev_touch_epoch = 0;
         st->touch_epoch++;
 }
 
@@ -99,6 +101,7 @@ void kc__sim_state_done(struct sim_state *st)
         st->sandboxes = kc_map_free(st->sandboxes);
         st->containers = kc_map_free(st->containers);
         free(st->touched);
+        free(st->prev_touched);
         *st = (struct sim_state){ .next_deadline = INT64_MAX, .touch_epoch = 1 };
         kc_list_init(&st->pod_list);
 }

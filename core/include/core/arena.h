@@ -39,6 +39,13 @@ struct kc_arena *kc_arena_ref(struct kc_arena *a);
 /** Does @p a have more than one reference now? (A hint: another holder may drop its own.) */
 bool kc_arena_shared(const struct kc_arena *a);
 /**
+ * Is the caller's reference the only one to @p a now? Then every other
+ * holder's accesses to it happened before this call returned true (an
+ * acquire), and, while the caller shares it with nobody, no one else can
+ * reach it: the caller may write to what it allocated in it.
+ */
+bool kc_arena_sole(const struct kc_arena *a);
+/**
  * Makes @p a keep a reference to @p other until @p a is freed (its last
  * reference dropped), so what is built in @p a may point into @p other. The
  * first hold costs no memory; each further one a few bytes of @p a. Like

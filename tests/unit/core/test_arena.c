@@ -206,11 +206,15 @@ static void test_arena_ref(void **state)
         s = kc_arena_strdup(a, "shared");
         assert_non_null(s);
         assert_false(kc_arena_shared(a));
+        assert_true(kc_arena_sole(a));
         assert_ptr_equal(kc_arena_ref(a), a);
         assert_true(kc_arena_shared(a));
+        assert_false(kc_arena_sole(a));
         assert_null(kc_arena_ref(NULL));
+        assert_false(kc_arena_sole(NULL));
         assert_null(kc_arena_free(a)); /* one reference left */
         assert_false(kc_arena_shared(a));
+        assert_true(kc_arena_sole(a));
         /* Still readable: ASan reports a use after free here without the count. */
         assert_string_equal(s, "shared");
         assert_null(kc_arena_free(a));
