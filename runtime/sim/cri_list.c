@@ -152,11 +152,19 @@ void kc__sim_list_memo_done(struct kc_sim *s)
 }
 
 /*
+ * How many times in a row a listing of every object is handed out again
+ * (nothing changed) before its spare goes: a node that stopped changing
+ * holds one listing of each kind, as it did before spares (issue 18); ten
+ * relist periods.
+ */
+#define SPARE_IDLE_HITS 10
+
+/*
  * A full listing, by identity (issue 18): another reference to the last one
  * of @p m's class when nothing it shows changed since. Time has moved on by
  * now (kc__sim_enter_locked): exits due before this call are in the generation.
  */
-static bool memo_hit(const struct sim_state *st, const struct sim_list_memo *m, int state,
+static bool memo_hit(const struct sim_state *st, struct sim_list_memo *m, int state,
                      struct sim_list_out *out)
 {
         if (!m || !m->arena || m->gen != st->gen || m->state != state)
@@ -164,6 +172,10 @@ static bool memo_hit(const struct sim_state *st, const struct sim_list_memo *m, 
         *out = (struct sim_list_out){ .items = m->items,
                                       .n = m->n,
                                       .arena = kc_arena_ref(m->arena) };
+        if (m->spare && ++m->idle_hits >= SPARE_IDLE_HITS) {
+                m->spare = kc_arena_free(m->spare);
+                m->spare_changed_buf = NULL;
+        }
         return true;
 }
 

@@ -292,6 +292,7 @@ struct sim_list_memo {
         void *spare_items;
         uint64_t spare_shape, spare_touch_epoch;
         uint32_t *spare_changed_buf;
+        unsigned idle_hits; /* the listing handed out again since it was made, in a row */
 };
 
 struct kc_sim {

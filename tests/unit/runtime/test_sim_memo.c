@@ -842,6 +842,44 @@ static void test_list_patched_shows_every_change(void **state)
         listing_done(&l);
 }
 
+/*
+ * The listing before the last one is patched in place only while listings
+ * change: handed out again ten times in a row (nothing changed), the last
+ * listing lets it go, and the next change is a copy again (issue 18).
+ */
+static void test_list_spare_goes_when_idle(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct churn c;
+        struct listing l;
+        uint64_t recycled;
+        int idle;
+
+        churn_init(&c);
+        for (idle = 9; idle <= 10; idle++) {
+                assert_int_equal(kc_sim_set_pods(f->sim, c.pods, CHURN_PODS), 0);
+                l = list_all(f, -1);
+                listing_done(&l);
+                flip(&c.ctrs[0]);
+                assert_int_equal(kc_sim_set_pods(f->sim, c.pods, CHURN_PODS), 0);
+                l = list_all(f, -1);
+                listing_done(&l);
+                /* The first listing is the spare now, held by the sim only. */
+                for (int k = 0; k < idle; k++) {
+                        l = list_all(f, -1);
+                        listing_done(&l);
+                }
+                recycled = kc__sim_listings_recycled(f->sim);
+                flip(&c.ctrs[1]);
+                assert_int_equal(kc_sim_set_pods(f->sim, c.pods, CHURN_PODS), 0);
+                l = list_all(f, -1);
+                assert_listing_current(f, &l, true, true);
+                listing_done(&l);
+                /* Both kinds patched in place after 9 idle listings, copied after 10. */
+                assert_int_equal(kc__sim_listings_recycled(f->sim), recycled + (idle < 10 ? 2 : 0));
+        }
+}
+
 /* Results outlive the objects they show and the sim (ASan: use after free otherwise). */
 static void test_results_outlive_objects_and_sim(void **state)
 {
@@ -909,6 +947,8 @@ int main(void)
                                                 sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_results_outlive_objects_and_sim,
                                                 sim_faces_setup, sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_list_spare_goes_when_idle, sim_faces_setup,
+                                                sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_list_patched_shows_every_change,
                                                 sim_faces_setup, sim_faces_teardown),
         };
