@@ -377,6 +377,11 @@ void *kc_arena_alloc(struct kc_arena *a, size_t size)
         return p;
 }
 
+void *kc_arena_alloc_uninit(struct kc_arena *a, size_t size)
+{
+        return arena_alloc(a, size);
+}
+
 char *kc_arena_strdup(struct kc_arena *a, const char *s)
 {
         size_t len;

@@ -547,7 +547,8 @@ static int copy_last(struct kc_cri_list_memo *m, struct kc_arena *a, size_t j, v
         const struct memo_item *src = &m->meta[j];
         char *flat = NULL;
 
-        if (src->flat_len && !(flat = kc_arena_alloc(a, src->flat_len)))
+        /* copy_item() writes all of it. */
+        if (src->flat_len && !(flat = kc_arena_alloc_uninit(a, src->flat_len)))
                 return -ENOMEM;
         copy_item(m->kind, m->items + j * m->kind->item_size, src->flat, src->flat_len, dst, flat);
         meta->flat = flat;
@@ -571,7 +572,8 @@ static int items_reserve(struct kc_arena *a, size_t item_size, size_t hint, size
                 return 0;
         if (want > SIZE_MAX / 2 / item_size)
                 return -ENOMEM;
-        bigger = kc_arena_alloc(a, want * item_size);
+        /* Items are written one by one before the result is read; the rest is never read. */
+        bigger = kc_arena_alloc_uninit(a, want * item_size);
         if (!bigger)
                 return -ENOMEM;
         if (*items)

@@ -64,6 +64,12 @@ size_t kc_arena_cache_release_idle(void);
 KC_DEFINE_CLEANUP_FUNC(struct kc_arena, kc_arena_free)
 /** Zeroed, max_align_t-aligned memory; NULL on ENOMEM. */
 void *kc_arena_alloc(struct kc_arena *a, size_t size);
+/**
+ * As kc_arena_alloc(), not zeroed: for memory the caller writes before
+ * anyone reads it (issue 18: a listing's item array, written item by item,
+ * was zeroed first, megabytes per relist over CRI).
+ */
+void *kc_arena_alloc_uninit(struct kc_arena *a, size_t size);
 /** NULL in → NULL out; NULL on ENOMEM otherwise. */
 char *kc_arena_strdup(struct kc_arena *a, const char *s);
 /**
