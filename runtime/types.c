@@ -304,27 +304,47 @@ static bool same_strings(const struct kc_container *entries, const struct kc_con
         return true;
 }
 
-/* Pointer @p v of the object packed at @p from (@p size bytes) as in its copy at @p to. */
-static const void *moved(const void *v, const char *from, size_t size, char *to)
+/* An object's block (@from, @size bytes) and its copy (@to). */
+struct block_move {
+        const char *from;
+        size_t size;
+        char *to;
+};
+
+/* Pointer @p v as in the copy: moved along when it points into the block. */
+static const void *moved(const struct block_move *mv, const void *v)
 {
         const char *c = v;
 
-        return c && c >= from && c < from + size ? to + (c - from) : v;
+        return c && c >= mv->from && c < mv->from + mv->size ? mv->to + (c - mv->from) : v;
+}
+
+/* Entries @p dst of the copy: @p like's strings, moved along, with @p tmpl's numbers. */
+static void move_entries(const struct block_move *mv, struct kc_container *dst,
+                         const struct kc_container *like, const struct kc_container *tmpl, size_t n)
+{
+        for (size_t k = 0; k < n; k++)
+                dst[k] = (struct kc_container){
+                        .id = moved(mv, like[k].id),
+                        .name = moved(mv, like[k].name),
+                        .image = moved(mv, like[k].image),
+                        .hash = tmpl[k].hash,
+                        .state = tmpl[k].state,
+                        .created_at = tmpl[k].created_at,
+                };
 }
 
 int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struct kc_pod **ret)
 {
-        const struct ref_header *h;
+        struct block_move mv;
         struct pod_box *box;
         struct kc_container *c, *sb;
-        const char *from;
-        size_t k, size;
 
         if (!tmpl || !like || !ret)
                 return -EINVAL;
-        h = ref_header_of(like);
-        size = h->size;
-        if (size == 0 || tmpl->id != like->id || tmpl->name != like->name ||
+        mv = (struct block_move){ .from = (const char *)ref_header_of(like),
+                                  .size = ref_header_of(like)->size };
+        if (mv.size == 0 || tmpl->id != like->id || tmpl->name != like->name ||
             tmpl->namespace != like->namespace || tmpl->n_containers != like->n_containers ||
             tmpl->n_sandboxes != like->n_sandboxes ||
             !same_strings(tmpl->containers, like->containers, like->n_containers) ||
@@ -332,42 +352,26 @@ int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struc
                 return kc_pod_new(tmpl, ret);
         /* One copy of @like's block, its pointers moved along; then @tmpl's numbers. The
          * header stays out of it: other holders of @like may be counting references. */
-        from = (const char *)h;
-        box = malloc(size);
+        box = malloc(mv.size);
         if (!box)
                 return -ENOMEM;
-        memcpy(&box->pod, like, size - sizeof(box->h));
-        c = (struct kc_container *)moved(like->containers, from, size, (char *)box);
-        sb = (struct kc_container *)moved(like->sandboxes, from, size, (char *)box);
+        mv.to = (char *)box;
+        memcpy(&box->pod, like, mv.size - sizeof(box->h));
+        c = (struct kc_container *)moved(&mv, like->containers);
+        sb = (struct kc_container *)moved(&mv, like->sandboxes);
         box->pod = (struct kc_pod){
-                .id = moved(like->id, from, size, (char *)box),
-                .name = moved(like->name, from, size, (char *)box),
-                .namespace = moved(like->namespace, from, size, (char *)box),
+                .id = moved(&mv, like->id),
+                .name = moved(&mv, like->name),
+                .namespace = moved(&mv, like->namespace),
                 .created_at = tmpl->created_at,
                 .containers = c,
                 .n_containers = like->n_containers,
                 .sandboxes = sb,
                 .n_sandboxes = like->n_sandboxes,
         };
-        for (k = 0; k < like->n_containers; k++)
-                c[k] = (struct kc_container){
-                        .id = moved(like->containers[k].id, from, size, (char *)box),
-                        .name = moved(like->containers[k].name, from, size, (char *)box),
-                        .image = moved(like->containers[k].image, from, size, (char *)box),
-                        .hash = tmpl->containers[k].hash,
-                        .state = tmpl->containers[k].state,
-                        .created_at = tmpl->containers[k].created_at,
-                };
-        for (k = 0; k < like->n_sandboxes; k++)
-                sb[k] = (struct kc_container){
-                        .id = moved(like->sandboxes[k].id, from, size, (char *)box),
-                        .name = moved(like->sandboxes[k].name, from, size, (char *)box),
-                        .image = moved(like->sandboxes[k].image, from, size, (char *)box),
-                        .hash = tmpl->sandboxes[k].hash,
-                        .state = tmpl->sandboxes[k].state,
-                        .created_at = tmpl->sandboxes[k].created_at,
-                };
-        *ret = obj_init(&box->h, size, &box->pod);
+        move_entries(&mv, c, like->containers, tmpl->containers, like->n_containers);
+        move_entries(&mv, sb, like->sandboxes, tmpl->sandboxes, like->n_sandboxes);
+        *ret = obj_init(&box->h, mv.size, &box->pod);
         return 0;
 }
 
