@@ -426,6 +426,21 @@ struct grouping {
 };
 
 /*
+ * Group @g's name and namespace, from its labels: @gs's (NULL: none) when
+ * it has them from the same labels, by address.
+ */
+static inline void group_names(struct group *g, const struct group_src *gs)
+{
+        if (gs && gs->labels == g->labels && gs->n_labels == g->n_labels) {
+                g->name = gs->name;
+                g->namespace = gs->namespace;
+        } else {
+                g->name = kc__label_get(g->labels, g->n_labels, KC_LABEL_POD_NAME);
+                g->namespace = kc__label_get(g->labels, g->n_labels, KC_LABEL_POD_NAMESPACE);
+        }
+}
+
+/*
  * Appends a group for @uid, which has none yet. @gs: the record of the
  * cached pod it is taken to be, or NULL; its name and namespace are the
  * ones found in the same labels (by address) last time.
@@ -437,13 +452,7 @@ static uint32_t group_add(struct kc_runtime_manager *m, struct grouping *gr, con
         struct group *g = &m->groups[gr->n_groups];
 
         *g = (struct group){ .uid = uid, .labels = labels, .n_labels = n_labels };
-        if (gs && gs->labels == labels && gs->n_labels == n_labels) {
-                g->name = gs->name;
-                g->namespace = gs->namespace;
-        } else {
-                g->name = kc__label_get(labels, n_labels, KC_LABEL_POD_NAME);
-                g->namespace = kc__label_get(labels, n_labels, KC_LABEL_POD_NAMESPACE);
-        }
+        group_names(g, gs);
         return gr->n_groups++;
 }
 
@@ -566,6 +575,24 @@ enum identity {
 static uint64_t item_token(const uint64_t *tokens, size_t i)
 {
         return tokens ? tokens[i] : 0;
+}
+
+/*
+ * Item @i of the listing @sbl, @cl (sandboxes first, then containers): its
+ * labels into *labels and *n_labels; returns its token.
+ */
+static inline uint64_t item_labels(const struct kc_pod_sandbox_list *sbl,
+                                   const struct kc_container_list *cl, size_t i,
+                                   const struct kc_label **labels, size_t *n_labels)
+{
+        if (i < sbl->n) {
+                *labels = sbl->items[i].labels;
+                *n_labels = sbl->items[i].n_labels;
+                return item_token(sbl->tokens, i);
+        }
+        *labels = cl->items[i - sbl->n].labels;
+        *n_labels = cl->items[i - sbl->n].n_labels;
+        return item_token(cl->tokens, i - sbl->n);
 }
 
 /* Nonzero tokens, equal: the two items have equal contents. */
@@ -812,17 +839,8 @@ static int group_items(struct kc_runtime_manager *m, struct pod_reuse *pr,
         for (i = 0; i < sbl->n + cl->n; i++) {
                 const struct kc_label *labels;
                 size_t n_labels;
-                uint64_t token;
+                uint64_t token = item_labels(sbl, cl, i, &labels, &n_labels);
 
-                if (i < sbl->n) {
-                        labels = sbl->items[i].labels;
-                        n_labels = sbl->items[i].n_labels;
-                        token = item_token(sbl->tokens, i);
-                } else {
-                        labels = cl->items[i - sbl->n].labels;
-                        n_labels = cl->items[i - sbl->n].n_labels;
-                        token = item_token(cl->tokens, i - sbl->n);
-                }
                 uid = item_uid(&gr, i, sbl, labels, n_labels, &known);
                 if ((known && !gr.indexed) || !prev_uid || !kc__streq(uid, prev_uid)) {
                         r = group_find(m, &gr, i, known, uid, labels, n_labels, &gi);
@@ -1018,6 +1036,34 @@ static int pod_reuse_index_uids(struct pod_reuse *pr, size_t n)
 }
 
 /*
+ * @next_pin (its reference taken) becomes the cache's generation: the last
+ * pin keeps it (and so what it buries) alive.
+ */
+static void pod_reuse_new_generation(struct pod_reuse *pr, struct kc_pod_pin *next_pin)
+{
+        if (pr->pin) {
+                kc_pod_pin_chain(pr->pin, next_pin);
+                kc_pod_pin_unref(pr->pin);
+        }
+        pr->pin = next_pin;
+}
+
+/*
+ * The records describe the listing @sbl, @cl now: held, they stay true. A
+ * listing only we hold is fresh memory, which no later listing can point
+ * into while held: holding it would only cost memory.
+ */
+static void pod_reuse_hold(struct pod_reuse *pr, const struct kc_pod_sandbox_list *sbl,
+                           const struct kc_container_list *cl)
+{
+        pod_reuse_unhold(pr);
+        if (sbl->arena && cl->arena && kc_arena_shared(sbl->arena) && kc_arena_shared(cl->arena)) {
+                pr->held_sb = kc_arena_ref(sbl->arena);
+                pr->held_c = kc_arena_ref(cl->arena);
+        }
+}
+
+/*
  * The pods just built from @sbl and @cl become the cache; the cached pods not
  * reused go. @same_uids: the groups had the cached pods' UIDs, in order
  * (pr->uids holds). @next_pin: the new pods' generation, whose reference the
@@ -1034,12 +1080,7 @@ static void pod_reuse_advance(struct pod_reuse *pr, const struct kc_pod_sandbox_
         /* The pods not reused: the last generation's lists may still show them. */
         for (i = 0; i < pr->n; i++)
                 pod_reuse_drop(pr, pr->pods[i]);
-        /* The new generation: the last pin keeps it (and so what it buries) alive. */
-        if (pr->pin) {
-                kc_pod_pin_chain(pr->pin, next_pin);
-                kc_pod_pin_unref(pr->pin);
-        }
-        pr->pin = next_pin;
+        pod_reuse_new_generation(pr, next_pin);
         pr->pods = pr->next;
         pr->cap = pr->cap_next;
         pr->next = swap;
@@ -1053,15 +1094,7 @@ static void pod_reuse_advance(struct pod_reuse *pr, const struct kc_pod_sandbox_
                 pod_reuse_clear(pr, false);
                 return;
         }
-        /*
-         * The records describe this listing: held, they stay true. A listing
-         * only we hold is fresh memory, which no later listing can point into
-         * while held: holding it would only cost memory.
-         */
-        if (sbl->arena && cl->arena && kc_arena_shared(sbl->arena) && kc_arena_shared(cl->arena)) {
-                pr->held_sb = kc_arena_ref(sbl->arena);
-                pr->held_c = kc_arena_ref(cl->arena);
-        }
+        pod_reuse_hold(pr, sbl, cl);
 }
 
 /* Groups, sorts and builds (or reuses) the pods; called with m->lock held. */
@@ -1373,13 +1406,7 @@ static bool delta_groups(struct kc_runtime_manager *m, struct pod_reuse *pr,
                 if (pos >= (k < n_sb ? sbl->n : cl->n))
                         return false;
                 gi = pr->item_group[i];
-                if (k < n_sb) {
-                        labels = sbl->items[pos].labels;
-                        n_labels = sbl->items[pos].n_labels;
-                } else {
-                        labels = cl->items[pos].labels;
-                        n_labels = cl->items[pos].n_labels;
-                }
+                (void)item_labels(sbl, cl, i, &labels, &n_labels);
                 if (gi >= pr->n || !item_keeps_group(pr, i, gi, sbl, labels, n_labels))
                         return false;
                 if (m->dirty_mark[gi / 64] & (UINT64_C(1) << (gi % 64)))
@@ -1410,26 +1437,12 @@ static void delta_group(const struct pod_reuse *pr, uint32_t gi,
                              .c_off = gs->c_off,
                              .has_sandbox = gs->n_sandboxes > 0 };
         /* The labels of the group's first item in listing order: sandboxes come first. */
-        if (g->n_sandboxes > 0) {
-                size_t i = pr->sb_perm[g->sb_off];
-
-                g->labels = sbl->items[i].labels;
-                g->n_labels = sbl->items[i].n_labels;
-                g->token = item_token(sbl->tokens, i);
-        } else if (g->n_containers > 0) {
-                size_t i = pr->c_perm[g->c_off];
-
-                g->labels = cl->items[i].labels;
-                g->n_labels = cl->items[i].n_labels;
-                g->token = item_token(cl->tokens, i);
-        }
-        if (gs->labels == g->labels && gs->n_labels == g->n_labels) {
-                g->name = gs->name;
-                g->namespace = gs->namespace;
-        } else {
-                g->name = kc__label_get(g->labels, g->n_labels, KC_LABEL_POD_NAME);
-                g->namespace = kc__label_get(g->labels, g->n_labels, KC_LABEL_POD_NAMESPACE);
-        }
+        if (g->n_sandboxes > 0 || g->n_containers > 0)
+                g->token = item_labels(sbl, cl,
+                                       g->n_sandboxes > 0 ? pr->sb_perm[g->sb_off]
+                                                          : sbl->n + pr->c_perm[g->c_off],
+                                       &g->labels, &g->n_labels);
+        group_names(g, gs);
         for (k = 0; k < g->n_sandboxes; k++) {
                 const struct kc_pod_sandbox *s = &sbl->items[pr->sb_perm[g->sb_off + k]];
 
@@ -1527,14 +1540,9 @@ static int get_pods_delta_locked(struct kc_runtime_manager *m, bool all, struct 
         }
         for (out.n = 0; out.n < pr->n; out.n++)
                 out.pods[out.n] = pr->pods[l->order[out.n]];
-        /* The new generation, which the last one keeps alive (pod_reuse_advance()). */
-        kc_pod_pin_chain(pr->pin, next_pin);
-        kc_pod_pin_unref(pr->pin);
-        pr->pin = kc_pod_pin_ref(next_pin);
+        pod_reuse_new_generation(pr, kc_pod_pin_ref(next_pin));
         /* The records now describe this listing, which reaches what they point at. */
-        pod_reuse_unhold(pr);
-        pr->held_sb = kc_arena_ref(sbl->arena);
-        pr->held_c = kc_arena_ref(cl->arena);
+        pod_reuse_hold(pr, sbl, cl);
         kc_arena_free(l->sb_arena);
         kc_arena_free(l->c_arena);
         l->sb_arena = kc_arena_ref(sbl->arena);

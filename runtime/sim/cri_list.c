@@ -255,15 +255,13 @@ static bool memo_patchable(const struct sim_state *st, const struct sim_listing 
 
 /*
  * Checks that each of the @p n pods @p pods has its objects of kind @p k
- * within a listing of @p n_items; returns how many objects they have.
- * The pods are cold: this walk brings them in for the copy that follows.
+ * within a listing of @p n_items. The pods are cold: this walk brings them
+ * in for the copy that follows.
  */
-static int touched_objects(const struct sim_listing *k, struct sim_pod *const *pods, size_t n,
-                           size_t n_items, size_t *ret, struct kc_runtime_error *err)
+static int touched_in_range(const struct sim_listing *k, struct sim_pod *const *pods, size_t n,
+                            size_t n_items, struct kc_runtime_error *err)
 {
-        size_t i, total = 0;
-
-        for (i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++) {
                 const struct sim_objects *objs = pod_objects(k, pods[i]);
                 size_t at = pods[i]->listed_at[k->memo];
 
@@ -272,9 +270,7 @@ static int touched_objects(const struct sim_listing *k, struct sim_pod *const *p
                 if (objs->n > n_items || at > n_items - objs->n || n_items > UINT32_MAX)
                         return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
                                                     "sim: listing positions out of sync");
-                total += objs->n;
         }
-        *ret = total;
         return 0;
 }
 
@@ -358,10 +354,9 @@ static int list_patched_locked(const struct sim_listing *k, const struct sim_sta
 {
         uint32_t *changed = NULL;
         char *items = NULL;
-        size_t n_objects;
         int r;
 
-        r = touched_objects(k, st->touched, st->n_touched, m->n, &n_objects, err);
+        r = touched_in_range(k, st->touched, st->n_touched, m->n, err);
         if (r < 0)
                 return r;
         if (m->n > 0 && (!(changed = kc_arena_alloc(a, m->n * sizeof(*changed))) ||
@@ -408,12 +403,11 @@ static int list_spare_locked(const struct sim_listing *k, const struct sim_state
         bool prev = m->spare_touch_epoch != st->touch_epoch;
         uint32_t *changed = m->spare_changed_buf;
         char *items = m->spare_items;
-        size_t n_objects;
         int r;
 
-        r = touched_objects(k, st->touched, st->n_touched, m->n, &n_objects, err);
+        r = touched_in_range(k, st->touched, st->n_touched, m->n, err);
         if (r >= 0 && prev)
-                r = touched_objects(k, st->prev_touched, st->n_prev_touched, m->n, &n_objects, err);
+                r = touched_in_range(k, st->prev_touched, st->n_prev_touched, m->n, err);
         if (r < 0)
                 return r;
         if (m->n > 0 && !changed && !(changed = kc_arena_alloc(a, m->n * sizeof(*changed))))
@@ -530,17 +524,17 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
         if (memo_hit(&s->st, memo, state, out))
                 return 0;
         scope = filter ? k->scope(s, filter) : (struct sim_scope){ .narrowed = false };
-        if (memo_patchable(&s->st, k, memo) && spare_patchable(&s->st, memo)) {
-                /* The memo's reference to its spare is the result's now. */
-                a = TAKE_PTR(memo->spare);
-                r = list_spare_locked(k, &s->st, memo, a, &res, &changed_buf, err);
-                s->listings_patched++;
-                s->listings_recycled++;
-                keeper = kc_arena_ref(memo->keeper);
-        } else if (memo_patchable(&s->st, k, memo)) {
-                if (kc_arena_new(&a) < 0)
-                        return kc__sim_oom(err);
-                r = list_patched_locked(k, &s->st, memo, a, &res, &changed_buf, err);
+        if (memo_patchable(&s->st, k, memo)) {
+                if (spare_patchable(&s->st, memo)) {
+                        /* The memo's reference to its spare is the result's now. */
+                        a = TAKE_PTR(memo->spare);
+                        r = list_spare_locked(k, &s->st, memo, a, &res, &changed_buf, err);
+                        s->listings_recycled++;
+                } else {
+                        if (kc_arena_new(&a) < 0)
+                                return kc__sim_oom(err);
+                        r = list_patched_locked(k, &s->st, memo, a, &res, &changed_buf, err);
+                }
                 s->listings_patched++;
                 keeper = kc_arena_ref(memo->keeper);
         } else {
