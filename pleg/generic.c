@@ -487,9 +487,11 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
 {
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *status = NULL;
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *to_cache = NULL;
-        struct kc_runtime_error err = { 0 };
+        struct kc_runtime_error err;
         int64_t ts;
         int r, q;
+
+        kc_runtime_error_init(&err, KC_RUNTIME_OK);
 
         if (!pod) {
                 /* Gone from the listing: drop its entry. Wakes nobody. */

@@ -1641,14 +1641,14 @@ struct status_parts {
         struct sort_key order_buf[STATUS_INLINE];
 };
 
-/* @n zeroed elements of @size: in @buf when they fit its STATUS_INLINE, else on the heap. */
+/*
+ * Room for @n elements of @size, unset (each is written before it is read,
+ * and only the first so many are ever read): in @buf when they fit its
+ * STATUS_INLINE, else on the heap.
+ */
 static void *parts_array(void *buf, size_t n, size_t size)
 {
-        if (n <= STATUS_INLINE) {
-                memset(buf, 0, n * size);
-                return buf;
-        }
-        return calloc(n, size);
+        return n <= STATUS_INLINE ? buf : reallocarray(NULL, n, size);
 }
 
 static void parts_array_free(void *p, void *buf)
@@ -1657,7 +1657,7 @@ static void parts_array_free(void *p, void *buf)
                 free(p);
 }
 
-/* Zeroes everything but the inline arrays (parts_array() zeroes what it hands out). */
+/* Zeroes everything but the inline arrays (parts_array() hands them out unset). */
 static void status_parts_init(struct status_parts *p)
 {
         memset(p, 0, offsetof(struct status_parts, sb_res_buf));
@@ -1711,10 +1711,12 @@ static int status_outcome(int r, const struct kc_runtime_error *e, struct kc_run
 static int sandbox_status_call(struct kc_runtime_manager *m, const char *id, struct status_parts *p,
                                struct kc_runtime_error *err)
 {
-        /* The code is preset in case the service leaves it unset. */
-        struct kc_runtime_error e = { .code = KC_RUNTIME_UNKNOWN };
-        int r = m->svc.ops->pod_sandbox_status(m->svc.self, id, &p->sb_res[p->n_sb_res], &e);
+        struct kc_runtime_error e;
+        int r;
 
+        /* The code is preset in case the service leaves it unset. */
+        kc_runtime_error_init(&e, KC_RUNTIME_UNKNOWN);
+        r = m->svc.ops->pod_sandbox_status(m->svc.self, id, &p->sb_res[p->n_sb_res], &e);
         return status_outcome(r, &e, err);
 }
 
@@ -1722,9 +1724,11 @@ static int sandbox_status_call(struct kc_runtime_manager *m, const char *id, str
 static int container_status_call(struct kc_runtime_manager *m, const char *id,
                                  struct status_parts *p, struct kc_runtime_error *err)
 {
-        struct kc_runtime_error e = { .code = KC_RUNTIME_UNKNOWN };
-        int r = m->svc.ops->container_status(m->svc.self, id, &p->c_res[p->n_c_res], &e);
+        struct kc_runtime_error e;
+        int r;
 
+        kc_runtime_error_init(&e, KC_RUNTIME_UNKNOWN);
+        r = m->svc.ops->container_status(m->svc.self, id, &p->c_res[p->n_c_res], &e);
         return status_outcome(r, &e, err);
 }
 

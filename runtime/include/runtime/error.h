@@ -38,6 +38,18 @@ struct kc_runtime_error {
         char message[KC_RUNTIME_ERROR_MAX];
 };
 
+/**
+ * Makes @p e an error of @p code with an empty message, leaving the rest of
+ * the message buffer as it was: an initialiser zeroes all of it, 512 bytes
+ * for each runtime call of a path as hot as GetPodStatus (issue 18). Only
+ * the message up to its NUL is read; a copy carries the other bytes along.
+ */
+static inline void kc_runtime_error_init(struct kc_runtime_error *e, enum kc_runtime_code code)
+{
+        e->code = code;
+        e->message[0] = '\0';
+}
+
 /** Fills @p err (if non-NULL) and returns @p r (a negative errno). */
 int kc_runtime_error_set(struct kc_runtime_error *err, int r, enum kc_runtime_code code,
                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
