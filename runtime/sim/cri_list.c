@@ -64,9 +64,17 @@ struct sim_listing {
         size_t pod_objects; /* offsetof(struct sim_pod, <the kind's struct sim_objects>) */
         size_t total;       /* offsetof(struct sim_state, <the kind's count in all pods>) */
         size_t item_size;   /* of one result item */
+        size_t view;        /* offsetof(<the kind's object>, <its CRI view, a result item>) */
         /* The pods a filter (never NULL) lets the call look at. */
         struct sim_scope (*scope)(struct kc_sim *s, const void *filter);
-        bool (*matches)(const struct sim_object *o, const void *filter);
+        /* Whether the object whose CRI view, or a listed item of it, is @p item matches. */
+        bool (*matches)(const void *item, const void *filter);
+        /*
+         * Whether @p filter, which narrowed the call to one pod, selects only
+         * by that pod's UID label: it matches every object of the pod but
+         * those unnamed (struct sim_object).
+         */
+        bool (*by_uid_only)(const void *filter);
         /* Whether @p filter (never NULL) lists every object of a state (*ret_state, -1: any). */
         bool (*full)(const void *filter, int *ret_state);
         /* The state of a result item. */
@@ -111,7 +119,7 @@ static int list_pod_locked(const struct sim_listing *k, const struct sim_state *
         kc_list_for_each_entry (o, head, struct sim_object, link) {
                 if (o->link.next != head)
                         prefetch_next(kc_list_entry(o->link.next, struct sim_object, link));
-                if (!k->matches(o, filter))
+                if (!k->matches((const char *)o + k->view, filter))
                         continue;
                 if (*n == cap) /* the counts are maintained with the lists */
                         return kc_runtime_error_set(err, -EIO, KC_RUNTIME_INTERNAL,
@@ -497,6 +505,39 @@ static int list_scope_locked(struct kc_sim *s, const struct sim_listing *k, cons
 }
 
 /*
+ * One pod's objects of kind @p k that match @p filter, as the items the
+ * last listing of every object of that kind has of them (issue 18): when
+ * nothing changed since that listing was made, the pod's objects are its
+ * items from p->listed_at on, in the order a walk of the pod gives them.
+ * When all of them match, *out is those items themselves, holding that
+ * listing's arena, with nothing copied (GetPodStatus lists each changed
+ * pod this way right after GetPods). A filter by the pod's UID alone
+ * matches them all when none is unnamed; the items are not read then,
+ * as they are cold by now. Returns false, *out untouched, when the pod
+ * has to be walked.
+ */
+static bool pod_listed(struct kc_sim *s, const struct sim_listing *k, const void *filter,
+                       struct sim_pod *p, struct sim_list_out *out)
+{
+        const struct sim_list_memo *m = &s->list_memo[k->memo][0];
+        const struct sim_objects *objs = pod_objects(k, p);
+        size_t at = p->listed_at[k->memo], i;
+        const char *items;
+
+        if (!m->arena || m->gen != s->st.gen || objs->n == 0 || at > m->n || objs->n > m->n - at)
+                return false;
+        items = (const char *)m->items + at * k->item_size;
+        if (objs->n_unnamed > 0 || !k->by_uid_only(filter))
+                for (i = 0; i < objs->n; i++)
+                        if (!k->matches(items + i * k->item_size, filter))
+                                return false;
+        *out = (struct sim_list_out){ .items = (void *)items,
+                                      .n = objs->n,
+                                      .arena = kc_arena_ref(m->arena) };
+        return true;
+}
+
+/*
  * A list call for objects of kind @p k: enters the call (@p key names the
  * object for faults and latency), then copies the objects in the filter's
  * scope that match it into a new arena, which *out hands to the caller
@@ -524,6 +565,12 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
         if (memo_hit(&s->st, memo, state, out))
                 return 0;
         scope = filter ? k->scope(s, filter) : (struct sim_scope){ .narrowed = false };
+        if (scope.only) {
+                s->listed_pod = scope.only;
+                s->listed_gen = s->st.gen;
+                if (pod_listed(s, k, filter, scope.only, out))
+                        return 0;
+        }
         if (memo_patchable(&s->st, k, memo)) {
                 if (spare_patchable(&s->st, memo)) {
                         /* The memo's reference to its spare is the result's now. */
@@ -548,10 +595,6 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
         }
         if (r < 0)
                 return r;
-        if (scope.only) {
-                s->listed_pod = scope.only;
-                s->listed_gen = s->st.gen;
-        }
         memo_keep(&s->st, memo, state, res.items, res.n, a, keeper, changed_buf);
         if (keeper)
                 touch_log_restart(s);
@@ -596,19 +639,25 @@ static const struct sim_sandbox *as_sandbox(const struct sim_object *o)
         return kc_container_of(o, struct sim_sandbox, o);
 }
 
-static bool sandbox_matches(const struct sim_object *o, const void *filter)
+static bool sandbox_matches(const void *item, const void *filter)
 {
         const struct kc_pod_sandbox_filter *f = filter;
-        const struct sim_sandbox *sb = as_sandbox(o);
+        const struct kc_pod_sandbox *v = item;
 
         if (!f)
                 return true;
-        if (f->id && strcmp(f->id, sb->v.id) != 0)
+        if (f->id && strcmp(f->id, v->id) != 0)
                 return false;
-        if (f->state >= 0 && (int)sb->v.state != f->state)
+        if (f->state >= 0 && (int)v->state != f->state)
                 return false;
-        return kc__labels_match(sb->v.labels, sb->v.n_labels, f->label_selector,
-                                f->n_label_selector);
+        return kc__labels_match(v->labels, v->n_labels, f->label_selector, f->n_label_selector);
+}
+
+static bool sandbox_by_uid_only(const void *filter)
+{
+        const struct kc_pod_sandbox_filter *f = filter;
+
+        return !f->id && f->state < 0 && f->n_label_selector == 1;
 }
 
 static int sandbox_copy(struct kc_arena *a, const struct sim_object *o, void *item)
@@ -646,8 +695,10 @@ static const struct sim_listing sandbox_listing = {
         .pod_objects = offsetof(struct sim_pod, sandboxes),
         .total = offsetof(struct sim_state, n_sandboxes),
         .item_size = sizeof(struct kc_pod_sandbox),
+        .view = offsetof(struct sim_sandbox, v),
         .scope = sandbox_scope,
         .matches = sandbox_matches,
+        .by_uid_only = sandbox_by_uid_only,
         .full = sandbox_full,
         .item_state = sandbox_item_state,
         .memo = 0,
@@ -680,20 +731,27 @@ static const struct sim_container *as_container(const struct sim_object *o)
         return kc_container_of(o, struct sim_container, o);
 }
 
-static bool container_matches(const struct sim_object *o, const void *filter)
+static bool container_matches(const void *item, const void *filter)
 {
         const struct kc_container_filter *f = filter;
-        const struct sim_container *c = as_container(o);
+        const struct kc_cri_container *v = item;
 
         if (!f)
                 return true;
-        if (f->id && strcmp(f->id, c->v.id) != 0)
+        if (f->id && strcmp(f->id, v->id) != 0)
                 return false;
-        if (f->pod_sandbox_id && !kc__streq(f->pod_sandbox_id, c->v.pod_sandbox_id))
+        if (f->pod_sandbox_id && !kc__streq(f->pod_sandbox_id, v->pod_sandbox_id))
                 return false;
-        if (f->state >= 0 && (int)c->v.state != f->state)
+        if (f->state >= 0 && (int)v->state != f->state)
                 return false;
-        return kc__labels_match(c->v.labels, c->v.n_labels, f->label_selector, f->n_label_selector);
+        return kc__labels_match(v->labels, v->n_labels, f->label_selector, f->n_label_selector);
+}
+
+static bool container_by_uid_only(const void *filter)
+{
+        const struct kc_container_filter *f = filter;
+
+        return !f->id && !f->pod_sandbox_id && f->state < 0 && f->n_label_selector == 1;
 }
 
 static int container_copy(struct kc_arena *a, const struct sim_object *o, void *item)
@@ -736,8 +794,10 @@ static const struct sim_listing container_listing = {
         .pod_objects = offsetof(struct sim_pod, containers),
         .total = offsetof(struct sim_state, n_containers),
         .item_size = sizeof(struct kc_cri_container),
+        .view = offsetof(struct sim_container, v),
         .scope = container_scope,
         .matches = container_matches,
+        .by_uid_only = container_by_uid_only,
         .full = container_full,
         .item_state = container_item_state,
         .memo = 1,

@@ -400,12 +400,16 @@ static bool objects_detach(struct sim_objects *objs, bool containers)
         }
         kc_list_init(&objs->list);
         objs->n = 0;
+        objs->n_unnamed = 0;
         return dropped;
 }
 
-/* Links the planned objects @p v[0..n) into @p objs in order; @return whether any was new. */
+/*
+ * Links the planned objects @p v[0..n) into @p objs (@p containers: of
+ * containers) in order; @return whether any was new.
+ */
 static bool objects_attach(struct sim_pod *p, struct sim_objects *objs, struct sim_object **v,
-                           size_t n)
+                           size_t n, bool containers)
 {
         bool added = false;
 
@@ -413,6 +417,7 @@ static bool objects_attach(struct sim_pod *p, struct sim_objects *objs, struct s
                 added |= !v[j]->keep;
                 v[j]->keep = false;
                 v[j]->pod = p;
+                kc__sim_object_name(objs, p, v[j], containers);
                 kc_list_add_tail(&objs->list, &v[j]->link);
         }
         objs->n = n;
@@ -472,9 +477,9 @@ static bool plan_apply(struct plan *pl, struct sim_state *st)
                                 pod_changed |=
                                         container_apply(c, &pp->spec->containers[j], pl->now);
                 }
-                if (objects_attach(p, &p->sandboxes, pp->sandboxes, pp->spec->n_sandboxes))
+                if (objects_attach(p, &p->sandboxes, pp->sandboxes, pp->spec->n_sandboxes, false))
                         shape = pod_changed = true;
-                if (objects_attach(p, &p->containers, pp->containers, pp->spec->n_containers))
+                if (objects_attach(p, &p->containers, pp->containers, pp->spec->n_containers, true))
                         shape = pod_changed = true;
                 kc_list_add_tail(&st->pod_list, &p->link);
                 p->gen = &st->gen;

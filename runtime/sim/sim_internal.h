@@ -92,13 +92,23 @@ struct sim_object {
         struct kc_arena *arena; /* holds the object itself; freed with it */
         bool from_spec;         /* loaded by kc_sim_set_pods */
         bool keep;              /* set_pods.c, while loading: the snapshot keeps it */
+        bool unnamed;           /* its labels do not give its pod's UID (KC_LABEL_POD_UID) */
 };
 
 /* A pod's sandboxes or containers. */
 struct sim_objects {
         struct kc_list list; /* of struct sim_object, in insertion order */
         size_t n;
+        size_t n_unnamed; /* of them, those unnamed: a selector of the pod's UID skips them */
 };
+
+/*
+ * Marks @p o, of @p p now, unnamed (or not) by its labels, and counts it in
+ * @p objs; kc__sim_object_unnamed_drop() takes it out of the count.
+ */
+void kc__sim_object_name(struct sim_objects *objs, const struct sim_pod *p, struct sim_object *o,
+                         bool container);
+void kc__sim_object_unnamed_drop(struct sim_objects *objs, const struct sim_object *o);
 
 /* A virtual filesystem (vfs.c): absolute, normalised paths. */
 #define SIM_PATH_MAX 512

@@ -267,11 +267,38 @@ void kc__sim_container_free(struct sim_container *c)
         kc_arena_free(c->o.arena); /* holds c itself; results may keep it a while */
 }
 
+void kc__sim_object_name(struct sim_objects *objs, const struct sim_pod *p, struct sim_object *o,
+                         bool container)
+{
+        const struct kc_label *l;
+        size_t n;
+
+        if (container) {
+                const struct sim_container *c = kc_container_of(o, struct sim_container, o);
+
+                l = c->v.labels;
+                n = c->v.n_labels;
+        } else {
+                const struct sim_sandbox *sb = kc_container_of(o, struct sim_sandbox, o);
+
+                l = sb->v.labels;
+                n = sb->v.n_labels;
+        }
+        o->unnamed = !kc__streq(kc__label_get(l, n, KC_LABEL_POD_UID), p->uid);
+        objs->n_unnamed += o->unnamed;
+}
+
+void kc__sim_object_unnamed_drop(struct sim_objects *objs, const struct sim_object *o)
+{
+        objs->n_unnamed -= o->unnamed;
+}
+
 /* Puts @p o, already in the id map, at the end of @p p's list @p objs. */
 static void object_link(size_t *total, struct sim_pod *p, struct sim_objects *objs,
-                        struct sim_object *o)
+                        struct sim_object *o, bool container)
 {
         o->pod = p;
+        kc__sim_object_name(objs, p, o, container);
         kc_list_add_tail(&objs->list, &o->link);
         objs->n++;
         (*total)++;
@@ -287,6 +314,7 @@ static void object_unlink(size_t *total, struct kc_map *map, const char *id, con
         if (kc_map_get(map, id) == obj)
                 kc_map_remove(map, id);
         kc_list_del(&o->link);
+        kc__sim_object_unnamed_drop(objs, o);
         objs->n--;
         (*total)--;
         kc__sim_pod_touch(o->pod);
@@ -300,7 +328,7 @@ int kc__sim_state_add_sandbox(struct sim_state *st, struct sim_pod *p, struct si
 
         if (r < 0)
                 return r;
-        object_link(&st->n_sandboxes, p, &p->sandboxes, &sb->o);
+        object_link(&st->n_sandboxes, p, &p->sandboxes, &sb->o, false);
         return 0;
 }
 
@@ -312,7 +340,7 @@ int kc__sim_state_add_container(struct sim_state *st, struct sim_pod *p, struct 
         if (r < 0)
                 return r;
         c->sandbox = sb;
-        object_link(&st->n_containers, p, &p->containers, &c->o);
+        object_link(&st->n_containers, p, &p->containers, &c->o, true);
         return 0;
 }
 

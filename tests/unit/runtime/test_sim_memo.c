@@ -928,6 +928,124 @@ static void test_results_outlive_objects_and_sim(void **state)
         listing_done(&l);
 }
 
+/* Both listings of one pod, selected by its UID alone, as GetPodStatus asks. */
+static struct listing list_pod(struct sim_faces_fixture *f, const char *uid)
+{
+        const struct kc_label sel = { KC_LABEL_POD_UID, uid };
+        struct kc_runtime_error err = { 0 };
+        struct listing l = { 0 };
+
+        assert_int_equal(f->svc.ops->list_pod_sandbox(f->svc.self,
+                                                      &(struct kc_pod_sandbox_filter){
+                                                              .state = -1,
+                                                              .label_selector = &sel,
+                                                              .n_label_selector = 1,
+                                                      },
+                                                      &l.sbl, &err),
+                         0);
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self,
+                                                     &(struct kc_container_filter){
+                                                             .state = -1,
+                                                             .label_selector = &sel,
+                                                             .n_label_selector = 1,
+                                                     },
+                                                     &l.cl, &err),
+                         0);
+        return l;
+}
+
+/* Whether the @p n items at @p items, of @p size, lie among the @p n_all at @p all. */
+static bool among(const void *items, size_t n, const void *all, size_t n_all, size_t size)
+{
+        const char *p = items, *a = all;
+
+        return p && a && p >= a && p + n * size <= a + n_all * size;
+}
+
+/*
+ * A pod listed by its UID right after a listing of every object, with
+ * nothing changed between, is that listing's items of the pod, the bytes a
+ * walk of the pod gives, nothing copied (issue 18); a pod with an object
+ * its UID does not select, or a state changed since, is walked.
+ */
+static void test_list_pod_from_full_listing(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        const char *const forever[] = { "nginx" };
+        _cleanup_free_ char *sb1 = NULL, *app1 = NULL, *stray = NULL, *sb2 = NULL, *app2 = NULL,
+                            *side2 = NULL;
+        const struct kc_label by_u2 = { KC_LABEL_POD_UID, "u2" };
+        struct kc_container_list running = { 0 };
+        struct listing walked, l, served, u1, after;
+
+        sb1 = run_sandbox(f, "u1");
+        app1 = create_ctr(f, sb1, "u1", "app", forever, 1);
+        stray = create_ctr(f, sb1, "u9", "stray", forever, 1); /* in pod u1, labelled u9 */
+        sb2 = run_sandbox(f, "u2");
+        app2 = create_ctr(f, sb2, "u2", "app", forever, 1);
+        side2 = create_ctr(f, sb2, "u2", "side", forever, 1);
+        walked = list_pod(f, "u2"); /* no listing of every object yet */
+        l = list_all(f, -1);
+
+        served = list_pod(f, "u2");
+        assert_ptr_equal(served.sbl.arena, l.sbl.arena);
+        assert_ptr_equal(served.cl.arena, l.cl.arena);
+        assert_true(
+                among(served.sbl.items, served.sbl.n, l.sbl.items, l.sbl.n, sizeof(*l.sbl.items)));
+        assert_true(among(served.cl.items, served.cl.n, l.cl.items, l.cl.n, sizeof(*l.cl.items)));
+        assert_int_equal(served.sbl.n, 1);
+        assert_int_equal(served.cl.n, 2);
+        assert_memory_equal(served.sbl.items, walked.sbl.items, sizeof(*walked.sbl.items));
+        assert_memory_equal(served.cl.items, walked.cl.items, 2 * sizeof(*walked.cl.items));
+        assert_string_equal(served.cl.items[0].id, app2);
+        assert_string_equal(served.cl.items[1].id, side2);
+        /* A state besides the UID: the items are looked at, and none is running yet. */
+        assert_int_equal(f->svc.ops->list_containers(f->svc.self,
+                                                     &(struct kc_container_filter){
+                                                             .state = KC_CONTAINER_STATE_RUNNING,
+                                                             .label_selector = &by_u2,
+                                                             .n_label_selector = 1,
+                                                     },
+                                                     &running, &err),
+                         0);
+        assert_int_equal(running.n, 0);
+        kc_runtime_result_done(&running);
+
+        /* Its sandbox is served; its containers are walked, the stray one left out. */
+        u1 = list_pod(f, "u1");
+        assert_ptr_equal(u1.sbl.arena, l.sbl.arena);
+        assert_string_equal(u1.sbl.items[0].id, sb1);
+        assert_ptr_not_equal(u1.cl.arena, l.cl.arena);
+        assert_int_equal(u1.cl.n, 1);
+        assert_string_equal(u1.cl.items[0].id, app1);
+
+        /* The listing held no longer shows the state: walked again, showing the change. */
+        assert_int_equal(served.cl.items[0].state, KC_CONTAINER_STATE_CREATED);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, app2, &err), 0);
+        after = list_pod(f, "u2");
+        assert_ptr_not_equal(after.cl.arena, l.cl.arena);
+        assert_int_equal(after.cl.n, 2);
+        assert_string_equal(after.cl.items[0].id, app2);
+        assert_int_equal(after.cl.items[0].state, KC_CONTAINER_STATE_RUNNING);
+
+        /* With the stray container gone, u1 is served too. */
+        assert_int_equal(f->svc.ops->remove_container(f->svc.self, stray, &err), 0);
+        listing_done(&l);
+        l = list_all(f, -1);
+        listing_done(&u1);
+        u1 = list_pod(f, "u1");
+        assert_ptr_equal(u1.cl.arena, l.cl.arena);
+        assert_int_equal(u1.cl.n, 1);
+        assert_string_equal(u1.cl.items[0].id, app1);
+
+        listing_done(&after);
+        listing_done(&u1);
+        listing_done(&served);
+        listing_done(&l);
+        listing_done(&walked);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -951,6 +1069,8 @@ int main(void)
                                                 sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_list_patched_shows_every_change,
                                                 sim_faces_setup, sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_list_pod_from_full_listing, sim_faces_setup,
+                                                sim_faces_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
