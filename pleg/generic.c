@@ -55,9 +55,12 @@ struct pod_record {
         struct kc_list link; /* on kc_generic_pleg.order */
         struct kc_pod *old;
         struct kc_pod *current;
-        bool reinspect;      /* in podsToReinspect for this relist */
-        bool reinspect_next; /* needsReinspection being built */
+        /* In podsToReinspect: for the relist in progress until relist_pod()
+         * reads it, then for the next one (needsReinspection). */
+        bool reinspect;
+        uint64_t seq;        /* its place in kc_generic_pleg.order: first seen, first */
         uint64_t listed_gen; /* the relist that last listed it */
+        uint64_t queued_gen; /* the relist that last queued it in kc_generic_pleg.dirty */
         /* The pod the last listing had under this UID (a reference, or
          * NULL) and what it adds to the running counts. */
         struct kc_pod *listed;
@@ -93,6 +96,14 @@ struct kc_generic_pleg {
         uint64_t gen;                    /* relists that recorded a listing */
         struct pod_record **by_position; /* the record of each pod of the last listing */
         size_t n_by_position, cap_by_position;
+        uint64_t next_seq; /* the next new record's seq */
+        /*
+         * The records the relist in progress looks at, in order (issue 18):
+         * those whose current snapshot is not their old one, or due for
+         * reinspection. For any other, relist_pod() has nothing to do.
+         */
+        struct pod_record **dirty;
+        size_t n_dirty, cap_dirty;
         struct running_counts running_sum; /* the sum of every record's counted */
         unsigned relist_events;            /* sent by the relist in progress (for its log line) */
 
@@ -359,12 +370,41 @@ static struct pod_record *record_find(struct kc_generic_pleg *g, size_t i, const
         return kc_map_get(g->records, p->id);
 }
 
+/* Queues @p r in g->dirty (room was made) once per relist when relist_pod() has work on it. */
+static void record_queue(struct kc_generic_pleg *g, struct pod_record *r)
+{
+        if ((r->current != r->old || r->reinspect) && r->queued_gen != g->gen) {
+                r->queued_gen = g->gen;
+                g->dirty[g->n_dirty++] = r;
+        }
+}
+
+static int record_seq_cmp(const void *a, const void *b)
+{
+        uint64_t x = (*(struct pod_record *const *)a)->seq,
+                 y = (*(struct pod_record *const *)b)->seq;
+
+        return x < y ? -1 : x > y;
+}
+
+/* Puts g->dirty in the records' order (g->order), which it usually is already. */
+static void dirty_sort(struct kc_generic_pleg *g)
+{
+        for (size_t i = 1; i < g->n_dirty; i++)
+                if (g->dirty[i - 1]->seq > g->dirty[i]->seq) {
+                        qsort(g->dirty, g->n_dirty, sizeof(*g->dirty), record_seq_cmp);
+                        return;
+                }
+}
+
 /*
  * setCurrent: every record's current snapshot becomes its pod in this
  * listing, or NULL. A record whose pod is the same object as last time keeps
  * it untouched; records the listing lacks are visited only when there are
  * some. *ret_dup is set when a UID is listed twice (the last one wins, as
- * upstream; the running counts are then not the records' sum).
+ * upstream; the running counts are then not the records' sum). The records
+ * relist_pod() has work on are queued in g->dirty, in g->order's order: the
+ * relist loop visits only them, so it walks no record of an unchanged pod.
  */
 static int records_set_current(struct kc_generic_pleg *g, const struct kc_pod_list *pods,
                                bool *ret_dup)
@@ -374,7 +414,9 @@ static int records_set_current(struct kc_generic_pleg *g, const struct kc_pod_li
         int q = 0;
 
         g->gen++;
-        if (KC_ARRAY_GROW(g->by_position, g->cap_by_position, pods->n, 64) < 0)
+        g->n_dirty = 0;
+        if (KC_ARRAY_GROW(g->by_position, g->cap_by_position, pods->n, 64) < 0 ||
+            KC_ARRAY_GROW(g->dirty, g->cap_dirty, kc_map_size(g->records) + pods->n, 64) < 0)
                 return -ENOMEM;
         for (i = 0; i < pods->n; i++) {
                 struct kc_pod *p = pods->pods[i];
@@ -389,6 +431,7 @@ static int records_set_current(struct kc_generic_pleg *g, const struct kc_pod_li
                                 break;
                         }
                         memcpy(r->uid, p->id, len);
+                        r->seq = g->next_seq++;
                         if (kc_map_put(g->records, r->uid, r) < 0) {
                                 free(r);
                                 q = -ENOMEM;
@@ -407,18 +450,22 @@ static int records_set_current(struct kc_generic_pleg *g, const struct kc_pod_li
                 }
                 if (r->listed != p)
                         record_set_listed(g, r, p);
+                record_queue(g, r);
                 g->by_position[i] = r;
         }
         /* Records are freed only while unlisted: the positions stay valid till the next call. */
         g->n_by_position = q < 0 ? 0 : pods->n;
-        if (touched == kc_map_size(g->records))
+        if (q < 0)
                 return q;
-        kc_list_for_each_entry (r, &g->order, struct pod_record, link)
-                if (r->listed_gen != g->gen) {
-                        r->current = kc_pod_unref(r->current);
-                        record_set_listed(g, r, NULL);
-                }
-        return q;
+        if (touched != kc_map_size(g->records))
+                kc_list_for_each_entry (r, &g->order, struct pod_record, link)
+                        if (r->listed_gen != g->gen) {
+                                r->current = kc_pod_unref(r->current);
+                                record_set_listed(g, r, NULL);
+                                record_queue(g, r);
+                        }
+        dirty_sort(g);
+        return 0;
 }
 
 /* update: the current snapshot becomes the old one, or the record goes. */
@@ -684,7 +731,7 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
         if (kc__pleg_compute_events(r->old, r->current, &g->scratch, &g->scratch_cap, &n) < 0) {
                 kc_log_error_s(strerror(ENOMEM), "PLEG: computing events failed",
                                KC_KV_STR("podUID", r->uid));
-                r->reinspect_next = true;
+                r->reinspect = true;
                 return;
         }
         if (n == 0 && !reinspect)
@@ -695,7 +742,7 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
                 if (kc_log_get_verbosity() >= 4)
                         kc_log_error_s(NULL, "PLEG: Ignoring events for pod",
                                        KC_KV_STR("podUID", r->uid));
-                r->reinspect_next = true;
+                r->reinspect = true;
                 return;
         }
         if (g->evented_in_use && !updated)
@@ -706,7 +753,7 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
          * record_update(): keep what the sends need. */
         uid = strdup(r->uid);
         if (!uid) {
-                r->reinspect_next = true;
+                r->reinspect = true;
                 return;
         }
         old = kc_pod_ref(r->old);
@@ -733,7 +780,7 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
 {
         struct kc_pod_list pods = { 0 };
         struct kc_runtime_error err = { 0 };
-        struct pod_record *r, *next;
+        size_t i;
         int64_t start, timestamp, last;
         bool dup = false;
         int q;
@@ -773,9 +820,10 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
 
         (void)resync_flush(g);
 
-        /* relist_pod() may free r. */
-        kc_list_for_each_entry_safe (r, next, &g->order, struct pod_record, link)
-                relist_pod(g, r);
+        /* relist_pod() may free its record, no other. */
+        for (i = 0; i < g->n_dirty; i++)
+                relist_pod(g, g->dirty[i]);
+        g->n_dirty = 0;
 
         /* Only after every per-pod write: the cache is as new as the listing. */
         kc_pod_cache_update_time(g->cache, timestamp);
@@ -784,11 +832,6 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
                 kc_log_v_s(2, "GenericPLEG: relist found changes",
                            KC_KV_UINT("events", g->relist_events));
 
-        /* podsToReinspect = needsReinspection, wholesale. */
-        kc_list_for_each_entry (r, &g->order, struct pod_record, link) {
-                r->reinspect = r->reinspect_next;
-                r->reinspect_next = false;
-        }
 out:
         if (g->metrics)
                 kc_histogram_observe_mp(g->metrics->pleg_relist_duration,
@@ -884,6 +927,7 @@ struct kc_generic_pleg *kc_generic_pleg_free(struct kc_generic_pleg *g)
         free(g->resync);
         free(g->scratch);
         free(g->by_position);
+        free(g->dirty);
         pthread_mutex_destroy(&g->relist_lock);
         pthread_mutex_destroy(&g->cache_lock);
         pthread_mutex_destroy(&g->resync_lock);

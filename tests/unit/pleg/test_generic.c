@@ -888,6 +888,7 @@ static void test_evented_zero_timestamp(void **state)
 struct scripted {
         struct kc_pod *pods[16];
         size_t n;
+        unsigned fail_status; /* GetPodStatus calls still to fail */
 };
 
 static int scripted_get_pods(void *self, bool all, struct kc_pod_list *ret,
@@ -909,8 +910,12 @@ static int scripted_get_pods(void *self, bool all, struct kc_pod_list *ret,
 static int scripted_get_pod_status(void *self, const char *uid, const char *name, const char *ns,
                                    struct kc_pod_status **ret, struct kc_runtime_error *err)
 {
-        (void)self;
-        (void)err;
+        struct scripted *sc = self;
+
+        if (sc->fail_status > 0) {
+                sc->fail_status--;
+                return kc_runtime_error_set(err, -EIO, KC_RUNTIME_UNAVAILABLE, "status failed");
+        }
         return kc_pod_status_new(
                 &(struct kc_pod_status){ .id = uid, .name = name, .namespace = ns }, ret);
 }
@@ -1008,6 +1013,50 @@ static void test_records_follow_uids_not_positions(void **state)
         scripted_set(&sc, 0, NULL);
         kc_pod_unref(a);
         kc_pod_unref(b);
+        env_free(e);
+}
+
+/*
+ * Issue 18, F-PLEG-11: the relist visits only records with work, and a pod
+ * due for reinspection has some even when it is listed as the very object
+ * its record holds (no events then): its cached error goes.
+ */
+static void test_reinspects_pod_listed_as_before(void **state)
+{
+        const enum kc_container_state run[] = { KC_CONTAINER_STATE_RUNNING },
+                                      ex[] = { KC_CONTAINER_STATE_EXITED };
+        struct env *e = env_new();
+        struct scripted sc = { 0 };
+        struct kc_pod *a = fresh_pod("a", 1, run, KC_CONTAINER_STATE_RUNNING);
+        struct kc_pod_status *s = NULL;
+        char *err = NULL;
+
+        (void)state;
+        e->probe.inner = (struct kc_pod_runtime){ &scripted_ops, &sc };
+        scripted_set(&sc, 1, (struct kc_pod *[]){ kc_pod_ref(a) });
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "a ContainerStarted ac0;a ContainerStarted as");
+        /* Its container exits; the inspection fails: the error is cached, the record kept. */
+        sc.fail_status = 1;
+        scripted_set(&sc, 1,
+                     (struct kc_pod *[]){ fresh_pod("a", 1, ex, KC_CONTAINER_STATE_RUNNING) });
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "");
+        assert_int_equal(kc_pod_cache_get(e->cache, "a", &s, &err), 1);
+        assert_string_equal(err, "status failed");
+        kc_pod_status_unref(s);
+        free(err);
+        err = NULL;
+        /* Listed as the object its record had: no events, but inspected again. */
+        scripted_set(&sc, 1, (struct kc_pod *[]){ kc_pod_ref(a) });
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "");
+        assert_int_equal(kc_pod_cache_get(e->cache, "a", &s, &err), 1);
+        assert_null(err);
+        assert_string_equal(s->id, "a");
+        kc_pod_status_unref(s);
+        scripted_set(&sc, 0, NULL);
+        kc_pod_unref(a);
         env_free(e);
 }
 
@@ -1137,6 +1186,7 @@ int main(void)
                 cmocka_unit_test(test_evented_zero_timestamp),
                 cmocka_unit_test(test_pleg_interface),
                 cmocka_unit_test(test_records_follow_uids_not_positions),
+                cmocka_unit_test(test_reinspects_pod_listed_as_before),
                 cmocka_unit_test(test_running_gauges_follow_listings),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
