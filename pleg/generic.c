@@ -13,6 +13,7 @@
  * silently. EventedPLEG, which shares the channel, owes its pods through the
  * same list and flushes it too (kc_generic_pleg_owe_sync_mp()).
  */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,24 +50,31 @@ struct running_counts {
         uint64_t pods;
 };
 
-/* A pod record: the snapshot events were last computed against, and the
- * snapshot of the current relist (upstream podRecord). */
+/*
+ * A pod record: the snapshot events were last computed against, and the
+ * snapshot of the current relist (upstream podRecord). What every relist
+ * reads of every record comes first, in the one cache line a record starts
+ * on (RECORD_ALIGN): a relist of an unchanged pod reads no other.
+ */
 struct pod_record {
-        struct kc_list link; /* on kc_generic_pleg.order */
+        /* The pod the last listing had under this UID (a reference, or NULL). */
+        struct kc_pod *listed;
         struct kc_pod *old;
         struct kc_pod *current;
+        uint64_t listed_gen; /* the relist that last listed it */
+        uint64_t queued_gen; /* the relist that last queued it in kc_generic_pleg.dirty */
         /* In podsToReinspect: for the relist in progress until relist_pod()
          * reads it, then for the next one (needsReinspection). */
         bool reinspect;
-        uint64_t seq;        /* its place in kc_generic_pleg.order: first seen, first */
-        uint64_t listed_gen; /* the relist that last listed it */
-        uint64_t queued_gen; /* the relist that last queued it in kc_generic_pleg.dirty */
-        /* The pod the last listing had under this UID (a reference, or
-         * NULL) and what it adds to the running counts. */
-        struct kc_pod *listed;
-        struct running_counts counted;
-        char uid[]; /* map key */
+
+        uint64_t seq;                  /* its place in kc_generic_pleg.order: first seen, first */
+        struct kc_list link;           /* on kc_generic_pleg.order */
+        struct running_counts counted; /* what listed adds to the running counts */
+        char uid[];                    /* map key */
 };
+
+#define RECORD_ALIGN 64
+static_assert(offsetof(struct pod_record, reinspect) < RECORD_ALIGN, "a record's hot fields");
 
 struct kc_generic_pleg {
         struct kc_pod_runtime runtime;
@@ -425,11 +433,14 @@ static int records_set_current(struct kc_generic_pleg *g, const struct kc_pod_li
                 if (!r) {
                         size_t len = strlen(p->id) + 1;
 
-                        r = calloc(1, sizeof(*r) + len);
+                        /* Its first line holds what each relist reads (struct pod_record). */
+                        r = aligned_alloc(RECORD_ALIGN, (sizeof(*r) + len + RECORD_ALIGN - 1) /
+                                                                RECORD_ALIGN * RECORD_ALIGN);
                         if (!r) {
                                 q = -ENOMEM;
                                 break;
                         }
+                        *r = (struct pod_record){ 0 };
                         memcpy(r->uid, p->id, len);
                         r->seq = g->next_seq++;
                         if (kc_map_put(g->records, r->uid, r) < 0) {
