@@ -177,6 +177,16 @@ int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *sr
  */
 int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struct kc_pod **ret);
 
+/*
+ * kc_pod_status_new(@p tmpl), except that container i's id, name, image
+ * and image_ref, which must live in the arena @p holds[i] (NULL: none;
+ * @p holds NULL: none at all), stay there when another holder keeps that
+ * arena too (kc_arena_shared(): the simulated runtime's objects): the
+ * status then holds a reference to it instead of a copy of them (issue 18).
+ */
+int kc__pod_status_new_holding(const struct kc_pod_status *tmpl, struct kc_arena *const *holds,
+                               struct kc_pod_status **ret);
+
 /* Tests: how many pods the runtime manager's GetPods(@all) reuse cache holds. */
 struct kc_runtime_manager;
 size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all);

@@ -1630,6 +1630,8 @@ struct status_parts {
         size_t n_ips;
         struct sort_key *order; /* sandboxes, then containers, by age */
         struct kc_container_status *unsorted;
+        struct kc_arena *
+                *holds; /* the arena of each of cs's results (kc__pod_status_new_holding) */
         /* Termination messages (a ContainerStatus result's arena may be shared); NULL: none. */
         struct kc_arena *msgs;
 
@@ -1639,6 +1641,7 @@ struct status_parts {
         struct kc_container_status cs_buf[STATUS_INLINE], unsorted_buf[STATUS_INLINE];
         const char *ips_buf[STATUS_INLINE];
         struct sort_key order_buf[STATUS_INLINE];
+        struct kc_arena *holds_buf[STATUS_INLINE];
 };
 
 /*
@@ -1678,6 +1681,7 @@ static void status_parts_done(struct status_parts *p)
         parts_array_free(p->unsorted, p->unsorted_buf);
         parts_array_free(p->ips, p->ips_buf);
         parts_array_free(p->order, p->order_buf);
+        parts_array_free(p->holds, p->holds_buf);
         pod_sandbox_list_done(&p->sbl);
         container_list_done(&p->cl);
         kc_arena_free(p->msgs);
@@ -1874,10 +1878,13 @@ static int pod_container_statuses(struct kc_runtime_manager *m,
         }
         sort_keys(p->order, p->n_cs);
         p->cs = parts_array(p->cs_buf, p->n_cs, sizeof(*p->cs));
-        if (!p->cs)
+        p->holds = parts_array(p->holds_buf, p->n_cs, sizeof(*p->holds));
+        if (!p->cs || !p->holds)
                 return out_of_memory(err);
-        for (i = 0; i < p->n_cs; i++)
+        for (i = 0; i < p->n_cs; i++) {
                 p->cs[i] = p->unsorted[p->order[i].idx];
+                p->holds[i] = p->c_res[p->order[i].idx].arena;
+        }
         return 0;
 }
 
@@ -1914,7 +1921,8 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
                                    &p, err);
         if (r < 0)
                 return r;
-        r = kc_pod_status_new(
+        /* A status result's strings stay in its arena when the runtime keeps that one too. */
+        r = kc__pod_status_new_holding(
                 &(struct kc_pod_status){
                         .id = uid,
                         .name = name,
@@ -1926,7 +1934,7 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
                         .containers = p.cs,
                         .n_containers = p.n_cs,
                 },
-                ret);
+                p.holds, ret);
         if (r < 0)
                 return out_of_memory(err);
         return 0;

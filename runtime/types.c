@@ -142,7 +142,8 @@ static void *obj_ref(void *obj)
         return obj;
 }
 
-static void obj_unref(void *obj)
+/* Drops a reference to @obj (NULL: none); true when it was the last: the caller frees it. */
+static bool obj_drop(void *obj)
 {
         /*
          * acq_rel: the release half orders this thread's reads of the object
@@ -151,8 +152,13 @@ static void obj_unref(void *obj)
          * (An acquire fence after a release decrement would be cheaper, but
          * ThreadSanitizer does not model fences.)
          */
-        if (obj &&
-            atomic_fetch_sub_explicit(&ref_header_of(obj)->ref, 1, memory_order_acq_rel) == 1)
+        return obj &&
+               atomic_fetch_sub_explicit(&ref_header_of(obj)->ref, 1, memory_order_acq_rel) == 1;
+}
+
+static void obj_unref(void *obj)
+{
+        if (obj_drop(obj))
                 free(ref_header_of(obj));
 }
 
@@ -456,23 +462,38 @@ void kc_pod_list_done(struct kc_pod_list *l)
 struct status_box {
         struct ref_header h;
         struct kc_pod_status status;
+        /* References to the arenas the status points into, not copied from (issue 18). */
+        struct kc_arena **held;
+        size_t n_held;
+};
+
+/* Containers up to this many may be held (a bit each in a status_plan), the rest copied. */
+#define STATUS_HOLD_MAX 64
+
+/* What a status is built from: the template, and which containers' arenas it holds. */
+struct status_plan {
+        const struct kc_pod_status *t;
+        struct kc_arena *const *holds; /* NULL: none */
+        uint64_t held;                 /* bit i: container i's strings stay in holds[i] */
+        size_t n_held;
 };
 static_assert(offsetof(struct status_box, status) == sizeof(struct ref_header),
               "status after its header");
 
+/* Packs container status @s into @d; @held: its id, name and images stay where they are. */
 static void pack_container_status(struct kc__packer *pk, const struct kc_container_status *s,
-                                  struct kc_container_status *d)
+                                  struct kc_container_status *d, bool held)
 {
         static const size_t strs[] = {
+                offsetof(struct kc_container_status, reason),
+                offsetof(struct kc_container_status, message),
                 offsetof(struct kc_container_status, id),
                 offsetof(struct kc_container_status, name),
                 offsetof(struct kc_container_status, image),
                 offsetof(struct kc_container_status, image_ref),
-                offsetof(struct kc_container_status, reason),
-                offsetof(struct kc_container_status, message),
         };
 
-        pack_struct_strs(pk, s, d, sizeof(*s), strs, KC_ELEMENTSOF(strs));
+        pack_struct_strs(pk, s, d, sizeof(*s), strs, held ? 2 : KC_ELEMENTSOF(strs));
 }
 
 static void pack_sandbox_status(struct kc__packer *pk, const struct kc_sandbox_status *s,
@@ -489,21 +510,28 @@ static void pack_sandbox_status(struct kc__packer *pk, const struct kc_sandbox_s
         pack_struct_strs(pk, s, d, sizeof(*s), strs, KC_ELEMENTSOF(strs));
 }
 
-static struct status_box *pack_status(struct kc__packer *pk, const struct kc_pod_status *t)
+static struct status_box *pack_status(struct kc__packer *pk, const struct status_plan *plan)
 {
+        const struct kc_pod_status *t = plan->t;
         struct status_box *box =
                 kc__pack_reserve(pk, sizeof(struct status_box), alignof(struct status_box));
         struct kc_sandbox_status *sb = kc__pack_array(pk, struct kc_sandbox_status, t->n_sandboxes);
         struct kc_container_status *c =
                 kc__pack_array(pk, struct kc_container_status, t->n_containers);
+        struct kc_arena **held = kc__pack_array(pk, struct kc_arena *, plan->n_held);
         const char *const *ips;
         const char *id, *name, *ns;
-        size_t i;
+        size_t i, n_held = 0;
 
         for (i = 0; i < t->n_sandboxes; i++)
                 pack_sandbox_status(pk, &t->sandboxes[i], sb ? &sb[i] : NULL);
-        for (i = 0; i < t->n_containers; i++)
-                pack_container_status(pk, &t->containers[i], c ? &c[i] : NULL);
+        for (i = 0; i < t->n_containers; i++) {
+                bool keep = plan->held & (UINT64_C(1) << (i % STATUS_HOLD_MAX));
+
+                pack_container_status(pk, &t->containers[i], c ? &c[i] : NULL, keep);
+                if (keep && held)
+                        held[n_held++] = kc_arena_ref(plan->holds[i]);
+        }
         ips = kc__pack_strv(pk, t->ips, t->n_ips);
         id = kc__pack_str(pk, t->id);
         name = kc__pack_str(pk, t->name);
@@ -521,19 +549,40 @@ static struct status_box *pack_status(struct kc__packer *pk, const struct kc_pod
                         .n_containers = t->n_containers,
                         .timestamp = t->timestamp,
                 };
+        if (box) {
+                box->held = held;
+                box->n_held = n_held;
+        }
         return box;
 }
 
-static void *pack_status_obj(struct kc__packer *pk, const void *tmpl)
+static void *pack_status_obj(struct kc__packer *pk, const void *plan)
 {
-        struct status_box *box = pack_status(pk, tmpl);
+        struct status_box *box = pack_status(pk, plan);
 
         return box ? &box->status : NULL;
 }
 
 int kc_pod_status_new(const struct kc_pod_status *tmpl, struct kc_pod_status **ret)
 {
-        return obj_new(pack_status_obj, tmpl, (void **)ret);
+        return kc__pod_status_new_holding(tmpl, NULL, ret);
+}
+
+int kc__pod_status_new_holding(const struct kc_pod_status *tmpl, struct kc_arena *const *holds,
+                               struct kc_pod_status **ret)
+{
+        struct status_plan plan = { .t = tmpl, .holds = holds };
+        size_t i;
+
+        if (!tmpl)
+                return -EINVAL;
+        /* Decided once, before both passes: another holder may drop its reference meanwhile. */
+        for (i = 0; holds && i < tmpl->n_containers && tmpl->n_containers <= STATUS_HOLD_MAX; i++)
+                if (holds[i] && kc_arena_shared(holds[i])) {
+                        plan.held |= UINT64_C(1) << i;
+                        plan.n_held++;
+                }
+        return obj_new(pack_status_obj, &plan, (void **)ret);
 }
 
 int kc_pod_status_new_default(const char *uid, struct kc_pod_status **ret)
@@ -541,7 +590,22 @@ int kc_pod_status_new_default(const char *uid, struct kc_pod_status **ret)
         return kc_pod_status_new(&(struct kc_pod_status){ .id = uid }, ret);
 }
 
-DEFINE_OBJ_REF_UNREF(pod_status, struct kc_pod_status)
+struct kc_pod_status *kc_pod_status_ref(struct kc_pod_status *p)
+{
+        return obj_ref(p);
+}
+
+struct kc_pod_status *kc_pod_status_unref(struct kc_pod_status *p)
+{
+        struct status_box *box = p ? (struct status_box *)ref_header_of(p) : NULL;
+
+        if (obj_drop(p)) {
+                for (size_t i = 0; i < box->n_held; i++)
+                        kc_arena_free(box->held[i]);
+                free(box);
+        }
+        return NULL;
+}
 
 static bool container_status_equal(const struct kc_container_status *a,
                                    const struct kc_container_status *b)

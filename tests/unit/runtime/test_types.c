@@ -311,6 +311,101 @@ static void test_status_round_trip_equal(void **state)
         assert_null(kc_pod_status_unref(NULL));
 }
 
+/*
+ * Issue 18: a status keeps a container's id, name and images where they are
+ * when their arena has another holder too, holding a reference to it until
+ * the status goes; from an arena only the caller holds, and for the other
+ * strings, it copies.
+ */
+static void test_status_new_holding(void **state)
+{
+        _cleanup_(kc_arena_freep) struct kc_arena *shared = NULL, *sole = NULL;
+        struct kc_container_status cs[2];
+        struct kc_arena *holds[2];
+        struct kc_pod_status *st = NULL;
+        struct kc_arena *extra;
+        size_t i;
+
+        (void)state;
+        assert_int_equal(kc_arena_new(&shared), 0);
+        assert_int_equal(kc_arena_new(&sole), 0);
+        for (i = 0; i < 2; i++) {
+                struct kc_arena *a = i == 0 ? shared : sole;
+
+                cs[i] = (struct kc_container_status){
+                        .id = kc_arena_strdup(a, i == 0 ? "c-held" : "c-copied"),
+                        .name = kc_arena_strdup(a, "app"),
+                        .image = kc_arena_strdup(a, "nginx"),
+                        .image_ref = kc_arena_strdup(a, "sha256:abc"),
+                        .reason = kc_arena_strdup(a, "Error"),
+                        .message = kc_arena_strdup(a, "bye"),
+                        .state = KC_CONTAINER_STATE_EXITED,
+                        .exit_code = 3,
+                };
+                holds[i] = a;
+        }
+        extra = kc_arena_ref(shared); /* the other holder, as the runtime's object */
+        assert_int_equal(
+                kc__pod_status_new_holding(
+                        &(struct kc_pod_status){ .id = "uid", .containers = cs, .n_containers = 2 },
+                        holds, &st),
+                0);
+        /* The shared arena's strings stay where they are, its reason and message copied. */
+        assert_ptr_equal(st->containers[0].id, cs[0].id);
+        assert_ptr_equal(st->containers[0].name, cs[0].name);
+        assert_ptr_equal(st->containers[0].image, cs[0].image);
+        assert_ptr_equal(st->containers[0].image_ref, cs[0].image_ref);
+        assert_ptr_not_equal(st->containers[0].reason, cs[0].reason);
+        assert_ptr_not_equal(st->containers[0].message, cs[0].message);
+        /* The sole one's are all copied. */
+        assert_ptr_not_equal(st->containers[1].id, cs[1].id);
+        assert_ptr_not_equal(st->containers[1].image_ref, cs[1].image_ref);
+        assert_string_equal(st->containers[1].id, "c-copied");
+        assert_int_equal(st->containers[1].exit_code, 3);
+        /* The status holds the shared arena: with its other holders gone, it reads it still. */
+        kc_arena_free(extra);
+        shared = kc_arena_free(shared);
+        assert_string_equal(st->containers[0].id, "c-held");
+        assert_string_equal(st->containers[0].image_ref, "sha256:abc");
+        assert_string_equal(st->containers[0].message, "bye");
+        /* Built without holds, nothing stays. */
+        kc_pod_status_unref(st);
+        st = NULL;
+        assert_int_equal(kc_pod_status_new(&(struct kc_pod_status){ .id = "uid",
+                                                                    .containers = &cs[1],
+                                                                    .n_containers = 1 },
+                                           &st),
+                         0);
+        assert_ptr_not_equal(st->containers[0].id, cs[1].id);
+        kc_pod_status_unref(st);
+}
+
+/* The status's reference to the arena it holds goes with the status. */
+static void test_status_holding_releases(void **state)
+{
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct kc_container_status c = { .state = KC_CONTAINER_STATE_RUNNING };
+        struct kc_pod_status *st = NULL, *again;
+        struct kc_arena *other;
+
+        (void)state;
+        assert_int_equal(kc_arena_new(&a), 0);
+        c.id = kc_arena_strdup(a, "c1");
+        other = kc_arena_ref(a);
+        assert_int_equal(
+                kc__pod_status_new_holding(
+                        &(struct kc_pod_status){ .id = "uid", .containers = &c, .n_containers = 1 },
+                        &a, &st),
+                0);
+        kc_arena_free(other);
+        assert_true(kc_arena_shared(a)); /* the test's reference and the status's */
+        again = kc_pod_status_ref(st);
+        kc_pod_status_unref(st);
+        assert_true(kc_arena_shared(a)); /* a status reference remains */
+        kc_pod_status_unref(again);
+        assert_true(kc_arena_sole(a));
+}
+
 static void test_pod_list_done(void **state)
 {
         struct kc_pod_list l = { 0 };
@@ -1032,6 +1127,8 @@ int main(void)
                 cmocka_unit_test(test_pod_round_trip),
                 cmocka_unit_test(test_pod_new_like),
                 cmocka_unit_test(test_status_round_trip_equal),
+                cmocka_unit_test(test_status_new_holding),
+                cmocka_unit_test(test_status_holding_releases),
                 cmocka_unit_test(test_pod_list_done),
                 cmocka_unit_test(test_pod_many),
                 cmocka_unit_test(test_api_pod),
