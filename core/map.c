@@ -198,6 +198,9 @@ void *kc_map_get(const struct kc_map *m, const char *key)
         bool found;
         size_t i;
 
+        /* An empty map (the pod cache's subscribers, mostly) is not worth hashing the key. */
+        if (m->size == 0)
+                return NULL;
         i = find_slot(m, key, hash_key(key), &found);
         return found ? m->slots[i].value : NULL;
 }

@@ -621,13 +621,21 @@ static struct sim_scope scope_of(const struct sim_object *o)
         return (struct sim_scope){ .narrowed = true, .only = o ? o->pod : NULL };
 }
 
-/* Pods whose objects may match a selector: one pod when it names the pod UID. */
+/*
+ * Pods whose objects may match a selector: one pod when it names the pod
+ * UID. GetPodStatus lists a pod's sandboxes, then its containers: the pod
+ * the call before narrowed to is looked at first, while nothing changed
+ * since (then it is alive, cri_face.c's listed_object()).
+ */
 static struct sim_scope selector_scope(struct kc_sim *s, const struct kc_label *sel, size_t n)
 {
         const char *uid = kc__label_get(sel, n, KC_LABEL_POD_UID);
+        struct sim_pod *last = s->listed_pod;
 
         if (!uid)
                 return (struct sim_scope){ .narrowed = false };
+        if (last && s->listed_gen == s->st.gen && strcmp(last->uid, uid) == 0)
+                return (struct sim_scope){ .narrowed = true, .only = last };
         return (struct sim_scope){ .narrowed = true, .only = kc_map_get(s->st.pods, uid) };
 }
 

@@ -1046,6 +1046,28 @@ static void test_list_pod_from_full_listing(void **state)
         listing_done(&walked);
 }
 
+/* A pod listed by UID and then gone is not found again by that UID (cri_list.c's selector_scope). */
+static void test_list_pod_gone(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        const char *const forever[] = { "nginx" };
+        _cleanup_free_ char *sb = NULL, *app = NULL;
+        struct listing l;
+
+        sb = run_sandbox(f, "u1");
+        app = create_ctr(f, sb, "u1", "app", forever, 1);
+        l = list_pod(f, "u1");
+        assert_int_equal(l.cl.n, 1);
+        listing_done(&l);
+        /* Its last sandbox gone, a pod made through the CRI goes with it. */
+        assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, sb, &err), 0);
+        l = list_pod(f, "u1");
+        assert_int_equal(l.sbl.n, 0);
+        assert_int_equal(l.cl.n, 0);
+        listing_done(&l);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1070,6 +1092,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_list_patched_shows_every_change,
                                                 sim_faces_setup, sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_list_pod_from_full_listing, sim_faces_setup,
+                                                sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_list_pod_gone, sim_faces_setup,
                                                 sim_faces_teardown),
         };
 
