@@ -733,9 +733,10 @@ static double ns_to_seconds(int64_t ns)
 static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
 {
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *status = NULL;
-        _cleanup_(kc_pod_unrefp) struct kc_pod *old = NULL, *cur = NULL;
+        _cleanup_(kc_pod_unrefp) struct kc_pod *old = NULL;
         bool reinspect = r->reinspect, updated = false;
         _cleanup_free_ char *uid = NULL;
+        const char *send_uid;
         size_t n = 0, i;
 
         r->reinspect = false;
@@ -760,15 +761,18 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
                 /* The gate is on and a newer entry won: skip the pod, as upstream. */
                 return;
 
-        /* The events point into the snapshots and the record may go away in
-         * record_update(): keep what the sends need. */
-        uid = strdup(r->uid);
-        if (!uid) {
-                r->reinspect = true;
-                return;
+        /* The events point into the snapshots; record_update() lets go of the
+         * old one, and of the whole record when the pod is gone (its current
+         * one becomes the old one otherwise): keep what the sends need. */
+        if (!r->current) {
+                uid = strdup(r->uid);
+                if (!uid) {
+                        r->reinspect = true;
+                        return;
+                }
         }
+        send_uid = uid ? uid : r->uid;
         old = kc_pod_ref(r->old);
-        cur = kc_pod_ref(r->current);
         record_update(g, r);
         for (i = 0; i < n; i++) {
                 const struct kc_pleg_event_spec *ev = &g->scratch[i];
@@ -776,9 +780,9 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
                 /* ContainerChanged is computed, never delivered. */
                 if (ev->type == KC_PLEG_CONTAINER_CHANGED)
                         continue;
-                if (send_event(g, uid, ev->type, ev->container_id) &&
+                if (send_event(g, send_uid, ev->type, ev->container_id) &&
                     ev->type == KC_PLEG_CONTAINER_DIED)
-                        log_container_died(status, uid, ev->container_id);
+                        log_container_died(status, send_uid, ev->container_id);
         }
 }
 
