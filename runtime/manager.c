@@ -1630,8 +1630,8 @@ struct status_parts {
         size_t n_ips;
         struct sort_key *order; /* sandboxes, then containers, by age */
         struct kc_container_status *unsorted;
-        struct kc_arena *
-                *holds; /* the arena of each of cs's results (kc__pod_status_new_holding) */
+        /* The arena of each of cs's results (kc__pod_status_new_holding()). */
+        struct kc_arena **holds;
         /* Termination messages (a ContainerStatus result's arena may be shared); NULL: none. */
         struct kc_arena *msgs;
 

@@ -484,6 +484,8 @@ static_assert(offsetof(struct status_box, status) == sizeof(struct ref_header),
 static void pack_container_status(struct kc__packer *pk, const struct kc_container_status *s,
                                   struct kc_container_status *d, bool held)
 {
+        /* The first STATUS_STRS_COPIED are copied even when the rest stay where they are. */
+        enum { STATUS_STRS_COPIED = 2 };
         static const size_t strs[] = {
                 offsetof(struct kc_container_status, reason),
                 offsetof(struct kc_container_status, message),
@@ -493,7 +495,8 @@ static void pack_container_status(struct kc__packer *pk, const struct kc_contain
                 offsetof(struct kc_container_status, image_ref),
         };
 
-        pack_struct_strs(pk, s, d, sizeof(*s), strs, held ? 2 : KC_ELEMENTSOF(strs));
+        pack_struct_strs(pk, s, d, sizeof(*s), strs,
+                         held ? STATUS_STRS_COPIED : KC_ELEMENTSOF(strs));
 }
 
 static void pack_sandbox_status(struct kc__packer *pk, const struct kc_sandbox_status *s,
@@ -526,7 +529,7 @@ static struct status_box *pack_status(struct kc__packer *pk, const struct status
         for (i = 0; i < t->n_sandboxes; i++)
                 pack_sandbox_status(pk, &t->sandboxes[i], sb ? &sb[i] : NULL);
         for (i = 0; i < t->n_containers; i++) {
-                bool keep = plan->held & (UINT64_C(1) << (i % STATUS_HOLD_MAX));
+                bool keep = i < STATUS_HOLD_MAX && (plan->held >> i & 1);
 
                 pack_container_status(pk, &t->containers[i], c ? &c[i] : NULL, keep);
                 if (keep && held)
@@ -577,11 +580,12 @@ int kc__pod_status_new_holding(const struct kc_pod_status *tmpl, struct kc_arena
         if (!tmpl)
                 return -EINVAL;
         /* Decided once, before both passes: another holder may drop its reference meanwhile. */
-        for (i = 0; holds && i < tmpl->n_containers && tmpl->n_containers <= STATUS_HOLD_MAX; i++)
-                if (holds[i] && kc_arena_shared(holds[i])) {
-                        plan.held |= UINT64_C(1) << i;
-                        plan.n_held++;
-                }
+        if (holds && tmpl->n_containers <= STATUS_HOLD_MAX)
+                for (i = 0; i < tmpl->n_containers; i++)
+                        if (holds[i] && kc_arena_shared(holds[i])) {
+                                plan.held |= UINT64_C(1) << i;
+                                plan.n_held++;
+                        }
         return obj_new(pack_status_obj, &plan, (void **)ret);
 }
 

@@ -104,11 +104,10 @@ struct sim_objects {
 
 /*
  * Marks @p o, of @p p now, unnamed (or not) by its labels, and counts it in
- * @p objs; kc__sim_object_unnamed_drop() takes it out of the count.
+ * @p objs (whoever takes it out of @p objs takes it out of the count).
  */
 void kc__sim_object_name(struct sim_objects *objs, const struct sim_pod *p, struct sim_object *o,
                          bool container);
-void kc__sim_object_unnamed_drop(struct sim_objects *objs, const struct sim_object *o);
 
 /* A virtual filesystem (vfs.c): absolute, normalised paths. */
 #define SIM_PATH_MAX 512

@@ -288,11 +288,6 @@ void kc__sim_object_name(struct sim_objects *objs, const struct sim_pod *p, stru
         objs->n_unnamed += o->unnamed;
 }
 
-void kc__sim_object_unnamed_drop(struct sim_objects *objs, const struct sim_object *o)
-{
-        objs->n_unnamed -= o->unnamed;
-}
-
 /* Puts @p o, already in the id map, at the end of @p p's list @p objs. */
 static void object_link(size_t *total, struct sim_pod *p, struct sim_objects *objs,
                         struct sim_object *o, bool container)
@@ -314,7 +309,7 @@ static void object_unlink(size_t *total, struct kc_map *map, const char *id, con
         if (kc_map_get(map, id) == obj)
                 kc_map_remove(map, id);
         kc_list_del(&o->link);
-        kc__sim_object_unnamed_drop(objs, o);
+        objs->n_unnamed -= o->unnamed;
         objs->n--;
         (*total)--;
         kc__sim_pod_touch(o->pod);
