@@ -60,8 +60,12 @@ static void listing_done(struct listing *l)
         kc_runtime_result_done(&l->cl);
 }
 
-/* Both full listings, sandboxes in state @p sb_state and containers in @p c_state (-1: any). */
-static struct listing list_states(struct sim_faces_fixture *f, int sb_state, int c_state)
+/*
+ * Both listings, sandboxes in state @p sb_state and containers in @p c_state
+ * (-1: any), of the objects @p sel selects (NULL: every object).
+ */
+static struct listing list_selected(struct sim_faces_fixture *f, int sb_state, int c_state,
+                                    const struct kc_label *sel)
 {
         struct kc_runtime_error err = { 0 };
         struct listing l = { 0 };
@@ -69,16 +73,26 @@ static struct listing list_states(struct sim_faces_fixture *f, int sb_state, int
         assert_int_equal(f->svc.ops->list_pod_sandbox(f->svc.self,
                                                       &(struct kc_pod_sandbox_filter){
                                                               .state = sb_state,
+                                                              .label_selector = sel,
+                                                              .n_label_selector = sel ? 1 : 0,
                                                       },
                                                       &l.sbl, &err),
                          0);
         assert_int_equal(f->svc.ops->list_containers(f->svc.self,
                                                      &(struct kc_container_filter){
                                                              .state = c_state,
+                                                             .label_selector = sel,
+                                                             .n_label_selector = sel ? 1 : 0,
                                                      },
                                                      &l.cl, &err),
                          0);
         return l;
+}
+
+/* Both full listings, sandboxes in state @p sb_state and containers in @p c_state (-1: any). */
+static struct listing list_states(struct sim_faces_fixture *f, int sb_state, int c_state)
+{
+        return list_selected(f, sb_state, c_state, NULL);
 }
 
 static struct listing list_all(struct sim_faces_fixture *f, int state)
@@ -931,27 +945,7 @@ static void test_results_outlive_objects_and_sim(void **state)
 /* Both listings of one pod, selected by its UID alone, as GetPodStatus asks. */
 static struct listing list_pod(struct sim_faces_fixture *f, const char *uid)
 {
-        const struct kc_label sel = { KC_LABEL_POD_UID, uid };
-        struct kc_runtime_error err = { 0 };
-        struct listing l = { 0 };
-
-        assert_int_equal(f->svc.ops->list_pod_sandbox(f->svc.self,
-                                                      &(struct kc_pod_sandbox_filter){
-                                                              .state = -1,
-                                                              .label_selector = &sel,
-                                                              .n_label_selector = 1,
-                                                      },
-                                                      &l.sbl, &err),
-                         0);
-        assert_int_equal(f->svc.ops->list_containers(f->svc.self,
-                                                     &(struct kc_container_filter){
-                                                             .state = -1,
-                                                             .label_selector = &sel,
-                                                             .n_label_selector = 1,
-                                                     },
-                                                     &l.cl, &err),
-                         0);
-        return l;
+        return list_selected(f, -1, -1, &(struct kc_label){ KC_LABEL_POD_UID, uid });
 }
 
 /* Whether the @p n items at @p items, of @p size, lie among the @p n_all at @p all. */
