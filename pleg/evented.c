@@ -1032,8 +1032,12 @@ static void *cache_loop(void *arg)
         struct kc_evented_pleg *e = arg;
 
         do {
-                /* Not before the first relist filled the cache (D31). */
-                if (kc_evented_pleg_in_use(e) && kc_generic_pleg_last_relist_mp(e->generic) != 0)
+                /*
+                 * Not before the first relist filled the cache (D31): its
+                 * listing is in, but until its writes are done a stamp would
+                 * turn a pod it has yet to write into a pod with nothing.
+                 */
+                if (kc_evented_pleg_in_use(e) && kc_generic_pleg_filled_mp(e->generic))
                         kc_pod_cache_update_time(e->cache, kc_clock_now(e->clock));
                 (void)kc_generic_pleg_flush_owed_mp(e->generic);
         } while (kc_clock_sleep(e->clock, e->cache_update_period, e->stop) == 0);

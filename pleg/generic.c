@@ -90,6 +90,8 @@ struct kc_generic_pleg {
         /* Start of the last successful relist; 0 = never. Written by relist,
          * read by Healthy() from any thread. */
         _Atomic int64_t relist_time;
+        /* A relist has written the cache and stamped its global time. */
+        atomic_bool filled;
         /* kc_generic_pleg_begin_stop(): a failed relist is the shutdown's, not an error. */
         atomic_bool stopping;
 
@@ -791,6 +793,12 @@ int64_t kc_generic_pleg_last_relist_mp(struct kc_generic_pleg *g)
         return atomic_load_explicit(&g->relist_time, memory_order_relaxed);
 }
 
+bool kc_generic_pleg_filled_mp(struct kc_generic_pleg *g)
+{
+        /* Acquire: pairs with the release store after the relist's cache writes. */
+        return atomic_load_explicit(&g->filled, memory_order_acquire);
+}
+
 int kc_generic_pleg_relist(struct kc_generic_pleg *g)
 {
         struct kc_pod_list pods = { 0 };
@@ -842,6 +850,7 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
 
         /* Only after every per-pod write: the cache is as new as the listing. */
         kc_pod_cache_update_time(g->cache, timestamp);
+        atomic_store_explicit(&g->filled, true, memory_order_release);
         /* Quiet relists stay at -v=5 (above); one that saw changes tells the story at -v=2. */
         if (g->relist_events)
                 kc_log_v_s(2, "GenericPLEG: relist found changes",
@@ -917,6 +926,7 @@ int kc_generic_pleg_new(const struct kc_generic_pleg_config *cfg, struct kc_gene
         atomic_init(&g->relist_period, cfg->relist_period_ns);
         atomic_init(&g->relist_threshold, cfg->relist_threshold_ns);
         atomic_init(&g->relist_time, 0);
+        atomic_init(&g->filled, false);
         atomic_init(&g->stopping, false);
         pthread_mutex_init(&g->relist_lock, NULL);
         pthread_mutex_init(&g->cache_lock, NULL);

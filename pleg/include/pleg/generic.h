@@ -65,10 +65,17 @@ bool kc_generic_pleg_healthy(struct kc_generic_pleg *g, char **ret_err);
 int kc_generic_pleg_relist(struct kc_generic_pleg *g);
 /**
  * The timestamp of the last successful relist (taken before it listed the
- * runtime), 0 before the first. Any thread. What the runtime reported
- * before this time is already in the cache and the PLEG's records.
+ * runtime), 0 before the first. Any thread. It is set once the listing
+ * came back, before that relist wrote the cache: what the runtime reported
+ * before this time is in the listing the PLEG works from.
  */
 int64_t kc_generic_pleg_last_relist_mp(struct kc_generic_pleg *g);
+/**
+ * True once a relist has written every pod it listed to the cache and
+ * stamped the cache's global time. Any thread. Until then a cache miss may
+ * be a pod the first relist has yet to write, not a pod with nothing.
+ */
+bool kc_generic_pleg_filled_mp(struct kc_generic_pleg *g);
 void kc_generic_pleg_update(struct kc_generic_pleg *g, int64_t relist_period_ns,
                             int64_t relist_threshold_ns);
 struct kc_pleg kc_generic_pleg_as_pleg(struct kc_generic_pleg *g);

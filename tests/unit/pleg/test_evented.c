@@ -6,8 +6,8 @@
  *
  * The event source is a fake written here: the test decides whether opening
  * fails, succeeds or is refused at once, delivers events on the stream and
- * breaks it. The generic PLEG runs over a fake kc_pod_runtime that lists no
- * pods and counts the relists.
+ * breaks it. The generic PLEG runs over a fake kc_pod_runtime that counts
+ * the relists and lists no pods, or the one pod a test gives it.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -46,31 +46,44 @@
 #define WAIT_MS 10000
 
 /* ------------------------------------------------------------------------ */
-/* Fake runtime: no pods, counted relists                                     */
+/* Fake runtime: counted relists, no pods or one                             */
 
 struct fake_runtime {
         atomic_int relists;
+        struct kc_pod *pod; /* listed when set; the test owns it */
+        /* GetPodStatus raises in_status, then waits while hold is set. */
+        atomic_bool hold, in_status;
 };
 
 static int fake_get_pods(void *self, bool all, struct kc_pod_list *ret,
                          struct kc_runtime_error *err)
 {
         struct fake_runtime *rt = self;
+        struct kc_pod **pods = NULL;
 
         (void)all;
         (void)err;
         atomic_fetch_add(&rt->relists, 1);
-        *ret = (struct kc_pod_list){ 0 };
+        if (rt->pod) {
+                pods = calloc(1, sizeof(*pods));
+                if (!pods)
+                        return -ENOMEM;
+                pods[0] = kc_pod_ref(rt->pod);
+        }
+        *ret = (struct kc_pod_list){ .pods = pods, .n = pods ? 1 : 0 };
         return 0;
 }
 
 static int fake_get_pod_status(void *self, const char *uid, const char *name, const char *ns,
                                struct kc_pod_status **ret, struct kc_runtime_error *err)
 {
-        (void)self;
+        struct fake_runtime *rt = self;
+
         (void)name;
         (void)ns;
         (void)err;
+        atomic_store(&rt->in_status, true);
+        assert_true(KC_TEST_WAIT_UNTIL(!atomic_load(&rt->hold), WAIT_MS));
         return kc_pod_status_new_default(uid, ret);
 }
 
@@ -1390,6 +1403,67 @@ static void test_global_cache_update(void **state)
         env_free(e);
 }
 
+static void *relist_thread(void *arg)
+{
+        return (void *)(intptr_t)kc_generic_pleg_relist(arg);
+}
+
+/*
+ * D31: a relist's listing is in (Healthy, so syncLoop dispatches) before
+ * it wrote its pods to the cache. A stamp in between would hand a pod
+ * worker the pod's miss as a pod with no sandbox, and it would create a
+ * second one (containerd 1.7, a cubelet restarted next to its pods). The
+ * cache thread's first tick comes while the relist inspects the one pod.
+ */
+static void test_no_stamp_before_the_first_fill(void **state)
+{
+        const struct kc_container sb = { .id = "s1",
+                                         .name = "s1",
+                                         .state = KC_CONTAINER_STATE_RUNNING };
+        struct env *e = env_new(&(struct env_opts){ .cache_update_period = 2 * SEC });
+        struct kc_pod_status *s = NULL;
+        char *err = NULL;
+        pthread_t t;
+        void *rv;
+
+        (void)state;
+        assert_int_equal(kc_pod_new(&(struct kc_pod){ .id = "p1",
+                                                      .name = "p1",
+                                                      .namespace = "ns",
+                                                      .sandboxes = &sb,
+                                                      .n_sandboxes = 1 },
+                                    &e->rt.pod),
+                         0);
+        atomic_store(&e->rt.hold, true);
+        assert_int_equal(pthread_create(&t, NULL, relist_thread, e->generic), 0);
+        assert_true(KC_TEST_WAIT_UNTIL(atomic_load(&e->rt.in_status), WAIT_MS));
+        assert_true(kc_generic_pleg_last_relist_mp(e->generic) == T0);
+        assert_false(kc_generic_pleg_filled_mp(e->generic));
+
+        source_set_mode(&e->src, SOURCE_OK);
+        assert_int_equal(kc_evented_pleg_start(e->ev), 0);
+        /* The cache thread ticked once and sleeps (2 s); the stream waits to settle (1 s). */
+        WAIT_SETTLED(e, source_active(&e->src), 2);
+        assert_true(kc_evented_pleg_in_use(e->ev));
+        assert_int_equal(kc_pod_cache_try_get_newer_than(e->cache, "p1", T0 - 1, &s, &err),
+                         -EAGAIN);
+
+        atomic_store(&e->rt.hold, false);
+        assert_int_equal(pthread_join(t, &rv), 0);
+        assert_int_equal((int)(intptr_t)rv, 0);
+        assert_true(kc_generic_pleg_filled_mp(e->generic));
+        /* The relist's own write of p1, not an empty miss. */
+        assert_int_equal(kc_pod_cache_try_get_newer_than(e->cache, "p1", T0 - 1, &s, &err), 0);
+        assert_non_null(s);
+        assert_string_equal(s->id, "p1");
+        kc_pod_status_unref(s);
+        free(err);
+        expect_event(e, "p1", KC_PLEG_CONTAINER_STARTED, "s1");
+        kc_evented_pleg_stop(e->ev);
+        kc_pod_unref(e->rt.pod);
+        env_free(e);
+}
+
 /*
  * D1 on a quiet stream: GenericPLEG relists only every 300 s while
  * EventedPLEG is in use, and no further event comes; the owed PodSync goes
@@ -1566,6 +1640,7 @@ int main(void)
                 cmocka_unit_test(test_connection_resets_failures),
                 cmocka_unit_test(test_buffer_full_forces_relist),
                 cmocka_unit_test(test_global_cache_update),
+                cmocka_unit_test(test_no_stamp_before_the_first_fill),
                 cmocka_unit_test(test_start_stop),
                 cmocka_unit_test(test_no_metrics),
                 cmocka_unit_test(test_new_invalid),
