@@ -562,10 +562,20 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
         }
 
         pthread_mutex_lock(&g->cache_lock);
-        /* The timestamp is taken before the runtime is asked. */
-        ts = kc_clock_now(g->clock);
-        r = g->runtime.ops->get_pod_status(g->runtime.self, uid, pod->name, pod->namespace, &status,
-                                           &err);
+        if (g->runtime.ops->get_listed_pod_status) {
+                /*
+                 * The pod's objects are those the listing found (D54): the
+                 * status is as new as the listing, whose relist set the
+                 * timestamp before it listed.
+                 */
+                ts = atomic_load_explicit(&g->relist_time, memory_order_relaxed);
+                r = g->runtime.ops->get_listed_pod_status(g->runtime.self, pod, &status, &err);
+        } else {
+                /* The timestamp is taken before the runtime is asked. */
+                ts = kc_clock_now(g->clock);
+                r = g->runtime.ops->get_pod_status(g->runtime.self, uid, pod->name, pod->namespace,
+                                                   &status, &err);
+        }
         if (r >= 0 && status) {
                 q = preserve_pod_ips(g, uid, status, &to_cache);
                 if (q < 0) {

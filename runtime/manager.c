@@ -1783,34 +1783,67 @@ static void sort_keys(struct sort_key *k, size_t n)
         }
 }
 
-/* As getSandboxIDByPodUID orders them: the listed sandboxes, newest first, in p->order. */
-static int sandboxes_newest_first(struct status_parts *p)
+/*
+ * A pod's sandboxes or containers as a status reads them, whichever array
+ * lists them (a ListPodSandbox or ListContainers result, or the sandboxes
+ * or containers of a pod GetPods built): each one's ID and CreatedAt.
+ */
+struct listed {
+        const char *items;
+        size_t n, stride, id_off, created_off;
+};
+
+#define LISTED(array, count)                                                                       \
+        ((struct listed){ .items = (const char *)(array),                                          \
+                          .n = (count),                                                            \
+                          .stride = sizeof(*(array)),                                              \
+                          .id_off = offsetof(__typeof__(*(array)), id),                            \
+                          .created_off = offsetof(__typeof__(*(array)), created_at) })
+
+static const char *listed_id(const struct listed *l, size_t i)
+{
+        const char *id;
+
+        memcpy(&id, l->items + i * l->stride + l->id_off, sizeof(id));
+        return id;
+}
+
+static int64_t listed_created(const struct listed *l, size_t i)
+{
+        int64_t t;
+
+        memcpy(&t, l->items + i * l->stride + l->created_off, sizeof(t));
+        return t;
+}
+
+/* As getSandboxIDByPodUID orders them: the sandboxes @sb, newest first, in p->order. */
+static int sandboxes_newest_first(struct status_parts *p, const struct listed *sb)
 {
         size_t i;
 
-        if (parts_order(p, p->sbl.n) < 0)
+        if (parts_order(p, sb->n) < 0)
                 return -ENOMEM;
-        for (i = 0; i < p->sbl.n; i++)
-                p->order[i] = (struct sort_key){ p->sbl.items[i].created_at, i };
-        sort_keys(p->order, p->sbl.n);
+        for (i = 0; i < sb->n; i++)
+                p->order[i] = (struct sort_key){ listed_created(sb, i), i };
+        sort_keys(p->order, sb->n);
         return 0;
 }
 
-/* The status of each listed sandbox, newest first, and the pod IPs. */
+/* The status of each sandbox of @sb, newest first, and the pod IPs. */
 static int pod_sandbox_statuses(struct kc_runtime_manager *m, struct status_parts *p,
-                                struct kc_runtime_error *err)
+                                const struct listed *sb, struct kc_runtime_error *err)
 {
         size_t i;
         int r;
 
-        p->sb_res = parts_array(p->sb_res_buf, p->sbl.n, sizeof(*p->sb_res));
-        p->sbs = parts_array(p->sbs_buf, p->sbl.n, sizeof(*p->sbs));
-        if (sandboxes_newest_first(p) < 0 || !p->sb_res || !p->sbs)
+        p->sb_res = parts_array(p->sb_res_buf, sb->n, sizeof(*p->sb_res));
+        p->sbs = parts_array(p->sbs_buf, sb->n, sizeof(*p->sbs));
+        if (sandboxes_newest_first(p, sb) < 0 || !p->sb_res || !p->sbs)
                 return out_of_memory(err);
-        for (i = 0; i < p->sbl.n; i++) {
+        for (i = 0; i < sb->n; i++) {
                 const struct kc_pod_sandbox *st;
 
-                r = sandbox_status_call(m, p->sbl.items[p->order[i].idx].id, p, err);
+                r = sandbox_status_call(m, listed_id(sb, p->order[i].idx), p, err);
                 if (r < 0)
                         return r;
                 if (r > 0)
@@ -1844,25 +1877,21 @@ static struct kc_container_status container_status_of(const struct kc_cri_contai
         };
 }
 
-/* getPodContainerStatuses: every container of the pod (selected by @cf), newest first. */
-static int pod_container_statuses(struct kc_runtime_manager *m,
-                                  const struct kc_container_filter *cf, struct status_parts *p,
-                                  struct kc_runtime_error *err)
+/* getPodContainerStatuses: the status of each container of @c, newest first. */
+static int pod_container_statuses(struct kc_runtime_manager *m, struct status_parts *p,
+                                  const struct listed *c, struct kc_runtime_error *err)
 {
         size_t i;
         int r;
 
-        r = m->svc.ops->list_containers(m->svc.self, cf, &p->cl, err);
-        if (r < 0)
-                return r;
-        p->c_res = parts_array(p->c_res_buf, p->cl.n, sizeof(*p->c_res));
-        p->unsorted = parts_array(p->unsorted_buf, p->cl.n, sizeof(*p->unsorted));
-        if (parts_order(p, p->cl.n) < 0 || !p->c_res || !p->unsorted)
+        p->c_res = parts_array(p->c_res_buf, c->n, sizeof(*p->c_res));
+        p->unsorted = parts_array(p->unsorted_buf, c->n, sizeof(*p->unsorted));
+        if (parts_order(p, c->n) < 0 || !p->c_res || !p->unsorted)
                 return out_of_memory(err);
-        for (i = 0; i < p->cl.n; i++) {
+        for (i = 0; i < c->n; i++) {
                 const struct kc_cri_container *st;
 
-                r = container_status_call(m, p->cl.items[i].id, p, err);
+                r = container_status_call(m, listed_id(c, i), p, err);
                 if (r < 0)
                         return r;
                 if (r > 0)
@@ -1888,6 +1917,32 @@ static int pod_container_statuses(struct kc_runtime_manager *m,
         return 0;
 }
 
+/* The pod status of @p's results. */
+static int status_of_parts(struct status_parts *p, const char *uid, const char *name,
+                           const char *namespace, struct kc_pod_status **ret,
+                           struct kc_runtime_error *err)
+{
+        int r;
+
+        /* A status result's strings stay in its arena when the runtime keeps that one too. */
+        r = kc__pod_status_new_holding(
+                &(struct kc_pod_status){
+                        .id = uid,
+                        .name = name,
+                        .namespace = namespace,
+                        .ips = p->ips,
+                        .n_ips = p->n_ips,
+                        .sandboxes = p->sbs,
+                        .n_sandboxes = p->n_sbs,
+                        .containers = p->cs,
+                        .n_containers = p->n_cs,
+                },
+                p->holds, ret);
+        if (r < 0)
+                return out_of_memory(err);
+        return 0;
+}
+
 int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *uid,
                                       const char *name, const char *namespace,
                                       struct kc_pod_status **ret, struct kc_runtime_error *err)
@@ -1909,35 +1964,42 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
                                          &p.sbl, err);
         if (r < 0)
                 return r;
-        r = pod_sandbox_statuses(m, &p, err);
+        r = pod_sandbox_statuses(m, &p, &LISTED(p.sbl.items, p.sbl.n), err);
         if (r < 0)
                 return r;
-        r = pod_container_statuses(m,
-                                   &(struct kc_container_filter){
-                                           .state = -1,
-                                           .label_selector = &sel,
-                                           .n_label_selector = 1,
-                                   },
-                                   &p, err);
+        r = m->svc.ops->list_containers(m->svc.self,
+                                        &(struct kc_container_filter){
+                                                .state = -1,
+                                                .label_selector = &sel,
+                                                .n_label_selector = 1,
+                                        },
+                                        &p.cl, err);
         if (r < 0)
                 return r;
-        /* A status result's strings stay in its arena when the runtime keeps that one too. */
-        r = kc__pod_status_new_holding(
-                &(struct kc_pod_status){
-                        .id = uid,
-                        .name = name,
-                        .namespace = namespace,
-                        .ips = p.ips,
-                        .n_ips = p.n_ips,
-                        .sandboxes = p.sbs,
-                        .n_sandboxes = p.n_sbs,
-                        .containers = p.cs,
-                        .n_containers = p.n_cs,
-                },
-                p.holds, ret);
+        r = pod_container_statuses(m, &p, &LISTED(p.cl.items, p.cl.n), err);
         if (r < 0)
-                return out_of_memory(err);
-        return 0;
+                return r;
+        return status_of_parts(&p, uid, name, namespace, ret, err);
+}
+
+int kc_runtime_manager_get_listed_pod_status(struct kc_runtime_manager *m, const struct kc_pod *pod,
+                                             struct kc_pod_status **ret,
+                                             struct kc_runtime_error *err)
+{
+        _cleanup_(status_parts_done) struct status_parts p;
+        int r;
+
+        status_parts_init(&p);
+        if (!m || !pod || !pod->id || !ret)
+                return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
+                                            "invalid argument");
+        r = pod_sandbox_statuses(m, &p, &LISTED(pod->sandboxes, pod->n_sandboxes), err);
+        if (r < 0)
+                return r;
+        r = pod_container_statuses(m, &p, &LISTED(pod->containers, pod->n_containers), err);
+        if (r < 0)
+                return r;
+        return status_of_parts(&p, pod->id, pod->name, pod->namespace, ret, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1954,6 +2016,12 @@ static int mgr_get_pod_status(void *self, const char *uid, const char *name, con
         return kc_runtime_manager_get_pod_status(self, uid, name, namespace, ret, err);
 }
 
+static int mgr_get_listed_pod_status(void *self, const struct kc_pod *pod,
+                                     struct kc_pod_status **ret, struct kc_runtime_error *err)
+{
+        return kc_runtime_manager_get_listed_pod_status(self, pod, ret, err);
+}
+
 static int mgr_remove_pod_sandbox(void *self, const char *id, struct kc_runtime_error *err)
 {
         struct kc_runtime_manager *m = self;
@@ -1964,6 +2032,7 @@ static int mgr_remove_pod_sandbox(void *self, const char *id, struct kc_runtime_
 static const struct kc_pod_runtime_ops manager_pod_runtime_ops = {
         .get_pods = mgr_get_pods,
         .get_pod_status = mgr_get_pod_status,
+        .get_listed_pod_status = mgr_get_listed_pod_status,
         .remove_pod_sandbox = mgr_remove_pod_sandbox,
 };
 

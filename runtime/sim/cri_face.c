@@ -43,13 +43,21 @@ int kc__sim_oom(struct kc_runtime_error *err)
 /* Objects of the listed pod looked through by address at most; a larger pod goes by the map. */
 #define LISTED_OBJECTS_MAX 16
 
+/* Whether @id is the id string @own, by address first. */
+static bool same_id(const char *own, const char *id)
+{
+        return own == id || strcmp(own, id) == 0;
+}
+
 /*
- * The object whose own id string @id is (by address), among those of the
- * pod the last list call narrowed to, while nothing changed since; else
- * NULL. A status call right after its pod's listing (GetPodStatus) skips
- * the map. An equal address is that live object's string, so the map would
- * give the same object (ids being unique: not after a snapshot that gave
- * one id twice).
+ * The object with id @id among those of the pod the last list call
+ * narrowed to or the last status call found, while nothing changed since;
+ * else NULL. A status call right after its pod's listing (GetPodStatus),
+ * or right after a sibling's (the status of a pod as GetPods listed it,
+ * docs/deviations.md D54), skips the map: it reads the pod's few objects,
+ * which it would read anyway, instead of a slot and a key elsewhere. The
+ * map would give the same object (ids being unique: not after a snapshot
+ * that gave one id twice).
  */
 static void *listed_object(struct kc_sim *s, const char *id, bool container)
 {
@@ -63,12 +71,24 @@ static void *listed_object(struct kc_sim *s, const char *id, bool container)
         if (objs->n > LISTED_OBJECTS_MAX)
                 return NULL;
         kc_list_for_each_entry (o, &objs->list, struct sim_object, link) {
-                if (container && kc_container_of(o, struct sim_container, o)->v.id == id)
+                if (container && same_id(kc_container_of(o, struct sim_container, o)->v.id, id))
                         return kc_container_of(o, struct sim_container, o);
-                if (!container && kc_container_of(o, struct sim_sandbox, o)->v.id == id)
+                if (!container && same_id(kc_container_of(o, struct sim_sandbox, o)->v.id, id))
                         return kc_container_of(o, struct sim_sandbox, o);
         }
         return NULL;
+}
+
+/* The status calls of @obj's siblings come next: look among its pod's objects first. */
+static void remember_pod(struct kc_sim *s, void *obj, bool container)
+{
+        const struct sim_object *o =
+                container ? &((struct sim_container *)obj)->o : &((struct sim_sandbox *)obj)->o;
+
+        if (!o->pod)
+                return;
+        s->listed_pod = o->pod;
+        s->listed_gen = s->st.gen;
 }
 
 /*
@@ -92,8 +112,11 @@ static int enter_object_locked(struct kc_sim *s, enum sim_op op, const char *id,
                 return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
                                             "%s id is required", what);
         obj = id ? listed_object(s, id, container) : NULL;
-        if (!obj && id)
+        if (!obj && id) {
                 obj = kc_map_get(container ? s->st.containers : s->st.sandboxes, id);
+                if (obj)
+                        remember_pod(s, obj, container);
+        }
         if (!obj && must_exist)
                 return kc__sim_not_found(err, what, id);
         *ret = obj;

@@ -335,7 +335,8 @@ struct kc_sim {
         uint64_t listings_patched;  /* kc__sim_listings_patched() */
         uint64_t listings_recycled; /* kc__sim_listings_recycled() */
         /*
-         * The pod the last list call narrowed to, while the generation is
+         * The pod the last list call narrowed to, or of the object the
+         * last status call found by the map, while the generation is
          * listed_gen (issue 18): status calls look for the id among its
          * objects by address before the maps. Whatever frees a pod or an
          * object bumps the generation first, so the pod is alive then.

@@ -181,6 +181,14 @@ struct kc_pod_runtime_ops {
         int (*get_pod_status)(void *self, const char *uid, const char *name, const char *namespace,
                               struct kc_pod_status **ret, struct kc_runtime_error *err);
         /**
+         * GetPodStatus of @p pod, a pod of the last get_pods listing: its
+         * sandboxes and containers are the listing's, their statuses are
+         * read now (docs/deviations.md D54). As get_pod_status otherwise.
+         * May be NULL (PLEG calls get_pod_status then).
+         */
+        int (*get_listed_pod_status)(void *self, const struct kc_pod *pod,
+                                     struct kc_pod_status **ret, struct kc_runtime_error *err);
+        /**
          * RemovePodSandbox, for the kubelet's container garbage collection:
          * removes a sandbox and every container in it. A sandbox already gone
          * is not an error. May be NULL (nothing is ever removed then).

@@ -39,5 +39,14 @@ int kc_runtime_manager_get_pods(struct kc_runtime_manager *m, bool all, struct k
 int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *uid,
                                       const char *name, const char *namespace,
                                       struct kc_pod_status **ret, struct kc_runtime_error *err);
+/**
+ * GetPodStatus of @p pod as GetPods listed it: the statuses of its
+ * sandboxes and containers, read now, without listing the pod's objects
+ * again (docs/deviations.md D54). An object removed since the listing is
+ * skipped, as GetPodStatus skips one removed since its own listing.
+ */
+int kc_runtime_manager_get_listed_pod_status(struct kc_runtime_manager *m, const struct kc_pod *pod,
+                                             struct kc_pod_status **ret,
+                                             struct kc_runtime_error *err);
 /** The manager as a kc_pod_runtime (for PLEG). */
 struct kc_pod_runtime kc_runtime_manager_pod_runtime(struct kc_runtime_manager *m);

@@ -59,6 +59,12 @@ struct probe {
          * have moved to this relist's timestamp yet. */
         int64_t forbid_global_ready_at;
         int global_violations;
+        /* get_listed_pod_status (probe_listed_ops only): the pods it was given. */
+        const struct kc_pod *listed[8];
+        size_t n_listed;
+        /* The pods the last GetPods returned (compared, never read). */
+        const struct kc_pod *got[8];
+        size_t n_got;
 };
 
 static int probe_get_pods(void *self, bool all, struct kc_pod_list *ret,
@@ -78,6 +84,9 @@ static int probe_get_pods(void *self, bool all, struct kc_pod_list *ret,
                 nanosleep(&ts, NULL);
         }
         r = p->inner.ops->get_pods(p->inner.self, all, ret, err);
+        for (p->n_got = 0; r >= 0 && p->n_got < ret->n && p->n_got < KC_ELEMENTSOF(p->got);
+             p->n_got++)
+                p->got[p->n_got] = ret->pods[p->n_got];
         if (p->list_cost)
                 kc_fake_clock_advance(p->clock, p->list_cost);
         atomic_fetch_sub(&p->in_flight, 1);
@@ -121,6 +130,23 @@ static const struct kc_pod_runtime_ops probe_ops = {
         .get_pod_status = probe_get_pod_status,
 };
 
+/* D54: the status of a listed pod; the probe notes the pod and reads it by UID. */
+static int probe_get_listed_pod_status(void *self, const struct kc_pod *pod,
+                                       struct kc_pod_status **ret, struct kc_runtime_error *err)
+{
+        struct probe *p = self;
+
+        if (p->n_listed < KC_ELEMENTSOF(p->listed))
+                p->listed[p->n_listed++] = pod;
+        return probe_get_pod_status(self, pod->id, pod->name, pod->namespace, ret, err);
+}
+
+static const struct kc_pod_runtime_ops probe_listed_ops = {
+        .get_pods = probe_get_pods,
+        .get_pod_status = probe_get_pod_status,
+        .get_listed_pod_status = probe_get_listed_pod_status,
+};
+
 /* ------------------------------------------------------------------------ */
 /* Fixture                                                                    */
 
@@ -141,7 +167,7 @@ static bool evented_in_use(void *userdata)
         return ((struct env *)userdata)->evented;
 }
 
-static struct env *env_new_full(unsigned capacity, bool gate)
+static struct env *env_new_ops(unsigned capacity, bool gate, const struct kc_pod_runtime_ops *ops)
 {
         struct kc_generic_pleg_config cfg;
         struct env *e = calloc(1, sizeof(*e));
@@ -157,7 +183,7 @@ static struct env *env_new_full(unsigned capacity, bool gate)
         e->probe.clock = e->clock;
         e->probe.cache = e->cache;
         cfg = (struct kc_generic_pleg_config){
-                .runtime = { &probe_ops, &e->probe },
+                .runtime = { ops, &e->probe },
                 .events = e->events,
                 .cache = e->cache,
                 .clock = e->clock,
@@ -169,6 +195,11 @@ static struct env *env_new_full(unsigned capacity, bool gate)
         };
         assert_int_equal(kc_generic_pleg_new(&cfg, &e->pleg), 0);
         return e;
+}
+
+static struct env *env_new_full(unsigned capacity, bool gate)
+{
+        return env_new_ops(capacity, gate, &probe_ops);
 }
 
 static struct env *env_new(void)
@@ -508,6 +539,42 @@ static void test_update_time_after_pod_writes(void **state)
         assert_false(cache_ready(e, "no-such-pod", before));
         /* The per-pod entries carry the time of their own inspection. */
         assert_true(cache_ready(e, "p1", before + SEC));
+        env_free(e);
+}
+
+/*
+ * D54: a runtime that reads the status of a pod as listed is given the
+ * listing's pod, and the entry is as new as that listing: it carries the
+ * timestamp taken before GetPods, like the global time, not a later one.
+ */
+static void test_listed_status_dated_before_listing(void **state)
+{
+        struct env *e = env_new_ops(100, false, &probe_listed_ops);
+        int64_t before;
+
+        (void)state;
+        e->probe.list_cost = 2 * SEC;
+        RUNTIME(e, "p1 c1:running", "p2 c2:running");
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerStarted c1;p2 ContainerStarted c2");
+        assert_int_equal(e->probe.n_listed, 2);
+        RUNTIME(e, "p1 c1:exited", "p2 c2:running");
+        before = kc_clock_now(e->clock);
+        e->probe.n_listed = 0;
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerDied c1");
+        /* Only the changed pod, as the listing has it; never by UID alone. */
+        assert_int_equal(e->probe.n_listed, 1);
+        assert_string_equal(e->probe.listed[0]->id, "p1");
+        assert_int_equal(e->probe.listed[0]->n_containers, 1);
+        assert_int_equal(e->probe.listed[0]->containers[0].state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(calls(e, "GetPodStatus", "p1"), 2);
+        assert_true(cache_ready(e, "p1", before - 1));
+        assert_false(cache_ready(e, "p1", before));
+        assert_false(cache_ready(e, "no-such-pod", before));
+        /* The very pod object that relist's GetPods returned. */
+        assert_int_equal(e->probe.n_got, 2);
+        assert_true(e->probe.listed[0] == e->probe.got[0] || e->probe.listed[0] == e->probe.got[1]);
         env_free(e);
 }
 
@@ -1174,6 +1241,7 @@ int main(void)
                 cmocka_unit_test(test_owe_sync),
                 cmocka_unit_test(test_owe_sync_concurrent),
                 cmocka_unit_test(test_update_time_after_pod_writes),
+                cmocka_unit_test(test_listed_status_dated_before_listing),
                 cmocka_unit_test(test_list_failure_changes_nothing),
                 cmocka_unit_test(test_health),
                 cmocka_unit_test(test_periodic_sliding),

@@ -137,6 +137,22 @@ static void assert_containers_equal(const struct kc_container *a, size_t na,
         }
 }
 
+/*
+ * D54: the status of a listed pod, read without listing it again, is the
+ * status GetPodStatus reads for its UID, while nothing changed since.
+ */
+static void assert_listed_status_agrees(struct kc_pod_runtime pr, const struct kc_pod *p)
+{
+        struct kc_pod_status *a = NULL, *b = NULL;
+
+        assert_int_equal(pr.ops->get_pod_status(pr.self, p->id, p->name, p->namespace, &a, NULL),
+                         0);
+        assert_int_equal(pr.ops->get_listed_pod_status(pr.self, p, &b, NULL), 0);
+        assert_true(kc_pod_status_equal(a, b));
+        kc_pod_status_unref(a);
+        kc_pod_status_unref(b);
+}
+
 /* The manager over the sim's CRI face sees what the sim's own kubecontainer face shows. */
 static void assert_faces_agree(struct fixture *f, bool all)
 {
@@ -172,6 +188,7 @@ static void assert_faces_agree(struct fixture *f, bool all)
                         assert_true(kc_pod_status_equal(a, b));
                         kc_pod_status_unref(a);
                         kc_pod_status_unref(b);
+                        assert_listed_status_agrees(f->mgr_pr, m);
                 }
         }
         kc_pod_list_done(&ms);
@@ -338,6 +355,69 @@ static void test_get_pod_status_ips(void **state)
         assert_int_equal(s->n_sandboxes + s->n_containers + s->n_ips, 0);
         s = kc_pod_status_unref(s);
 
+        free(old);
+        free(new);
+        free(c1);
+        free(c2);
+}
+
+/*
+ * D54: the status of a listed pod reads each listed object's status now. An
+ * object removed since the listing is skipped, as GetPodStatus skips one
+ * removed between its own listing and the status call; a change since the
+ * listing shows; a failed status call fails it, out-parameter untouched.
+ */
+static void test_get_listed_pod_status(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_pod_list l = { 0 };
+        struct kc_pod_status *s = NULL;
+        struct kc_runtime_error err = { 0 };
+        const struct kc_pod *p;
+        char *old, *new, *c1, *c2;
+
+        old = run_sandbox(f, "u1", "p", 0);
+        c1 = start_ctr(f, old, "u1", "p", "app", "top", 0, true);
+        kc_fake_clock_advance(f->clock, KC_NSEC_PER_SEC);
+        new = run_sandbox(f, "u1", "p", 1);
+        c2 = start_ctr(f, new, "u1", "p", "app", "top", 1, true);
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l, &err), 0);
+        assert_int_equal(l.n, 1);
+        p = l.pods[0];
+        assert_int_equal(p->n_sandboxes, 2);
+        assert_int_equal(p->n_containers, 2);
+
+        /* Since the listing: the older sandbox and its container gone, the newer stopped. */
+        assert_int_equal(f->svc.ops->remove_container(f->svc.self, c1, NULL), 0);
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, old, NULL), 0);
+        assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, old, NULL), 0);
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, new, NULL), 0);
+        assert_int_equal(f->mgr_pr.ops->get_listed_pod_status(f->mgr_pr.self, p, &s, &err), 0);
+        assert_string_equal(s->id, "u1");
+        assert_string_equal(s->name, "p");
+        assert_string_equal(s->namespace, "default");
+        assert_int_equal(s->n_sandboxes, 1);
+        assert_string_equal(s->sandboxes[0].id, new);
+        assert_int_equal(s->sandboxes[0].state, KC_SANDBOX_STATE_NOTREADY);
+        assert_int_equal(s->n_ips, 0);
+        assert_int_equal(s->n_containers, 1);
+        assert_string_equal(s->containers[0].id, c2);
+        assert_int_equal(s->containers[0].state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(s->containers[0].exit_code, 137);
+        s = kc_pod_status_unref(s);
+        assert_listed_status_agrees(f->mgr_pr, p);
+
+        s = (void *)0x2;
+        assert_int_equal(kc_sim_inject_fault(f->sim, "ContainerStatus", c2, "inspect failed", 1),
+                         0);
+        assert_int_equal(f->mgr_pr.ops->get_listed_pod_status(f->mgr_pr.self, p, &s, &err), -EIO);
+        assert_string_equal(err.message, "inspect failed");
+        assert_ptr_equal(s, (void *)0x2);
+        assert_int_equal(f->mgr_pr.ops->get_listed_pod_status(f->mgr_pr.self, NULL, &s, &err),
+                         -EINVAL);
+        assert_ptr_equal(s, (void *)0x2);
+
+        kc_pod_list_done(&l);
         free(old);
         free(new);
         free(c1);
@@ -977,8 +1057,12 @@ static void test_get_pods_history_matches_fresh(void **state)
                 assert_int_equal(kc_runtime_manager_get_pods(mgr, all, &a, NULL), 0);
                 assert_int_equal(kc_runtime_manager_get_pods(fresh, all, &b, NULL), 0);
                 assert_int_equal(a.n, b.n);
-                for (k = 0; k < a.n; k++)
+                for (k = 0; k < a.n; k++) {
                         assert_pods_equal(a.pods[k], b.pods[k]);
+                        if (all)
+                                assert_listed_status_agrees(kc_runtime_manager_pod_runtime(mgr),
+                                                            a.pods[k]);
+                }
                 assert_int_equal(kc__runtime_manager_cached_pods(mgr, all), a.n);
                 /* Nothing changed: the same objects. */
                 assert_int_equal(kc_runtime_manager_get_pods(mgr, all, &again, NULL), 0);
@@ -1533,9 +1617,10 @@ static char *status_id(struct fixture *f, const char *id)
 
 /*
  * Issue 18: the sim finds a status call's object among the objects of the
- * pod its last list call narrowed to, by the id's address, before its maps.
- * An id of another pod, an equal id elsewhere in memory, and a listed pod
- * removed since (its memory reused) must all give what the maps give.
+ * pod its last list call narrowed to, or of the object its last status
+ * call found (D54), before its maps. An id of another pod, an equal id
+ * elsewhere in memory, and a listed pod removed since (its memory reused)
+ * must all give what the maps give.
  */
 static void test_sim_status_after_listing(void **state)
 {
@@ -1581,6 +1666,37 @@ static void test_sim_status_after_listing(void **state)
         assert_string_equal(got, b1);
         free(got);
         kc_runtime_result_done(&lb);
+
+        /* No listing: one status call by the map, then its sibling's, then another pod's. */
+        {
+                char *sc = run_sandbox(f, "u-c", "c", 0);
+                char *c1 = start_ctr(f, sc, "u-c", "c", "one", "sleep 100", 0, true);
+                char *c2 = start_ctr(f, sc, "u-c", "c", "two", "sleep 100", 0, true);
+                const char *seq[] = { c2, c1, c2, b1, c1, a1 };
+
+                for (size_t i = 0; i < KC_ELEMENTSOF(seq); i++) {
+                        struct kc_container_status_result st = { 0 };
+                        struct kc_runtime_error err = { 0 };
+
+                        copy = strdup(seq[i]);
+                        assert_non_null(copy);
+                        if (seq[i] == a1) {
+                                /* Gone with pod a. */
+                                assert_int_equal(
+                                        f->svc.ops->container_status(f->svc.self, copy, &st, &err),
+                                        -ENOENT);
+                                assert_int_equal(err.code, KC_RUNTIME_NOT_FOUND);
+                        } else {
+                                got = status_id(f, copy);
+                                assert_string_equal(got, seq[i]);
+                                free(got);
+                        }
+                        free(copy);
+                }
+                free(sc);
+                free(c1);
+                free(c2);
+        }
         free(sa);
         free(sb);
         free(a1);
@@ -2043,6 +2159,7 @@ int main(void)
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_get_pod_status_order_any_size, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_get_listed_pod_status, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pod_status_ties, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_twins_swapped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_cri_world, setup, teardown),
