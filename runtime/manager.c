@@ -1800,6 +1800,15 @@ struct listed {
                           .id_off = offsetof(__typeof__(*(array)), id),                            \
                           .created_off = offsetof(__typeof__(*(array)), created_at) })
 
+/* listed_id() and listed_created() read these as a const char * and an int64_t. */
+#define LISTED_FIELDS_OK(type)                                                                     \
+        (__builtin_types_compatible_p(__typeof__(((type *)0)->id), const char *) &&                \
+         __builtin_types_compatible_p(__typeof__(((type *)0)->created_at), int64_t))
+_Static_assert(LISTED_FIELDS_OK(struct kc_pod_sandbox) &&
+                       LISTED_FIELDS_OK(struct kc_cri_container) &&
+                       LISTED_FIELDS_OK(struct kc_container),
+               "an id or created_at that struct listed cannot read");
+
 static const char *listed_id(const struct listed *l, size_t i)
 {
         const char *id;
