@@ -548,6 +548,7 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *status = NULL;
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *to_cache = NULL;
         struct kc_runtime_error err;
+        bool evented;
         int64_t ts;
         int r, q;
 
@@ -562,11 +563,14 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
         }
 
         pthread_mutex_lock(&g->cache_lock);
-        if (g->runtime.ops->get_listed_pod_status) {
+        evented = g->evented_in_use && g->evented_in_use(g->evented_userdata);
+        if (g->runtime.ops->get_listed_pod_status && !evented) {
                 /*
                  * The pod's objects are those the listing found (D54): the
                  * status is as new as the listing, whose relist set the
-                 * timestamp before it listed.
+                 * timestamp before it listed. Not while EventedPLEG is in
+                 * use: there an entry so dated would lose to the entries of
+                 * the events that came during the relist.
                  */
                 ts = atomic_load_explicit(&g->relist_time, memory_order_relaxed);
                 r = g->runtime.ops->get_listed_pod_status(g->runtime.self, pod, &status, &err);
@@ -588,8 +592,7 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
         if (r < 0 && !err.message[0])
                 snprintf(err.message, sizeof(err.message), "%s", strerror(-r));
         /* While EventedPLEG is in use, the runtime's own timestamp orders writes. */
-        if (g->evented_in_use && g->evented_in_use(g->evented_userdata) && status &&
-            status->timestamp != 0)
+        if (evented && status && status->timestamp != 0)
                 ts = status->timestamp;
         *ret_updated = kc_pod_cache_set(g->cache, uid, to_cache, r < 0 ? err.message : NULL, ts);
         pthread_mutex_unlock(&g->cache_lock);

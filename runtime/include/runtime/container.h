@@ -184,7 +184,8 @@ struct kc_pod_runtime_ops {
          * GetPodStatus of @p pod, a pod of the last get_pods listing: its
          * sandboxes and containers are the listing's, their statuses are
          * read now (docs/deviations.md D54). As get_pod_status otherwise.
-         * May be NULL (PLEG calls get_pod_status then).
+         * May be NULL. PLEG calls get_pod_status then, and while
+         * EventedPLEG is in use.
          */
         int (*get_listed_pod_status)(void *self, const struct kc_pod *pod,
                                      struct kc_pod_status **ret, struct kc_runtime_error *err);

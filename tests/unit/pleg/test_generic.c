@@ -578,6 +578,37 @@ static void test_listed_status_dated_before_listing(void **state)
         env_free(e);
 }
 
+/*
+ * D54, while EventedPLEG is in use: the events' entries are dated by the
+ * runtime, so a relist's entry is not dated at its listing; GetPodStatus
+ * lists the pod again and the entry is stamped after the listing.
+ */
+static void test_listed_status_not_while_evented(void **state)
+{
+        struct env *e = env_new_ops(100, true, &probe_listed_ops);
+        int64_t before;
+
+        (void)state;
+        e->evented = true;
+        e->probe.list_cost = 2 * SEC;
+        RUNTIME(e, "p1 c1:running");
+        before = kc_clock_now(e->clock);
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerStarted c1");
+        assert_int_equal(e->probe.n_listed, 0);
+        assert_int_equal(calls(e, "GetPodStatus", "p1"), 1);
+        assert_true(cache_ready(e, "p1", before + SEC));
+        /* Out of use again (a fallback): the listed pod's status, dated at the listing. */
+        e->evented = false;
+        RUNTIME(e, "p1 c1:exited");
+        before = kc_clock_now(e->clock);
+        kc_generic_pleg_relist(e->pleg);
+        assert_string_equal(drain(e), "p1 ContainerDied c1");
+        assert_int_equal(e->probe.n_listed, 1);
+        assert_false(cache_ready(e, "p1", before));
+        env_free(e);
+}
+
 /* F-PLEG-15: a listing failure changes nothing: relist time, global cache
  * time and the reinspection set stay as they were. */
 static void test_list_failure_changes_nothing(void **state)
@@ -1242,6 +1273,7 @@ int main(void)
                 cmocka_unit_test(test_owe_sync_concurrent),
                 cmocka_unit_test(test_update_time_after_pod_writes),
                 cmocka_unit_test(test_listed_status_dated_before_listing),
+                cmocka_unit_test(test_listed_status_not_while_evented),
                 cmocka_unit_test(test_list_failure_changes_nothing),
                 cmocka_unit_test(test_health),
                 cmocka_unit_test(test_periodic_sliding),
