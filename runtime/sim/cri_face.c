@@ -40,7 +40,7 @@ int kc__sim_oom(struct kc_runtime_error *err)
         return kc_runtime_error_set(err, -ENOMEM, KC_RUNTIME_INTERNAL, "out of memory");
 }
 
-/* Objects of the listed pod looked through by address at most; a larger pod goes by the map. */
+/* Objects of the remembered pod looked through at most; a larger pod goes by the map. */
 #define LISTED_OBJECTS_MAX 16
 
 /* Whether @id is the id string @own, by address first. */
@@ -61,11 +61,11 @@ static bool same_id(const char *own, const char *id)
  */
 static void *listed_object(struct kc_sim *s, const char *id, bool container)
 {
-        struct sim_pod *p = s->listed_pod;
+        struct sim_pod *p = kc__sim_remembered_pod(s);
         struct sim_objects *objs;
         struct sim_object *o;
 
-        if (!p || s->listed_gen != s->st.gen || s->st.dup_ids)
+        if (!p || s->st.dup_ids)
                 return NULL;
         objs = container ? &p->containers : &p->sandboxes;
         if (objs->n > LISTED_OBJECTS_MAX)
@@ -80,15 +80,13 @@ static void *listed_object(struct kc_sim *s, const char *id, bool container)
 }
 
 /* The status calls of @obj's siblings come next: look among its pod's objects first. */
-static void remember_pod(struct kc_sim *s, void *obj, bool container)
+static void remember_pod_of(struct kc_sim *s, void *obj, bool container)
 {
         const struct sim_object *o =
                 container ? &((struct sim_container *)obj)->o : &((struct sim_sandbox *)obj)->o;
 
-        if (!o->pod)
-                return;
-        s->listed_pod = o->pod;
-        s->listed_gen = s->st.gen;
+        if (o->pod)
+                kc__sim_remember_pod(s, o->pod);
 }
 
 /*
@@ -115,7 +113,7 @@ static int enter_object_locked(struct kc_sim *s, enum sim_op op, const char *id,
         if (!obj && id) {
                 obj = kc_map_get(container ? s->st.containers : s->st.sandboxes, id);
                 if (obj)
-                        remember_pod(s, obj, container);
+                        remember_pod_of(s, obj, container);
         }
         if (!obj && must_exist)
                 return kc__sim_not_found(err, what, id);

@@ -566,8 +566,7 @@ static int list_call(struct kc_sim *s, const struct sim_listing *k, const void *
                 return 0;
         scope = filter ? k->scope(s, filter) : (struct sim_scope){ .narrowed = false };
         if (scope.only) {
-                s->listed_pod = scope.only;
-                s->listed_gen = s->st.gen;
+                kc__sim_remember_pod(s, scope.only);
                 if (pod_listed(s, k, filter, scope.only, out))
                         return 0;
         }
@@ -630,11 +629,11 @@ static struct sim_scope scope_of(const struct sim_object *o)
 static struct sim_scope selector_scope(struct kc_sim *s, const struct kc_label *sel, size_t n)
 {
         const char *uid = kc__label_get(sel, n, KC_LABEL_POD_UID);
-        struct sim_pod *last = s->listed_pod;
+        struct sim_pod *last = kc__sim_remembered_pod(s);
 
         if (!uid)
                 return (struct sim_scope){ .narrowed = false };
-        if (last && s->listed_gen == s->st.gen && strcmp(last->uid, uid) == 0)
+        if (last && strcmp(last->uid, uid) == 0)
                 return (struct sim_scope){ .narrowed = true, .only = last };
         return (struct sim_scope){ .narrowed = true, .only = kc_map_get(s->st.pods, uid) };
 }

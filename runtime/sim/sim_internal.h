@@ -338,8 +338,8 @@ struct kc_sim {
          * The pod the last list call narrowed to, or of the object the
          * last status call found by the map, while the generation is
          * listed_gen (issue 18): status calls look for the id among its
-         * objects by address before the maps. Whatever frees a pod or an
-         * object bumps the generation first, so the pod is alive then.
+         * objects before the maps. Set and read through
+         * kc__sim_remember_pod() and kc__sim_remembered_pod().
          */
         struct sim_pod *listed_pod;
         uint64_t listed_gen;
@@ -354,6 +354,23 @@ struct kc_sim {
         char network_reason[64];
         char network_message[256];
 };
+
+/* Remembers @p p (NULL: none) as the pod status calls look at first (listed_pod). */
+static inline void kc__sim_remember_pod(struct kc_sim *s, struct sim_pod *p)
+{
+        s->listed_pod = p;
+        s->listed_gen = s->st.gen;
+}
+
+/*
+ * The pod kc__sim_remember_pod() remembered, while nothing changed since;
+ * else NULL. Whatever frees a pod or an object bumps the generation first,
+ * so the pod returned is alive.
+ */
+static inline struct sim_pod *kc__sim_remembered_pod(const struct kc_sim *s)
+{
+        return s->listed_gen == s->st.gen ? s->listed_pod : NULL;
+}
 
 /* ------------------------------------------------------------------------ */
 /* sim.c: ids, IPs, creation times                                            */
