@@ -205,6 +205,30 @@ void *kc_map_get(const struct kc_map *m, const char *key)
         return found ? m->slots[i].value : NULL;
 }
 
+void kc_map_prefetch_slot(const struct kc_map *m, const char *key)
+{
+        if (m->size > 0)
+                __builtin_prefetch(&m->slots[hash_key(key) & m->mask]);
+}
+
+void *kc_map_prefetch_entry(const struct kc_map *m, const char *key)
+{
+        uint64_t hash;
+        size_t i;
+
+        if (m->size == 0)
+                return NULL;
+        hash = hash_key(key);
+        /* find_slot() without the key comparison: a hash match is a guess, and reads nothing. */
+        for (i = hash & m->mask; m->slots[i].key; i = (i + 1) & m->mask)
+                if (m->slots[i].hash == hash) {
+                        __builtin_prefetch(m->slots[i].key);
+                        __builtin_prefetch(m->slots[i].value);
+                        return m->slots[i].value;
+                }
+        return NULL;
+}
+
 int kc_map_put(struct kc_map *m, const char *key, void *value)
 {
         uint64_t hash = hash_key(key);

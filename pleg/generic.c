@@ -407,6 +407,32 @@ static void dirty_sort(struct kc_generic_pleg *g)
                 }
 }
 
+/* How far ahead records_set_current() asks for what a changed pod's visit reads. */
+#define CHANGED_PREFETCH_AHEAD 4
+
+/*
+ * Before records_set_current() visits listing position @i: when the record
+ * last at position i + CHANGED_PREFETCH_AHEAD has another pod than last
+ * time, what its visit reads of that change is asked for: its UID, the new
+ * pod and the one it lets go. An unchanged pod's visit reads only its
+ * record's first line, which this reads too (issue 18).
+ */
+static void records_prefetch(const struct kc_generic_pleg *g, const struct kc_pod_list *pods,
+                             size_t i)
+{
+        const struct pod_record *r;
+        size_t k = i + CHANGED_PREFETCH_AHEAD;
+
+        if (k >= g->n_by_position || k >= pods->n)
+                return;
+        r = g->by_position[k];
+        if (r->listed == pods->pods[k])
+                return;
+        __builtin_prefetch(r->uid);
+        kc_pod_prefetch(pods->pods[k]);
+        kc_pod_prefetch(r->listed);
+}
+
 /*
  * setCurrent: every record's current snapshot becomes its pod in this
  * listing, or NULL. A record whose pod is the same object as last time keeps
@@ -431,6 +457,7 @@ static int records_set_current(struct kc_generic_pleg *g, const struct kc_pod_li
         for (i = 0; i < pods->n; i++) {
                 struct kc_pod *p = pods->pods[i];
 
+                records_prefetch(g, pods, i);
                 r = record_find(g, i, p);
                 if (!r) {
                         size_t len = strlen(p->id) + 1;
@@ -801,6 +828,30 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
         }
 }
 
+/*
+ * Before relist_pod() of g->dirty[@i]: the pods of its successor, which
+ * it compares next, and the cache entries the next writes go to are asked
+ * for ahead (issue 18). Each would otherwise be a wait for memory that the
+ * pods before it evicted, one after another.
+ */
+static void relist_prefetch(struct kc_generic_pleg *g, size_t i)
+{
+        struct pod_record *const *d = g->dirty;
+        size_t n = g->n_dirty;
+
+        /* The record read here two calls later: its pods' pointers, and the UID. */
+        if (i + 3 < n) {
+                __builtin_prefetch(d[i + 3]);
+                __builtin_prefetch(d[i + 3]->uid);
+        }
+        if (i + 1 < n) {
+                kc_pod_prefetch(d[i + 1]->old);
+                kc_pod_prefetch(d[i + 1]->current);
+        }
+        kc_pod_cache_prefetch(g->cache, d[i]->uid, i + 1 < n ? d[i + 1]->uid : NULL,
+                              i + 2 < n ? d[i + 2]->uid : NULL);
+}
+
 int64_t kc_generic_pleg_last_relist_mp(struct kc_generic_pleg *g)
 {
         return atomic_load_explicit(&g->relist_time, memory_order_relaxed);
@@ -857,8 +908,10 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
         (void)resync_flush(g);
 
         /* relist_pod() may free its record, no other. */
-        for (i = 0; i < g->n_dirty; i++)
+        for (i = 0; i < g->n_dirty; i++) {
+                relist_prefetch(g, i);
                 relist_pod(g, g->dirty[i]);
+        }
         g->n_dirty = 0;
 
         /* Only after every per-pod write: the cache is as new as the listing. */

@@ -32,6 +32,8 @@
 #include "runtime/cache.h"
 #include "runtime/container.h"
 
+#include "internal.h"
+
 /* How often a cancellable waiter re-checks its token: a net, not a poll. */
 #define CANCEL_CHECK_NS (100 * KC_NSEC_PER_MSEC)
 
@@ -231,6 +233,22 @@ static void observe(struct kc_pod_cache *c, const char *uid, int64_t ts)
         KC_LOCK_GUARD(&c->obs_mu);
         if (c->observer)
                 c->observer(c->observer_ud, uid, ts);
+}
+
+void kc_pod_cache_prefetch(struct kc_pod_cache *c, const char *next, const char *second,
+                           const char *third)
+{
+        struct cache_entry *e;
+
+        pthread_mutex_lock(&c->mu);
+        if (third)
+                kc_map_prefetch_slot(c->entries, third);
+        if (second)
+                (void)kc_map_prefetch_entry(c->entries, second);
+        /* The lock keeps whatever the map holds alive: the guess is safe to read. */
+        if (next && (e = kc_map_prefetch_entry(c->entries, next)) && e->status)
+                kc__pod_status_prefetch(e->status);
+        pthread_mutex_unlock(&c->mu);
 }
 
 bool kc_pod_cache_set(struct kc_pod_cache *c, const char *uid, struct kc_pod_status *status,

@@ -187,6 +187,12 @@ int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struc
 int kc__pod_status_new_holding(const struct kc_pod_status *tmpl, struct kc_arena *const *holds,
                                struct kc_pod_status **ret);
 
+/*
+ * Asks for the lines kc_pod_status_unref() reads of @p p (not NULL): its
+ * header and its held arenas' list. Reads nothing (issue 18).
+ */
+void kc__pod_status_prefetch(const struct kc_pod_status *p);
+
 /* Tests: how many pods the runtime manager's GetPods(@all) reuse cache holds. */
 struct kc_runtime_manager;
 size_t kc__runtime_manager_cached_pods(struct kc_runtime_manager *m, bool all);

@@ -611,6 +611,25 @@ struct kc_pod_status *kc_pod_status_unref(struct kc_pod_status *p)
         return NULL;
 }
 
+/* What kc_pod_prefetch() asks for: a pod of four entries and short strings. */
+#define POD_PREFETCH_BYTES 384
+
+void kc_pod_prefetch(const struct kc_pod *p)
+{
+        const char *b = p ? (const char *)ref_header_of(p) : NULL;
+
+        for (size_t off = 0; b && off < POD_PREFETCH_BYTES; off += 64)
+                __builtin_prefetch(b + off);
+}
+
+void kc__pod_status_prefetch(const struct kc_pod_status *p)
+{
+        const struct status_box *box = (const struct status_box *)ref_header_of(p);
+
+        __builtin_prefetch(box);
+        __builtin_prefetch(&box->n_held);
+}
+
 static bool container_status_equal(const struct kc_container_status *a,
                                    const struct kc_container_status *b)
 {

@@ -30,6 +30,16 @@ void *kc_map_get(const struct kc_map *m, const char *key);
  * @return 0 or -ENOMEM (map unchanged).
  */
 int kc_map_put(struct kc_map *m, const char *key, void *value);
+/**
+ * Prefetching for a caller that knows which keys it looks up next (issue 18):
+ * kc_map_prefetch_slot() asks for the line of @p key's home slot, which a
+ * later kc_map_prefetch_entry() reads to ask for the lines of the key and the
+ * value its hash points at. That value is returned as a guess, unchecked
+ * (NULL: none): the caller may only prefetch through it, and only while it
+ * holds whatever keeps the map's values alive. Neither reads a key.
+ */
+void kc_map_prefetch_slot(const struct kc_map *m, const char *key);
+void *kc_map_prefetch_entry(const struct kc_map *m, const char *key);
 /** Removes and returns the value, or NULL when absent. */
 void *kc_map_remove(struct kc_map *m, const char *key);
 size_t kc_map_size(const struct kc_map *m);

@@ -43,6 +43,16 @@ int kc_pod_cache_get(struct kc_pod_cache *c, const char *uid, struct kc_pod_stat
                      char **ret_err);
 
 /**
+ * Readies the next writes of a writer going through many pods (the generic
+ * PLEG's relist, issue 18), called before each: the entry of @p next (the
+ * next write's UID) and the status it holds, the entry of @p second, and
+ * the map slot of @p third are asked for ahead, so that a write does not
+ * wait for them one after another. Any may be NULL. Changes nothing.
+ */
+void kc_pod_cache_prefetch(struct kc_pod_cache *c, const char *next, const char *second,
+                           const char *third);
+
+/**
  * Set: stores @p status (a new reference is taken; may be NULL) and @p err
  * (copied; may be NULL) with modification time @p ts_ns, then notifies the
  * UID's subscribers. Returns true when written (always, unless newer-wins

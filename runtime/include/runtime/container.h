@@ -71,6 +71,13 @@ struct kc_pod *kc_pod_ref(struct kc_pod *p);
 /** Drops a reference; frees on the last one. NULL-safe; returns NULL. */
 struct kc_pod *kc_pod_unref(struct kc_pod *p);
 KC_DEFINE_CLEANUP_FUNC(struct kc_pod, kc_pod_unref)
+/**
+ * Asks for the first lines of @p p's block (NULL: none): its header, the
+ * pod, and the entries and strings that follow it in a small pod. Reads
+ * nothing; for a caller about to compare pods it reaches one after another
+ * (the generic PLEG's relist, issue 18).
+ */
+void kc_pod_prefetch(const struct kc_pod *p);
 
 /**
  * A pin keeps pods alive for lists that hold no reference on each of them

@@ -220,6 +220,37 @@ static void test_map_10k_lookups_by_copy(void **state)
         }
 }
 
+/*
+ * The prefetch pair (issue 18) changes nothing, and the entry's guess is the
+ * value of the key's hash: for these keys, whose 64-bit hashes are distinct,
+ * the key's own value, also after removals moved entries back; NULL for an
+ * absent key and in an empty map.
+ */
+static void test_map_prefetch(void **state)
+{
+        _cleanup_(kc_map_freep) struct kc_map *m = NULL;
+
+        (void)state;
+        assert_int_equal(kc_map_new(&m), 0);
+        kc_map_prefetch_slot(m, "a");
+        assert_null(kc_map_prefetch_entry(m, "a"));
+        for (int i = 0; i < 10000; i++)
+                assert_int_equal(kc_map_put(m, keys[i], val(i, 0)), 0);
+        for (int i = 0; i < 10000; i += 3)
+                assert_ptr_equal(kc_map_remove(m, keys[i]), val(i, 0));
+        for (int i = 0; i < 10000; i++) {
+                kc_map_prefetch_slot(m, keys_copy[i]);
+                if (i % 3 == 0)
+                        assert_null(kc_map_prefetch_entry(m, keys_copy[i]));
+                else
+                        assert_ptr_equal(kc_map_prefetch_entry(m, keys_copy[i]), val(i, 0));
+        }
+        assert_null(kc_map_prefetch_entry(m, "not-a-key"));
+        assert_int_equal(kc_map_size(m), 10000 - 3334);
+        for (int i = 0; i < 10000; i++)
+                assert_ptr_equal(kc_map_get(m, keys[i]), i % 3 == 0 ? NULL : val(i, 0));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -227,6 +258,7 @@ int main(void)
                 cmocka_unit_test(test_map_reserve_and_clear),
                 cmocka_unit_test_setup(test_map_100k_against_reference, setup),
                 cmocka_unit_test_setup(test_map_10k_lookups_by_copy, setup),
+                cmocka_unit_test_setup(test_map_prefetch, setup),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -132,6 +132,45 @@ static bool ready(struct kc_pod_cache *c, const char *uid, int64_t min)
         return r == 0;
 }
 
+/*
+ * Issue 18: kc_pod_cache_prefetch() changes nothing, whichever of its UIDs
+ * are cached (with a status or none), absent or NULL; nor does it wake a
+ * waiter. ASan checks that it reads only live memory.
+ */
+static void test_prefetch_changes_nothing(void **state)
+{
+        struct kc_pod_cache *c = NULL;
+        struct kc_pod_status *a = mkstatus("u1", "1.1.1.1"), *s = NULL;
+        char *err = NULL;
+        int64_t ts = 0;
+
+        (void)state;
+        assert_int_equal(kc_pod_cache_new(&c), 0);
+        kc_pod_cache_prefetch(c, "u1", "u2", "u3");
+        assert_true(kc_pod_cache_set(c, "u1", a, NULL, T0));
+        assert_true(kc_pod_cache_set(c, "u2", NULL, "no status", T0 + 1));
+        kc_pod_status_unref(a);
+        kc_pod_cache_update_time(c, T0 + 1);
+        kc_pod_cache_prefetch(c, "u1", "u2", "u3");
+        kc_pod_cache_prefetch(c, "u2", NULL, "u1");
+        kc_pod_cache_prefetch(c, NULL, NULL, NULL);
+        kc_pod_cache_prefetch(c, "absent", "u1", NULL);
+        assert_int_equal(kc_pod_cache_get(c, "u1", &s, &err), 1);
+        assert_string_equal(s->ips[0], "1.1.1.1");
+        assert_null(err);
+        kc_pod_status_unref(s);
+        assert_int_equal(kc_pod_cache_get(c, "u2", &s, &err), 1);
+        assert_null(s);
+        assert_string_equal(err, "no status");
+        free(err);
+        assert_int_equal(kc_pod_cache_get(c, "u3", &s, &err), 0);
+        kc_pod_status_unref(s);
+        assert_int_equal(kc_pod_cache_get_modified(c, "u2", &ts), 1);
+        assert_true(ts == T0 + 1);
+        assert_false(ready(c, "u3", T0 + 1));
+        kc_pod_cache_free(c);
+}
+
 /* F-CACHE-03 (strict readiness) and F-CACHE-04 (not ready before the first UpdateTime). */
 static void test_readiness_strict(void **state)
 {
@@ -387,6 +426,7 @@ int main(void)
                 cmocka_unit_test(test_cancel),
                 cmocka_unit_test(test_newer_wins),
                 cmocka_unit_test(test_observer),
+                cmocka_unit_test(test_prefetch_changes_nothing),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
