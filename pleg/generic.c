@@ -839,7 +839,7 @@ static void relist_prefetch(struct kc_generic_pleg *g, size_t i)
         struct pod_record *const *d = g->dirty;
         size_t n = g->n_dirty;
 
-        /* The record read here two calls later: its pods' pointers, and the UID. */
+        /* The record the next two calls read: its UID (the next), its pods' pointers. */
         if (i + 3 < n) {
                 __builtin_prefetch(d[i + 3]);
                 __builtin_prefetch(d[i + 3]->uid);
