@@ -564,6 +564,22 @@ keep:
 }
 
 /*
+ * A reference to the status cached for @uid; NULL when there is none, when
+ * an error is cached with it, or when it cannot be read (out of memory:
+ * the caller then reads every container anew).
+ */
+static struct kc_pod_status *cached_status(struct kc_generic_pleg *g, const char *uid)
+{
+        _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *status = NULL;
+        _cleanup_free_ char *err = NULL;
+
+        /* 0: nothing is cached, and the status is a default one. */
+        if (kc_pod_cache_get(g->cache, uid, &status, &err) <= 0 || err)
+                return NULL;
+        return TAKE_PTR(status);
+}
+
+/*
  * updateCache: refresh @uid's cache entry from the runtime. @pod is the
  * current snapshot; NULL means the pod is gone and its entry is deleted.
  * Returns 0, or the runtime's error (which is cached too, as upstream does).
@@ -574,6 +590,7 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
 {
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *status = NULL;
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *to_cache = NULL;
+        _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *prev = NULL;
         struct kc_runtime_error err;
         bool evented;
         int64_t ts;
@@ -597,10 +614,14 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
                  * status is as new as the listing, whose relist set the
                  * timestamp before it listed. Not while EventedPLEG is in
                  * use: there an entry so dated would lose to the entries of
-                 * the events that came during the relist.
+                 * the events that came during the relist. The status this
+                 * PLEG cached last may give containers that stayed as they
+                 * were (D55).
                  */
                 ts = atomic_load_explicit(&g->relist_time, memory_order_relaxed);
-                r = g->runtime.ops->get_listed_pod_status(g->runtime.self, pod, &status, &err);
+                prev = cached_status(g, uid);
+                r = g->runtime.ops->get_listed_pod_status(g->runtime.self, pod, prev, &status,
+                                                          &err);
         } else {
                 /* The timestamp is taken before the runtime is asked. */
                 ts = kc_clock_now(g->clock);

@@ -188,6 +188,13 @@ int kc__pod_status_new_holding(const struct kc_pod_status *tmpl, struct kc_arena
                                struct kc_pod_status **ret);
 
 /*
+ * The arena container @p i's id, name, image and image_ref live in when
+ * @p p (not NULL) holds it instead of a copy (kc__pod_status_new_holding()),
+ * else NULL. The reference is @p p's: it lasts as long as @p p does.
+ */
+struct kc_arena *kc__pod_status_held_arena(const struct kc_pod_status *p, size_t i);
+
+/*
  * Asks for the lines kc_pod_status_unref() reads of @p p (not NULL): its
  * header and its held arenas' list. Reads nothing (issue 18).
  */

@@ -1630,6 +1630,7 @@ struct status_parts {
         size_t n_ips;
         struct sort_key *order; /* sandboxes, then containers, by age */
         struct kc_container_status *unsorted;
+        struct kc_arena **unsorted_holds; /* the arena each of unsorted's strings stay in */
         /* The arena of each of cs's results (kc__pod_status_new_holding()). */
         struct kc_arena **holds;
         /* Termination messages (a ContainerStatus result's arena may be shared); NULL: none. */
@@ -1641,7 +1642,7 @@ struct status_parts {
         struct kc_container_status cs_buf[STATUS_INLINE], unsorted_buf[STATUS_INLINE];
         const char *ips_buf[STATUS_INLINE];
         struct sort_key order_buf[STATUS_INLINE];
-        struct kc_arena *holds_buf[STATUS_INLINE];
+        struct kc_arena *holds_buf[STATUS_INLINE], *unsorted_holds_buf[STATUS_INLINE];
 };
 
 /*
@@ -1682,6 +1683,7 @@ static void status_parts_done(struct status_parts *p)
         parts_array_free(p->ips, p->ips_buf);
         parts_array_free(p->order, p->order_buf);
         parts_array_free(p->holds, p->holds_buf);
+        parts_array_free(p->unsorted_holds, p->unsorted_holds_buf);
         pod_sandbox_list_done(&p->sbl);
         container_list_done(&p->cl);
         kc_arena_free(p->msgs);
@@ -1838,9 +1840,65 @@ static int sandboxes_newest_first(struct status_parts *p, const struct listed *s
         return 0;
 }
 
-/* The status of each sandbox of @sb, newest first, and the pod IPs. */
+/*
+ * D55: the index in @prev of listed sandbox @s when @prev gives it in the
+ * state it is listed in now (ready, or not ready: a sandbox never becomes
+ * ready again); else -1.
+ */
+static ssize_t prev_sandbox(const struct kc_pod_status *prev, const struct kc_container *s)
+{
+        enum kc_sandbox_state state = s->state == KC_CONTAINER_STATE_RUNNING
+                                              ? KC_SANDBOX_STATE_READY
+                                              : KC_SANDBOX_STATE_NOTREADY;
+
+        if (!prev)
+                return -1;
+        for (size_t j = 0; j < prev->n_sandboxes; j++) {
+                const struct kc_sandbox_status *t = &prev->sandboxes[j];
+
+                if (t->created_at == s->created_at && t->state == state && kc__streq(t->id, s->id))
+                        return (ssize_t)j;
+        }
+        return -1;
+}
+
+/*
+ * Takes the @i-th newest sandbox, listed as @s, from @prev when it gives
+ * it as it is (D55), the pod IPs with it when it is the newest: returns 1,
+ * 0 when it does not, -ENOMEM. The pod IPs come from the newest sandbox
+ * when ready; taken only when it was the newest in @prev too, whose IPs
+ * came from it then.
+ */
+static int sandbox_from_prev(struct status_parts *p, size_t i, const struct kc_container *s,
+                             const struct kc_pod_status *prev)
+{
+        ssize_t j = prev_sandbox(prev, s);
+        const struct kc_sandbox_status *t;
+
+        if (j < 0)
+                return 0;
+        t = &prev->sandboxes[j];
+        if (i == 0 && t->state == KC_SANDBOX_STATE_READY) {
+                if (j != 0)
+                        return 0;
+                p->ips = parts_array(p->ips_buf, prev->n_ips, sizeof(*p->ips));
+                if (!p->ips)
+                        return -ENOMEM;
+                for (size_t k = 0; k < prev->n_ips; k++)
+                        p->ips[p->n_ips++] = prev->ips[k];
+        }
+        p->sbs[p->n_sbs++] = *t;
+        return 1;
+}
+
+/*
+ * The status of each sandbox of @sb, newest first, and the pod IPs. @pod
+ * (may be NULL): the pod @sb lists the sandboxes of, with @prev (may be
+ * NULL), an earlier status of it to take sandboxes from (D55).
+ */
 static int pod_sandbox_statuses(struct kc_runtime_manager *m, struct status_parts *p,
-                                const struct listed *sb, struct kc_runtime_error *err)
+                                const struct listed *sb, const struct kc_pod *pod,
+                                const struct kc_pod_status *prev, struct kc_runtime_error *err)
 {
         size_t i;
         int r;
@@ -1852,6 +1910,13 @@ static int pod_sandbox_statuses(struct kc_runtime_manager *m, struct status_part
         for (i = 0; i < sb->n; i++) {
                 const struct kc_pod_sandbox *st;
 
+                if (pod) {
+                        r = sandbox_from_prev(p, i, &pod->sandboxes[p->order[i].idx], prev);
+                        if (r < 0)
+                                return out_of_memory(err);
+                        if (r > 0)
+                                continue;
+                }
                 r = sandbox_status_call(m, listed_id(sb, p->order[i].idx), p, err);
                 if (r < 0)
                         return r;
@@ -1886,25 +1951,62 @@ static struct kc_container_status container_status_of(const struct kc_cri_contai
         };
 }
 
-/* getPodContainerStatuses: the status of each container of @c, newest first. */
+/*
+ * D55: the index in @prev of listed container @c when @prev gives it in the
+ * state it is listed in now, one it stays in until it leaves it for good
+ * (created, running, exited); else -1.
+ */
+static ssize_t prev_container(const struct kc_pod_status *prev, const struct kc_container *c)
+{
+        if (!prev ||
+            (c->state != KC_CONTAINER_STATE_CREATED && c->state != KC_CONTAINER_STATE_RUNNING &&
+             c->state != KC_CONTAINER_STATE_EXITED))
+                return -1;
+        for (size_t j = 0; j < prev->n_containers; j++) {
+                const struct kc_container_status *s = &prev->containers[j];
+
+                /* The numbers first: they sit in @prev's block, the ID may be elsewhere. */
+                if (s->created_at == c->created_at && s->state == c->state &&
+                    kc__streq(s->id, c->id))
+                        return (ssize_t)j;
+        }
+        return -1;
+}
+
+/*
+ * getPodContainerStatuses: the status of each container of @c, newest
+ * first. @pod (may be NULL): the pod @c lists the containers of, with
+ * @prev (may be NULL), an earlier status of it to take containers from (D55).
+ */
 static int pod_container_statuses(struct kc_runtime_manager *m, struct status_parts *p,
-                                  const struct listed *c, struct kc_runtime_error *err)
+                                  const struct listed *c, const struct kc_pod *pod,
+                                  const struct kc_pod_status *prev, struct kc_runtime_error *err)
 {
         size_t i;
         int r;
 
         p->c_res = parts_array(p->c_res_buf, c->n, sizeof(*p->c_res));
         p->unsorted = parts_array(p->unsorted_buf, c->n, sizeof(*p->unsorted));
-        if (parts_order(p, c->n) < 0 || !p->c_res || !p->unsorted)
+        p->unsorted_holds = parts_array(p->unsorted_holds_buf, c->n, sizeof(*p->unsorted_holds));
+        if (parts_order(p, c->n) < 0 || !p->c_res || !p->unsorted || !p->unsorted_holds)
                 return out_of_memory(err);
         for (i = 0; i < c->n; i++) {
+                ssize_t j = pod ? prev_container(prev, &pod->containers[i]) : -1;
                 const struct kc_cri_container *st;
 
+                if (j >= 0) {
+                        p->order[p->n_cs] =
+                                (struct sort_key){ prev->containers[j].created_at, p->n_cs };
+                        p->unsorted_holds[p->n_cs] = kc__pod_status_held_arena(prev, (size_t)j);
+                        p->unsorted[p->n_cs++] = prev->containers[j];
+                        continue;
+                }
                 r = container_status_call(m, listed_id(c, i), p, err);
                 if (r < 0)
                         return r;
                 if (r > 0)
                         continue;
+                p->unsorted_holds[p->n_cs] = p->c_res[p->n_c_res].arena;
                 st = &p->c_res[p->n_c_res++].status;
                 p->order[p->n_cs] = (struct sort_key){ st->created_at, p->n_cs };
                 p->unsorted[p->n_cs] = container_status_of(st);
@@ -1921,7 +2023,7 @@ static int pod_container_statuses(struct kc_runtime_manager *m, struct status_pa
                 return out_of_memory(err);
         for (i = 0; i < p->n_cs; i++) {
                 p->cs[i] = p->unsorted[p->order[i].idx];
-                p->holds[i] = p->c_res[p->order[i].idx].arena;
+                p->holds[i] = p->unsorted_holds[p->order[i].idx];
         }
         return 0;
 }
@@ -1973,7 +2075,7 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
                                          &p.sbl, err);
         if (r < 0)
                 return r;
-        r = pod_sandbox_statuses(m, &p, &LISTED(p.sbl.items, p.sbl.n), err);
+        r = pod_sandbox_statuses(m, &p, &LISTED(p.sbl.items, p.sbl.n), NULL, NULL, err);
         if (r < 0)
                 return r;
         r = m->svc.ops->list_containers(m->svc.self,
@@ -1985,13 +2087,14 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
                                         &p.cl, err);
         if (r < 0)
                 return r;
-        r = pod_container_statuses(m, &p, &LISTED(p.cl.items, p.cl.n), err);
+        r = pod_container_statuses(m, &p, &LISTED(p.cl.items, p.cl.n), NULL, NULL, err);
         if (r < 0)
                 return r;
         return status_of_parts(&p, uid, name, namespace, ret, err);
 }
 
 int kc_runtime_manager_get_listed_pod_status(struct kc_runtime_manager *m, const struct kc_pod *pod,
+                                             const struct kc_pod_status *prev,
                                              struct kc_pod_status **ret,
                                              struct kc_runtime_error *err)
 {
@@ -2002,10 +2105,11 @@ int kc_runtime_manager_get_listed_pod_status(struct kc_runtime_manager *m, const
         if (!m || !pod || !pod->id || !ret)
                 return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
                                             "invalid argument");
-        r = pod_sandbox_statuses(m, &p, &LISTED(pod->sandboxes, pod->n_sandboxes), err);
+        r = pod_sandbox_statuses(m, &p, &LISTED(pod->sandboxes, pod->n_sandboxes), pod, prev, err);
         if (r < 0)
                 return r;
-        r = pod_container_statuses(m, &p, &LISTED(pod->containers, pod->n_containers), err);
+        r = pod_container_statuses(m, &p, &LISTED(pod->containers, pod->n_containers), pod, prev,
+                                   err);
         if (r < 0)
                 return r;
         return status_of_parts(&p, pod->id, pod->name, pod->namespace, ret, err);
@@ -2026,9 +2130,10 @@ static int mgr_get_pod_status(void *self, const char *uid, const char *name, con
 }
 
 static int mgr_get_listed_pod_status(void *self, const struct kc_pod *pod,
-                                     struct kc_pod_status **ret, struct kc_runtime_error *err)
+                                     const struct kc_pod_status *prev, struct kc_pod_status **ret,
+                                     struct kc_runtime_error *err)
 {
-        return kc_runtime_manager_get_listed_pod_status(self, pod, ret, err);
+        return kc_runtime_manager_get_listed_pod_status(self, pod, prev, ret, err);
 }
 
 static int mgr_remove_pod_sandbox(void *self, const char *id, struct kc_runtime_error *err)

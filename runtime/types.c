@@ -462,7 +462,11 @@ void kc_pod_list_done(struct kc_pod_list *l)
 struct status_box {
         struct ref_header h;
         struct kc_pod_status status;
-        /* References to the arenas the status points into, not copied from (issue 18). */
+        /*
+         * The arena each container's id, name and images stay in, a
+         * reference of its own (NULL: copied), one per container, or none
+         * when no container's are held (issue 18).
+         */
         struct kc_arena **held;
         size_t n_held;
 };
@@ -475,7 +479,6 @@ struct status_plan {
         const struct kc_pod_status *t;
         struct kc_arena *const *holds; /* NULL: none */
         uint64_t held;                 /* bit i: container i's strings stay in holds[i] */
-        size_t n_held;
 };
 static_assert(offsetof(struct status_box, status) == sizeof(struct ref_header),
               "status after its header");
@@ -521,10 +524,11 @@ static struct status_box *pack_status(struct kc__packer *pk, const struct status
         struct kc_sandbox_status *sb = kc__pack_array(pk, struct kc_sandbox_status, t->n_sandboxes);
         struct kc_container_status *c =
                 kc__pack_array(pk, struct kc_container_status, t->n_containers);
-        struct kc_arena **held = kc__pack_array(pk, struct kc_arena *, plan->n_held);
+        size_t n_held = plan->held ? t->n_containers : 0;
+        struct kc_arena **held = kc__pack_array(pk, struct kc_arena *, n_held);
         const char *const *ips;
         const char *id, *name, *ns;
-        size_t i, n_held = 0;
+        size_t i;
 
         for (i = 0; i < t->n_sandboxes; i++)
                 pack_sandbox_status(pk, &t->sandboxes[i], sb ? &sb[i] : NULL);
@@ -532,8 +536,8 @@ static struct status_box *pack_status(struct kc__packer *pk, const struct status
                 bool keep = i < STATUS_HOLD_MAX && (plan->held >> i & 1);
 
                 pack_container_status(pk, &t->containers[i], c ? &c[i] : NULL, keep);
-                if (keep && held)
-                        held[n_held++] = kc_arena_ref(plan->holds[i]);
+                if (held)
+                        held[i] = keep ? kc_arena_ref(plan->holds[i]) : NULL;
         }
         ips = kc__pack_strv(pk, t->ips, t->n_ips);
         id = kc__pack_str(pk, t->id);
@@ -582,10 +586,8 @@ int kc__pod_status_new_holding(const struct kc_pod_status *tmpl, struct kc_arena
         /* Decided once, before both passes: another holder may drop its reference meanwhile. */
         if (holds && tmpl->n_containers <= STATUS_HOLD_MAX)
                 for (i = 0; i < tmpl->n_containers; i++)
-                        if (holds[i] && kc_arena_shared(holds[i])) {
+                        if (holds[i] && kc_arena_shared(holds[i]))
                                 plan.held |= UINT64_C(1) << i;
-                                plan.n_held++;
-                        }
         return obj_new(pack_status_obj, &plan, (void **)ret);
 }
 
@@ -620,6 +622,13 @@ void kc_pod_prefetch(const struct kc_pod *p)
 
         for (size_t off = 0; b && off < POD_PREFETCH_BYTES; off += 64)
                 __builtin_prefetch(b + off);
+}
+
+struct kc_arena *kc__pod_status_held_arena(const struct kc_pod_status *p, size_t i)
+{
+        const struct status_box *box = (const struct status_box *)ref_header_of(p);
+
+        return i < box->n_held ? box->held[i] : NULL;
 }
 
 void kc__pod_status_prefetch(const struct kc_pod_status *p)

@@ -190,12 +190,16 @@ struct kc_pod_runtime_ops {
         /**
          * GetPodStatus of @p pod, a pod of the last get_pods listing: its
          * sandboxes and containers are the listing's, their statuses are
-         * read now (docs/deviations.md D54). As get_pod_status otherwise.
+         * read now (docs/deviations.md D54). @p prev: NULL, or an earlier
+         * status of the pod; a container it gives in the state @p pod
+         * lists it in now (created, running or exited) may be taken from
+         * it instead of read again (D55). As get_pod_status otherwise.
          * May be NULL. PLEG calls get_pod_status then, and while
          * EventedPLEG is in use.
          */
         int (*get_listed_pod_status)(void *self, const struct kc_pod *pod,
-                                     struct kc_pod_status **ret, struct kc_runtime_error *err);
+                                     const struct kc_pod_status *prev, struct kc_pod_status **ret,
+                                     struct kc_runtime_error *err);
         /**
          * RemovePodSandbox, for the kubelet's container garbage collection:
          * removes a sandbox and every container in it. A sandbox already gone

@@ -44,8 +44,14 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
  * sandboxes and containers, read now, without listing the pod's objects
  * again (docs/deviations.md D54). An object removed since the listing is
  * skipped, as GetPodStatus skips one removed since its own listing.
+ * @p prev (may be NULL): an earlier status of the pod. A container that
+ * @p prev gives in the state @p pod lists it in now, created, running or
+ * exited, is taken from @p prev without a ContainerStatus call: a CRI
+ * container never goes back to a state it left, and what its status adds
+ * to its listing is fixed while it stays in one (D55).
  */
 int kc_runtime_manager_get_listed_pod_status(struct kc_runtime_manager *m, const struct kc_pod *pod,
+                                             const struct kc_pod_status *prev,
                                              struct kc_pod_status **ret,
                                              struct kc_runtime_error *err);
 /** The manager as a kc_pod_runtime (for PLEG). */

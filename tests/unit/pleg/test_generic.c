@@ -59,8 +59,10 @@ struct probe {
          * have moved to this relist's timestamp yet. */
         int64_t forbid_global_ready_at;
         int global_violations;
-        /* get_listed_pod_status (probe_listed_ops only): the pods it was given. */
+        /* get_listed_pod_status (probe_listed_ops only): the pods it was given, each
+         * with the previous status it was given (compared, never read). */
         const struct kc_pod *listed[8];
+        const struct kc_pod_status *listed_prev[8];
         size_t n_listed;
         /* The pods the last GetPods returned (compared, never read). */
         const struct kc_pod *got[8];
@@ -132,12 +134,15 @@ static const struct kc_pod_runtime_ops probe_ops = {
 
 /* D54: the status of a listed pod; the probe notes the pod and reads it by UID. */
 static int probe_get_listed_pod_status(void *self, const struct kc_pod *pod,
-                                       struct kc_pod_status **ret, struct kc_runtime_error *err)
+                                       const struct kc_pod_status *prev, struct kc_pod_status **ret,
+                                       struct kc_runtime_error *err)
 {
         struct probe *p = self;
 
-        if (p->n_listed < KC_ELEMENTSOF(p->listed))
+        if (p->n_listed < KC_ELEMENTSOF(p->listed)) {
+                p->listed_prev[p->n_listed] = prev;
                 p->listed[p->n_listed++] = pod;
+        }
         return probe_get_pod_status(self, pod->id, pod->name, pod->namespace, ret, err);
 }
 
@@ -550,6 +555,8 @@ static void test_update_time_after_pod_writes(void **state)
 static void test_listed_status_dated_before_listing(void **state)
 {
         struct env *e = env_new_ops(100, false, &probe_listed_ops);
+        struct kc_pod_status *cached = NULL;
+        char *cached_err = NULL;
         int64_t before;
 
         (void)state;
@@ -558,10 +565,19 @@ static void test_listed_status_dated_before_listing(void **state)
         kc_generic_pleg_relist(e->pleg);
         assert_string_equal(drain(e), "p1 ContainerStarted c1;p2 ContainerStarted c2");
         assert_int_equal(e->probe.n_listed, 2);
+        /* Nothing was cached for either pod yet: no previous status (D55). */
+        assert_null(e->probe.listed_prev[0]);
+        assert_null(e->probe.listed_prev[1]);
         RUNTIME(e, "p1 c1:exited", "p2 c2:running");
         before = kc_clock_now(e->clock);
         e->probe.n_listed = 0;
+        assert_int_equal(kc_pod_cache_get(e->cache, "p1", &cached, &cached_err), 1);
+        assert_null(cached_err);
+        assert_int_equal(cached->n_containers, 1);
         kc_generic_pleg_relist(e->pleg);
+        /* D55: the status cached for the pod is given as the previous one. */
+        assert_ptr_equal(e->probe.listed_prev[0], cached);
+        cached = kc_pod_status_unref(cached);
         assert_string_equal(drain(e), "p1 ContainerDied c1");
         /* Only the changed pod, as the listing has it; never by UID alone. */
         assert_int_equal(e->probe.n_listed, 1);

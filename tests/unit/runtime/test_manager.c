@@ -147,7 +147,7 @@ static void assert_listed_status_agrees(struct kc_pod_runtime pr, const struct k
 
         assert_int_equal(pr.ops->get_pod_status(pr.self, p->id, p->name, p->namespace, &a, NULL),
                          0);
-        assert_int_equal(pr.ops->get_listed_pod_status(pr.self, p, &b, NULL), 0);
+        assert_int_equal(pr.ops->get_listed_pod_status(pr.self, p, NULL, &b, NULL), 0);
         assert_true(kc_pod_status_equal(a, b));
         kc_pod_status_unref(a);
         kc_pod_status_unref(b);
@@ -392,7 +392,8 @@ static void test_get_listed_pod_status(void **state)
         assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, old, NULL), 0);
         assert_int_equal(f->svc.ops->remove_pod_sandbox(f->svc.self, old, NULL), 0);
         assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, new, NULL), 0);
-        assert_int_equal(f->mgr_pr.ops->get_listed_pod_status(f->mgr_pr.self, p, &s, &err), 0);
+        assert_int_equal(f->mgr_pr.ops->get_listed_pod_status(f->mgr_pr.self, p, NULL, &s, &err),
+                         0);
         assert_string_equal(s->id, "u1");
         assert_string_equal(s->name, "p");
         assert_string_equal(s->namespace, "default");
@@ -410,10 +411,11 @@ static void test_get_listed_pod_status(void **state)
         s = (void *)0x2;
         assert_int_equal(kc_sim_inject_fault(f->sim, "ContainerStatus", c2, "inspect failed", 1),
                          0);
-        assert_int_equal(f->mgr_pr.ops->get_listed_pod_status(f->mgr_pr.self, p, &s, &err), -EIO);
+        assert_int_equal(f->mgr_pr.ops->get_listed_pod_status(f->mgr_pr.self, p, NULL, &s, &err),
+                         -EIO);
         assert_string_equal(err.message, "inspect failed");
         assert_ptr_equal(s, (void *)0x2);
-        assert_int_equal(f->mgr_pr.ops->get_listed_pod_status(f->mgr_pr.self, NULL, &s, &err),
+        assert_int_equal(f->mgr_pr.ops->get_listed_pod_status(f->mgr_pr.self, NULL, NULL, &s, &err),
                          -EINVAL);
         assert_ptr_equal(s, (void *)0x2);
 
@@ -422,6 +424,187 @@ static void test_get_listed_pod_status(void **state)
         free(new);
         free(c1);
         free(c2);
+}
+
+/*
+ * The listed pod's status given @prev: how many ContainerStatus calls it
+ * took, and PodSandboxStatus calls in *ret_sb (may be NULL).
+ */
+static uint64_t listed_status_calls(struct fixture *f, const struct kc_pod *p,
+                                    const struct kc_pod_status *prev, struct kc_pod_status **ret,
+                                    uint64_t *ret_sb)
+{
+        uint64_t before = sim_op_count(f->sim, "ContainerStatus");
+        uint64_t sb_before = sim_op_count(f->sim, "PodSandboxStatus");
+
+        assert_int_equal(f->mgr_pr.ops->get_listed_pod_status(f->mgr_pr.self, p, prev, ret, NULL),
+                         0);
+        if (ret_sb)
+                *ret_sb = sim_op_count(f->sim, "PodSandboxStatus") - sb_before;
+        return sim_op_count(f->sim, "ContainerStatus") - before;
+}
+
+/* A status of pod "u1" with the one container @c. */
+static struct kc_pod_status *status_of_one(const struct kc_container_status *c)
+{
+        struct kc_pod_status *s = NULL;
+
+        assert_int_equal(
+                kc_pod_status_new(
+                        &(struct kc_pod_status){ .id = "u1", .containers = c, .n_containers = 1 },
+                        &s),
+                0);
+        return s;
+}
+
+/* The index of container @id in @s. */
+static size_t status_index(const struct kc_pod_status *s, const char *id)
+{
+        for (size_t i = 0; i < s->n_containers; i++)
+                if (strcmp(s->containers[i].id, id) == 0)
+                        return i;
+        fail_msg("no container %s in the status", id);
+        return 0;
+}
+
+/*
+ * D55: given an earlier status, a listed container that status gives in
+ * the state the listing gives now (created, running, exited) is taken from
+ * it without a ContainerStatus call; one whose state, CreatedAt or ID
+ * differs, or whose state is unknown, is read. The new status outlives
+ * the earlier one.
+ */
+static void test_listed_status_reuses_prev(void **state)
+{
+        struct fixture *f = *state;
+        struct kc_pod_list l1 = { 0 }, l2 = { 0 };
+        struct kc_pod_status *s1 = NULL, *s2 = NULL, *fresh = NULL, *s = NULL, *fake = NULL;
+        struct kc_container_status fake_c;
+        struct kc_container listed[3];
+        struct kc_sandbox_status fake_sb[2];
+        struct kc_pod pod;
+        uint64_t n_sb = 0;
+        char *sb, *a, *b, *c;
+        size_t i;
+
+        sb = run_sandbox(f, "u1", "p", 0);
+        a = start_ctr(f, sb, "u1", "p", "a", "top", 0, true);
+        b = start_ctr(f, sb, "u1", "p", "b", "top", 0, true);
+        c = start_ctr(f, sb, "u1", "p", "c", "top", 0, false);
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l1, NULL), 0);
+        assert_int_equal(l1.n, 1);
+        /* No earlier status: every container and the sandbox are read. */
+        assert_int_equal(listed_status_calls(f, l1.pods[0], NULL, &s1, &n_sb), 3);
+        assert_int_equal(n_sb, 1);
+        assert_int_equal(s1->n_ips, 1);
+
+        /* b exits: only b is read; a (running) and c (created) come from s1. */
+        assert_int_equal(f->svc.ops->stop_container(f->svc.self, b, 0, NULL), 0);
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l2, NULL), 0);
+        assert_int_equal(listed_status_calls(f, l2.pods[0], s1, &s2, &n_sb), 1);
+        /* The sandbox is still ready: taken too, with the pod's IP. */
+        assert_int_equal(n_sb, 0);
+        assert_int_equal(
+                f->mgr_pr.ops->get_pod_status(f->mgr_pr.self, "u1", "p", "default", &fresh, NULL),
+                0);
+        assert_true(kc_pod_status_equal(s2, fresh));
+        /* What s2 took from s1 stays when s1 goes (ASan sees a read of freed memory). */
+        s1 = kc_pod_status_unref(s1);
+        assert_true(kc_pod_status_equal(s2, fresh));
+        assert_int_equal(s2->containers[status_index(s2, b)].state, KC_CONTAINER_STATE_EXITED);
+        fresh = kc_pod_status_unref(fresh);
+
+        /* Nothing changed: nothing is read, and the status is the same. */
+        assert_int_equal(listed_status_calls(f, l2.pods[0], s2, &s, &n_sb), 0);
+        assert_int_equal(n_sb, 0);
+        assert_true(kc_pod_status_equal(s, s2));
+        s = kc_pod_status_unref(s);
+
+        /* Taken on trust: an earlier entry in the same state is what the status gives. */
+        i = status_index(s2, b);
+        fake_c = s2->containers[i];
+        fake_c.exit_code = 99;
+        fake = status_of_one(&fake_c);
+        assert_int_equal(listed_status_calls(f, l2.pods[0], fake, &s, NULL), 2);
+        assert_int_equal(s->containers[status_index(s, b)].exit_code, 99);
+        s = kc_pod_status_unref(s);
+        fake = kc_pod_status_unref(fake);
+
+        /* Another CreatedAt, another ID or another state: read. */
+        for (int k = 0; k < 3; k++) {
+                fake_c = s2->containers[i];
+                if (k == 0)
+                        fake_c.created_at++;
+                else if (k == 1)
+                        fake_c.id = a;
+                else
+                        fake_c.state = KC_CONTAINER_STATE_RUNNING;
+                fake = status_of_one(&fake_c);
+                assert_int_equal(listed_status_calls(f, l2.pods[0], fake, &s, NULL), 3);
+                assert_int_equal(s->containers[status_index(s, b)].exit_code,
+                                 s2->containers[i].exit_code);
+                s = kc_pod_status_unref(s);
+                fake = kc_pod_status_unref(fake);
+        }
+
+        /* A container listed in an unknown state is read, whatever the earlier status says. */
+        pod = *l2.pods[0];
+        memcpy(listed, pod.containers, sizeof(listed));
+        for (i = 0; i < 3; i++)
+                listed[i].state = KC_CONTAINER_STATE_UNKNOWN;
+        pod.containers = listed;
+        fake_c = s2->containers[0];
+        fake_c.state = KC_CONTAINER_STATE_UNKNOWN;
+        fake = status_of_one(&fake_c);
+        assert_int_equal(listed_status_calls(f, &pod, fake, &s, NULL), 3);
+        s = kc_pod_status_unref(s);
+        fake = kc_pod_status_unref(fake);
+
+        /*
+         * A ready sandbox that was not the newest in the earlier status is
+         * read: the IPs that status has came from the newer one.
+         */
+        fake_sb[0] = s2->sandboxes[0];
+        fake_sb[0].id = "gone";
+        fake_sb[0].created_at++;
+        fake_sb[0].ip = "192.0.2.99";
+        fake_sb[1] = s2->sandboxes[0];
+        assert_int_equal(kc_pod_status_new(&(struct kc_pod_status){ .id = "u1",
+                                                                    .ips = &fake_sb[0].ip,
+                                                                    .n_ips = 1,
+                                                                    .sandboxes = fake_sb,
+                                                                    .n_sandboxes = 2 },
+                                           &fake),
+                         0);
+        assert_int_equal(listed_status_calls(f, l2.pods[0], fake, &s, &n_sb), 3);
+        assert_int_equal(n_sb, 1);
+        assert_int_equal(s->n_ips, 1);
+        assert_string_equal(s->ips[0], s2->ips[0]);
+        s = kc_pod_status_unref(s);
+        fake = kc_pod_status_unref(fake);
+
+        /* The sandbox stops: read, no IP. */
+        assert_int_equal(f->svc.ops->stop_pod_sandbox(f->svc.self, sb, NULL), 0);
+        kc_pod_list_done(&l1);
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l1, NULL), 0);
+        assert_int_equal(listed_status_calls(f, l1.pods[0], s2, &s, &n_sb), 1);
+        assert_int_equal(n_sb, 1);
+        assert_int_equal(s->n_ips, 0);
+        assert_int_equal(s->sandboxes[0].state, KC_SANDBOX_STATE_NOTREADY);
+        assert_int_equal(
+                f->mgr_pr.ops->get_pod_status(f->mgr_pr.self, "u1", "p", "default", &fresh, NULL),
+                0);
+        assert_true(kc_pod_status_equal(s, fresh));
+        fresh = kc_pod_status_unref(fresh);
+        s = kc_pod_status_unref(s);
+
+        s2 = kc_pod_status_unref(s2);
+        kc_pod_list_done(&l1);
+        kc_pod_list_done(&l2);
+        free(sb);
+        free(a);
+        free(b);
+        free(c);
 }
 
 static void test_errors_propagate(void **state)
@@ -2160,6 +2343,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_get_pod_status_order_any_size, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_get_listed_pod_status, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_listed_status_reuses_prev, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pod_status_ties, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_twins_swapped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_cri_world, setup, teardown),
