@@ -191,9 +191,9 @@ struct kc_pod_runtime_ops {
          * GetPodStatus of @p pod, a pod of the last get_pods listing: its
          * sandboxes and containers are the listing's, their statuses are
          * read now (docs/deviations.md D54). @p prev: NULL, or an earlier
-         * status of the pod; a container it gives in the state @p pod
-         * lists it in now (created, running or exited) may be taken from
-         * it instead of read again (D55). As get_pod_status otherwise.
+         * status of the pod; a sandbox or container it gives in the state
+         * @p pod lists it in now (not unknown) may be taken from it
+         * instead of read again (D55). As get_pod_status otherwise.
          * May be NULL. PLEG calls get_pod_status then, and while
          * EventedPLEG is in use.
          */

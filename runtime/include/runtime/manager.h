@@ -46,9 +46,11 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
  * skipped, as GetPodStatus skips one removed since its own listing.
  * @p prev (may be NULL): an earlier status of the pod. A container that
  * @p prev gives in the state @p pod lists it in now, created, running or
- * exited, is taken from @p prev without a ContainerStatus call: a CRI
- * container never goes back to a state it left, and what its status adds
- * to its listing is fixed while it stays in one (D55).
+ * exited, is taken from @p prev without a ContainerStatus call, and so is
+ * a sandbox, ready or not (with the pod IPs when it is the newest and was
+ * the newest in @p prev): a CRI container or sandbox never goes back to a
+ * state it left, and what its status adds to its listing is fixed while
+ * it stays in one (D55).
  */
 int kc_runtime_manager_get_listed_pod_status(struct kc_runtime_manager *m, const struct kc_pod *pod,
                                              const struct kc_pod_status *prev,
