@@ -394,7 +394,7 @@ void kc__sim_container_exit(struct kc_sim *s, struct sim_container *c, int32_t c
         c->v.finished_at = at;
         c->v.reason = reason ? reason : code == 0 ? "Completed" : "Error";
         kc__sim_container_exited_locked(s, c);
-        kc__sim_pod_touch(c->o.pod);
+        kc__sim_object_touch(&c->o, true);
 }
 
 void kc__sim_container_start_locked(struct kc_sim *s, struct sim_container *c)
@@ -403,7 +403,7 @@ void kc__sim_container_start_locked(struct kc_sim *s, struct sim_container *c)
 
         c->v.state = KC_CONTAINER_STATE_RUNNING;
         c->v.started_at = now;
-        kc__sim_pod_touch(c->o.pod);
+        kc__sim_object_touch(&c->o, true);
         if (!c->prog.exits)
                 return;
         c->deadline = c->prog.run_ns > INT64_MAX - now ? INT64_MAX - 1 : now + c->prog.run_ns;

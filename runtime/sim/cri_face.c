@@ -353,7 +353,7 @@ static int sim_stop_pod_sandbox(void *self, const char *id, struct kc_runtime_er
         sb->v.ip = NULL;
         sb->v.additional_ips = NULL;
         sb->v.n_additional_ips = 0;
-        kc__sim_pod_touch(sb->o.pod);
+        kc__sim_object_touch(&sb->o, false);
         return 0;
 }
 

@@ -282,13 +282,30 @@ static int touched_in_range(const struct sim_listing *k, struct sim_pod *const *
         return 0;
 }
 
-/* Copies the objects of kind @p k of the @p n pods @p pods anew into @p items, where they are. */
-static void copy_touched(const struct sim_listing *k, struct sim_pod *const *pods, size_t n,
-                         char *items)
+/*
+ * Which objects of kind @p k of @p p, a pod of @p st's touch log (of the
+ * log before when @p prev), were touched in that log's epoch: a mask of
+ * their positions in the pod (kc__sim_touch_bit()).
+ */
+static uint64_t touched_mask(const struct sim_listing *k, const struct sim_state *st,
+                             const struct sim_pod *p, bool prev)
+{
+        if (prev && p->touch_epoch != st->prev_touch_epoch)
+                return p->prev_touched[k->memo]; /* touched again since */
+        return p->touched[k->memo];
+}
+
+/*
+ * Copies the objects of kind @p k of the @p n pods @p pods, those of
+ * @p st's touch log, anew into @p items, where they are: those touched.
+ */
+static void copy_touched(const struct sim_listing *k, const struct sim_state *st,
+                         struct sim_pod *const *pods, size_t n, char *items)
 {
         for (size_t i = 0; i < n; i++) {
                 struct sim_objects *objs = pod_objects(k, pods[i]);
-                size_t at = pods[i]->listed_at[k->memo];
+                uint64_t mask = touched_mask(k, st, pods[i], false);
+                size_t at = pods[i]->listed_at[k->memo], j = 0;
                 struct sim_object *o;
 
                 /* The pods are cold by now: the one after next, and the next one's first object. */
@@ -301,26 +318,33 @@ static void copy_touched(const struct sim_listing *k, struct sim_pod *const *pod
                 kc_list_for_each_entry (o, &objs->list, struct sim_object, link) {
                         if (o->link.next != &objs->list)
                                 prefetch_next(kc_list_entry(o->link.next, struct sim_object, link));
-                        (void)k->copy(NULL, o, items + at++ * k->item_size); /* holds nothing */
+                        if (mask & kc__sim_touch_bit(j))
+                                (void)k->copy(NULL, o, items + (at + j) * k->item_size);
+                        j++; /* the copy holds nothing */
                 }
         }
 }
 
 /*
- * Copies the items of the @p n pods @p pods from the listing @p from into
- * @p to, a listing of the same kind and shape (issue 18: the listing the
- * memo has is current for the pods touched before it was made, and its
- * items were read since, unlike the objects).
+ * Copies the items of the objects touched of the @p n pods @p pods, those
+ * of @p st's touch log before, from the listing @p from into @p to, a
+ * listing of the same kind and shape (issue 18: the listing the memo has
+ * is current for the pods touched before it was made, and its items were
+ * read since, unlike the objects).
  */
-static void copy_listed(const struct sim_listing *k, struct sim_pod *const *pods, size_t n,
-                        const char *from, char *to)
+static void copy_listed(const struct sim_listing *k, const struct sim_state *st,
+                        struct sim_pod *const *pods, size_t n, const char *from, char *to)
 {
         for (size_t i = 0; i < n; i++) {
-                size_t at = pods[i]->listed_at[k->memo] * k->item_size;
+                uint64_t mask = touched_mask(k, st, pods[i], true);
+                size_t at = pods[i]->listed_at[k->memo], m = pod_objects(k, pods[i])->n;
 
                 if (i + PREFETCH_PODS_AHEAD < n)
                         prefetch_pod_lists(pods[i + PREFETCH_PODS_AHEAD]);
-                memcpy(to + at, from + at, pod_objects(k, pods[i])->n * k->item_size);
+                for (size_t j = 0; j < m; j++)
+                        if (mask & kc__sim_touch_bit(j))
+                                memcpy(to + (at + j) * k->item_size, from + (at + j) * k->item_size,
+                                       k->item_size);
         }
 }
 
@@ -337,10 +361,12 @@ static void touched_delta(const struct sim_listing *k, const struct sim_state *s
 
         for (i = 0; i < st->n_touched; i++) {
                 const struct sim_objects *objs = pod_objects(k, st->touched[i]);
+                uint64_t mask = touched_mask(k, st, st->touched[i], false);
                 size_t at = st->touched[i]->listed_at[k->memo];
 
                 for (j = 0; j < objs->n; j++)
-                        changed[n++] = (uint32_t)(at + j);
+                        if (mask & kc__sim_touch_bit(j))
+                                changed[n++] = (uint32_t)(at + j);
         }
         out->base = m->items;
         out->changed = n > 0 ? changed : NULL;
@@ -370,7 +396,7 @@ static int list_patched_locked(const struct sim_listing *k, const struct sim_sta
         if (m->n > 0 && (!(changed = kc_arena_alloc(a, m->n * sizeof(*changed))) ||
                          !(items = kc_arena_memdup(a, m->items, m->n * k->item_size))))
                 return kc__sim_oom(err);
-        copy_touched(k, st->touched, st->n_touched, items);
+        copy_touched(k, st, st->touched, st->n_touched, items);
         if (kc_arena_hold(a, m->keeper) < 0)
                 return kc__sim_oom(err);
         touched_delta(k, st, m, changed, out);
@@ -421,8 +447,8 @@ static int list_spare_locked(const struct sim_listing *k, const struct sim_state
         if (m->n > 0 && !changed && !(changed = kc_arena_alloc(a, m->n * sizeof(*changed))))
                 return kc__sim_oom(err);
         if (prev)
-                copy_listed(k, st->prev_touched, st->n_prev_touched, m->items, items);
-        copy_touched(k, st->touched, st->n_touched, items);
+                copy_listed(k, st, st->prev_touched, st->n_prev_touched, m->items, items);
+        copy_touched(k, st, st->touched, st->n_touched, items);
         touched_delta(k, st, m, changed, out);
         out->items = items;
         out->n = m->n;

@@ -417,6 +417,7 @@ static bool objects_attach(struct sim_pod *p, struct sim_objects *objs, struct s
                 added |= !v[j]->keep;
                 v[j]->keep = false;
                 v[j]->pod = p;
+                v[j]->idx = (uint32_t)j;
                 kc__sim_object_name(objs, p, v[j], containers);
                 kc_list_add_tail(&objs->list, &v[j]->link);
         }
@@ -450,6 +451,7 @@ static bool plan_apply(struct plan *pl, struct sim_state *st)
         for (i = 0; i < pl->n_pods; i++) {
                 struct plan_pod *pp = &pl->pods[i];
                 bool pod_changed = !pp->pod->keep;
+                uint64_t sb_touched = 0, c_touched = 0;
 
                 p = pp->pod;
                 if (p->keep) {
@@ -464,18 +466,17 @@ static bool plan_apply(struct plan *pl, struct sim_state *st)
                 shape |= pod_changed;
                 p->keep = false;
                 for (j = 0; j < pp->spec->n_sandboxes; j++)
-                        if (pp->sandboxes[j]->keep)
-                                pod_changed |= sandbox_apply(
-                                        kc_container_of(pp->sandboxes[j], struct sim_sandbox, o),
-                                        &pp->spec->sandboxes[j]);
+                        if (pp->sandboxes[j]->keep &&
+                            sandbox_apply(kc_container_of(pp->sandboxes[j], struct sim_sandbox, o),
+                                          &pp->spec->sandboxes[j]))
+                                sb_touched |= kc__sim_touch_bit(j);
                 for (j = 0; j < pp->spec->n_containers; j++) {
                         struct sim_container *c =
                                 kc_container_of(pp->containers[j], struct sim_container, o);
 
                         c->sandbox = pp->home;
-                        if (c->o.keep)
-                                pod_changed |=
-                                        container_apply(c, &pp->spec->containers[j], pl->now);
+                        if (c->o.keep && container_apply(c, &pp->spec->containers[j], pl->now))
+                                c_touched |= kc__sim_touch_bit(j);
                 }
                 if (objects_attach(p, &p->sandboxes, pp->sandboxes, pp->spec->n_sandboxes, false))
                         shape = pod_changed = true;
@@ -483,9 +484,12 @@ static bool plan_apply(struct plan *pl, struct sim_state *st)
                         shape = pod_changed = true;
                 kc_list_add_tail(&st->pod_list, &p->link);
                 p->gen = &st->gen;
+                /* A pod that came or whose objects did is touched whole; else what changed. */
                 if (pod_changed)
                         kc__sim_pod_touch(p);
-                changed |= pod_changed;
+                else if (sb_touched || c_touched)
+                        kc__sim_pod_touch_objects(p, sb_touched, c_touched);
+                changed |= pod_changed || sb_touched || c_touched;
         }
         if (shape)
                 kc__sim_shape_changed(st);

@@ -89,6 +89,7 @@ struct sim_pod;
 struct sim_object {
         struct kc_list link; /* on the pod's list of this kind, in insertion order */
         struct sim_pod *pod;
+        uint32_t idx;           /* its position on that list (kc__sim_object_touch()) */
         struct kc_arena *arena; /* holds the object itself; freed with it */
         bool from_spec;         /* loaded by kc_sim_set_pods */
         bool keep;              /* set_pods.c, while loading: the snapshot keeps it */
@@ -200,6 +201,14 @@ struct sim_pod {
         uint64_t *gen;  /* its state's generation, once added to one */
         /* In its state's touch log while this is the log's epoch (kc__sim_pod_touch()). */
         uint64_t touch_epoch;
+        /*
+         * Which of its sandboxes ([0]) and containers ([1]) were touched in
+         * that epoch (bit i: the object at position i, bit 63: any from the
+         * 63rd on; SIM_TOUCHED_ALL: all), and in the epoch before it when it
+         * was the state's epoch before (prev_touched) (issue 18: a listing
+         * is patched with those objects, not with all of the pod's).
+         */
+        uint64_t touched[2], prev_touched[2];
         /* Where its sandboxes and containers start in the last full listing of each (cri_list.c). */
         size_t listed_at[2];
         struct sim_objects sandboxes;
@@ -391,11 +400,24 @@ int kc__sim_state_init(struct sim_state *st);
 /* Frees every pod and object; leaves @p st empty but unusable until kc__sim_state_init(). */
 void kc__sim_state_done(struct sim_state *st);
 
+#define SIM_TOUCHED_ALL UINT64_MAX
+
+/* The bit of a touch mask that names the object at position @p i of its pod. */
+static inline uint64_t kc__sim_touch_bit(size_t i)
+{
+        return UINT64_C(1) << (i < 63 ? i : 63);
+}
+
 /*
  * @p p changed: drops the kubecontainer face's cached results, bumps the
- * generation and puts the pod in its state's touch log.
+ * generation and puts the pod in its state's touch log, all its objects
+ * touched.
  */
 void kc__sim_pod_touch(struct sim_pod *p);
+/* As kc__sim_pod_touch(), but only the objects the masks @p sandboxes and @p containers name. */
+void kc__sim_pod_touch_objects(struct sim_pod *p, uint64_t sandboxes, uint64_t containers);
+/* As kc__sim_pod_touch() of @p o's pod, but only @p o (a container when @p container). */
+void kc__sim_object_touch(struct sim_object *o, bool container);
 /* Pods or objects came, went or moved: a new shape, and a new touch log. */
 void kc__sim_shape_changed(struct sim_state *st);
 /* A pod group: one allocation with its strings. Not linked yet. */

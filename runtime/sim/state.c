@@ -49,29 +49,55 @@ void kc__sim_shape_changed(struct sim_state *st)
         st->touch_epoch++;
 }
 
-/* Puts @p p in @p st's touch log once; a log that cannot grow is given up as a new shape. */
-static void touch_log(struct sim_state *st, struct sim_pod *p)
+/*
+ * Puts @p p in @p st's touch log once, and its objects @p sandboxes and
+ * @p containers (masks) with those touched in this epoch; a log that
+ * cannot grow is given up as a new shape.
+ */
+static void touch_log(struct sim_state *st, struct sim_pod *p, uint64_t sandboxes,
+                      uint64_t containers)
 {
-        if (p->touch_epoch == st->touch_epoch)
-                return;
-        if (KC_ARRAY_GROW(st->touched, st->cap_touched, st->n_touched + 1, 64) < 0) {
-                kc__sim_shape_changed(st);
-                return;
+        if (p->touch_epoch != st->touch_epoch) {
+                /* What the epoch before touched stays known for its log (cri_list.c). */
+                bool prev = st->prev_touch_epoch != 0 && p->touch_epoch == st->prev_touch_epoch;
+
+                if (KC_ARRAY_GROW(st->touched, st->cap_touched, st->n_touched + 1, 64) < 0) {
+                        kc__sim_shape_changed(st);
+                        return;
+                }
+                st->touched[st->n_touched++] = p;
+                p->touch_epoch = st->touch_epoch;
+                p->prev_touched[0] = prev ? p->touched[0] : 0;
+                p->prev_touched[1] = prev ? p->touched[1] : 0;
+                p->touched[0] = p->touched[1] = 0;
         }
-        st->touched[st->n_touched++] = p;
-        p->touch_epoch = st->touch_epoch;
+        p->touched[0] |= sandboxes;
+        p->touched[1] |= containers;
 }
 
-void kc__sim_pod_touch(struct sim_pod *p)
+void kc__sim_pod_touch_objects(struct sim_pod *p, uint64_t sandboxes, uint64_t containers)
 {
         if (p->gen) {
                 (*p->gen)++;
-                touch_log(state_of(p), p);
+                touch_log(state_of(p), p, sandboxes, containers);
         }
         p->cache_all = kc_pod_unref(p->cache_all);
         p->cache_running = kc_pod_unref(p->cache_running);
         p->cache_running_valid = false;
         p->cache_status = kc_pod_status_unref(p->cache_status);
+}
+
+void kc__sim_pod_touch(struct sim_pod *p)
+{
+        kc__sim_pod_touch_objects(p, SIM_TOUCHED_ALL, SIM_TOUCHED_ALL);
+}
+
+void kc__sim_object_touch(struct sim_object *o, bool container)
+{
+        uint64_t bit = kc__sim_touch_bit(o->idx);
+
+        if (o->pod)
+                kc__sim_pod_touch_objects(o->pod, container ? 0 : bit, container ? bit : 0);
 }
 
 void kc__sim_pod_free(struct sim_pod *p)
@@ -293,6 +319,7 @@ static void object_link(size_t *total, struct sim_pod *p, struct sim_objects *ob
                         struct sim_object *o, bool container)
 {
         o->pod = p;
+        o->idx = (uint32_t)objs->n;
         kc__sim_object_name(objs, p, o, container);
         kc_list_add_tail(&objs->list, &o->link);
         objs->n++;
@@ -306,8 +333,15 @@ static void object_link(size_t *total, struct sim_pod *p, struct sim_objects *ob
 static void object_unlink(size_t *total, struct kc_map *map, const char *id, const void *obj,
                           struct sim_objects *objs, struct sim_object *o)
 {
+        struct sim_object *later;
+
         if (kc_map_get(map, id) == obj)
                 kc_map_remove(map, id);
+        /* The objects after it move up one. */
+        for (later = kc_list_entry(o->link.next, struct sim_object, link);
+             &later->link != &objs->list;
+             later = kc_list_entry(later->link.next, struct sim_object, link))
+                later->idx--;
         kc_list_del(&o->link);
         objs->n_unnamed -= o->unnamed;
         objs->n--;

@@ -676,13 +676,14 @@ static bool check_delta(const void *items, size_t n, size_t size, const void *ba
 #define CHURN_PODS 12
 #define CHURN_CTRS 3
 
-static size_t touched(const bool *pods)
+/* How many of the @p n objects @p objs says were touched. */
+static size_t touched(const bool *objs, size_t n)
 {
-        size_t i, n = 0;
+        size_t i, k = 0;
 
-        for (i = 0; i < CHURN_PODS; i++)
-                n += pods[i];
-        return n;
+        for (i = 0; i < n; i++)
+                k += objs[i];
+        return k;
 }
 
 /* A listing of every object of @p n pods of CHURN_CTRS containers shows them in their order. */
@@ -748,7 +749,7 @@ static void flip(struct kc_sim_container_spec *c)
  * containers are listed), through snapshots and CRI calls alike, and a pod
  * or object that comes, goes or moves gives a whole new listing. A patched
  * listing's delta names the last listing of its kind and holds: only the
- * objects of the pods touched since differ, as few as changed.
+ * objects touched since differ, and the delta names those alone.
  */
 static void test_list_patched_shows_every_change(void **state)
 {
@@ -761,8 +762,8 @@ static void test_list_patched_shows_every_change(void **state)
         struct listing l = { 0 }, next;
         struct kc_container_list between = { 0 };
         size_t round, i, n_pods = CHURN_PODS, deltas = 0;
-        /* The pods touched since both kinds were last listed: the sim's touch log. */
-        bool since[CHURN_PODS] = { false };
+        /* The objects touched since both kinds were last listed: the sim's touch log. */
+        bool since_c[CHURN_PODS * CHURN_CTRS] = { false }, since_sb[CHURN_PODS] = { false };
         uint64_t patched;
 
         churn_init(&c);
@@ -770,13 +771,13 @@ static void test_list_patched_shows_every_change(void **state)
         l = list_all(f, -1);
         assert_int_equal(kc__sim_listings_patched(f->sim), 0);
         for (round = 0; round < 24; round++) {
-                /* Every 5th container, and one sandbox, change state: their pods are touched. */
+                /* Every 5th container, and one sandbox, change state: they are touched. */
                 for (i = round % 5; i < n_pods * CHURN_CTRS; i += 5) {
                         flip(&c.ctrs[i]);
-                        since[i / CHURN_CTRS] = true;
+                        since_c[i] = true;
                 }
                 flip(&c.sbs[round % n_pods]);
-                since[round % n_pods] = true;
+                since_sb[round % n_pods] = true;
                 if (round == 12) /* a pod goes: a new shape */
                         n_pods--;
                 if (round == 16) { /* two pods swap places: a new shape */
@@ -797,7 +798,8 @@ static void test_list_patched_shows_every_change(void **state)
                         assert_listing_current(f, &next, false, true);
                         if (check_delta(cl.items, cl.n, sizeof(*cl.items), cl.base, cl.changed,
                                         cl.n_changed, l.cl.items, l.cl.n)) {
-                                assert_int_equal(cl.n_changed, touched(since) * CHURN_CTRS);
+                                assert_int_equal(cl.n_changed,
+                                                 touched(since_c, KC_ELEMENTSOF(since_c)));
                                 deltas++;
                         }
                         kc_runtime_result_done(&between);
@@ -808,17 +810,20 @@ static void test_list_patched_shows_every_change(void **state)
                 assert_true(new_listing(&l, &next));
                 if (check_delta(next.sbl.items, next.sbl.n, sizeof(*next.sbl.items), next.sbl.base,
                                 next.sbl.changed, next.sbl.n_changed, l.sbl.items, l.sbl.n)) {
-                        assert_int_equal(next.sbl.n_changed, touched(since));
+                        assert_int_equal(next.sbl.n_changed,
+                                         touched(since_sb, KC_ELEMENTSOF(since_sb)));
                         deltas++;
                 }
                 if (check_delta(next.cl.items, next.cl.n, sizeof(*next.cl.items), next.cl.base,
                                 next.cl.changed, next.cl.n_changed,
                                 between.items ? between.items : l.cl.items,
                                 between.items ? between.n : l.cl.n)) {
-                        assert_int_equal(next.cl.n_changed, touched(since) * CHURN_CTRS);
+                        assert_int_equal(next.cl.n_changed,
+                                         touched(since_c, KC_ELEMENTSOF(since_c)));
                         deltas++;
                 }
-                memset(since, 0, sizeof(since));
+                memset(since_c, 0, sizeof(since_c));
+                memset(since_sb, 0, sizeof(since_sb));
                 kc_runtime_result_done(&between);
                 between = (struct kc_container_list){ 0 };
                 assert_listing_order(&next, c.pods, n_pods);
@@ -853,6 +858,45 @@ static void test_list_patched_shows_every_change(void **state)
         expect_new(f, &l);
         assert_listing_current(f, &l, true, true);
         assert_true(kc__sim_listings_patched(f->sim) > patched);
+        listing_done(&l);
+}
+
+/*
+ * A patched listing copies only the objects touched, each at its place in
+ * its pod (issue 18): after a container before it in its pod went (a new
+ * shape), a container's change still lands on its own item, and the delta
+ * names that item alone.
+ */
+static void test_list_patched_objects_keep_their_place(void **state)
+{
+        struct sim_faces_fixture *f = *state;
+        struct kc_runtime_error err = { 0 };
+        const char *const forever[] = { "nginx" };
+        _cleanup_free_ char *sb = NULL, *first = NULL, *mid = NULL, *last = NULL;
+        struct listing l;
+
+        sb = run_sandbox(f, "u1");
+        first = create_ctr(f, sb, "u1", "first", forever, 1);
+        mid = create_ctr(f, sb, "u1", "mid", forever, 1);
+        last = create_ctr(f, sb, "u1", "last", forever, 1);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, mid, &err), 0);
+        assert_int_equal(f->svc.ops->start_container(f->svc.self, last, &err), 0);
+        l = list_all(f, -1);
+        /* The first container goes: the others move up one, a new shape. */
+        assert_int_equal(f->svc.ops->remove_container(f->svc.self, first, &err), 0);
+        expect_new(f, &l);
+        assert_int_equal(l.cl.n, 2);
+        /* The last one stops: patched, at its new place. */
+        assert_int_equal(f->svc.ops->stop_container(f->svc.self, last, 0, &err), 0);
+        expect_new(f, &l);
+        assert_listing_current(f, &l, true, true);
+        assert_int_equal(find_listed(&l, last)->state, KC_CONTAINER_STATE_EXITED);
+        assert_int_equal(find_listed(&l, mid)->state, KC_CONTAINER_STATE_RUNNING);
+        assert_non_null(l.cl.base);
+        assert_int_equal(l.cl.n_changed, 1);
+        assert_ptr_equal(&l.cl.items[l.cl.changed[0]], find_listed(&l, last));
+        /* Nothing of the sandboxes changed: their listing names no item. */
+        assert_int_equal(l.sbl.n_changed, 0);
         listing_done(&l);
 }
 
@@ -1080,6 +1124,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_status_duplicate_ids, sim_faces_setup,
                                                 sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_results_outlive_objects_and_sim,
+                                                sim_faces_setup, sim_faces_teardown),
+                cmocka_unit_test_setup_teardown(test_list_patched_objects_keep_their_place,
                                                 sim_faces_setup, sim_faces_teardown),
                 cmocka_unit_test_setup_teardown(test_list_spare_goes_when_idle, sim_faces_setup,
                                                 sim_faces_teardown),
