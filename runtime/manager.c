@@ -153,7 +153,21 @@ struct group {
         uint32_t n_sandboxes, n_containers;
         uint32_t sb_off, c_off; /* where its entries start in sb_perm / c_perm */
         bool has_sandbox;
+        /*
+         * A delta's group (delta_group()): one bit per listed item, sandboxes
+         * first (@n_sb_items of them), then containers, set for the items
+         * that changed; every other item is as its record says. NULL: any
+         * item may differ.
+         */
+        const uint64_t *changed;
+        size_t n_sb_items;
 };
+
+/* Whether @g's item @i (sandboxes first, then containers) may differ from its record. */
+static bool item_changed(const struct group *g, size_t i)
+{
+        return !g->changed || (g->changed[i / 64] >> (i % 64) & 1);
+}
 
 /* Sorts items newest first; idx is the order of appearance, which breaks CreatedAt ties. */
 struct sort_key {
@@ -180,6 +194,8 @@ struct kc_runtime_manager {
         size_t cap_dirty;
         uint64_t *dirty_mark; /* one bit per group: in dirty */
         size_t cap_dirty_mark;
+        uint64_t *item_mark; /* one bit per listed item: changed in the delta (struct group) */
+        size_t cap_item_mark;
         struct sort_key *order;
         size_t cap_order;
         struct kc_container *tmp; /* one pod's entries while building it */
@@ -291,6 +307,7 @@ struct kc_runtime_manager *kc_runtime_manager_free(struct kc_runtime_manager *m)
         free(m->groups);
         free(m->dirty);
         free(m->dirty_mark);
+        free(m->item_mark);
         free(m->order);
         free(m->tmp);
         free(m->pod_logs_root);
@@ -638,6 +655,9 @@ static enum identity pod_identity(const struct src_set *prev, const struct group
                 const struct kc_cri_container *c = &cl->items[c_perm[g->c_off + k]];
                 const struct entry_src *e = &prev->c[gs->c_off + k];
 
+                /* Unchanged, it is what its record says, by number and address. */
+                if (!item_changed(g, g->n_sb_items + c_perm[g->c_off + k]))
+                        continue;
                 numbers &= e->created_at == c->created_at && e->state == (int)c->state;
                 addresses &= entry_addresses(e, item_token(cl->tokens, c_perm[g->c_off + k]), c->id,
                                              c->metadata.name, c->image, c->annotations,
@@ -647,6 +667,8 @@ static enum identity pod_identity(const struct src_set *prev, const struct group
                 const struct kc_pod_sandbox *s = &sbl->items[sb_perm[g->sb_off + k]];
                 const struct entry_src *e = &prev->sb[gs->sb_off + k];
 
+                if (!item_changed(g, sb_perm[g->sb_off + k]))
+                        continue;
                 numbers &= e->created_at == s->created_at && e->state == (int)sandbox_cstate(s);
                 addresses &= entry_addresses(e, item_token(sbl->tokens, sb_perm[g->sb_off + k]),
                                              s->id, s->metadata.name, NULL, NULL, 0);
@@ -697,9 +719,12 @@ static void pod_record(struct src_set *next, uint32_t gi, const struct group *g,
                 .sb_off = g->sb_off,
                 .c_off = g->c_off,
         };
+        /* A delta's group records in place: an unchanged item's record stands. */
         for (k = 0; k < g->n_containers; k++) {
                 const struct kc_cri_container *c = &cl->items[c_perm[g->c_off + k]];
 
+                if (!item_changed(g, g->n_sb_items + c_perm[g->c_off + k]))
+                        continue;
                 next->c[g->c_off + k] = (struct entry_src){
                         .id = c->id,
                         .name = c->metadata.name,
@@ -714,6 +739,8 @@ static void pod_record(struct src_set *next, uint32_t gi, const struct group *g,
         for (k = 0; k < g->n_sandboxes; k++) {
                 const struct kc_pod_sandbox *s = &sbl->items[sb_perm[g->sb_off + k]];
 
+                if (!item_changed(g, sb_perm[g->sb_off + k]))
+                        continue;
                 next->sb[g->sb_off + k] = (struct entry_src){
                         .id = s->id,
                         .name = s->metadata.name,
@@ -745,6 +772,11 @@ static int pod_build(struct kc_runtime_manager *m, const struct group *g,
         for (k = 0; k < g->n_containers; k++) {
                 const struct kc_cri_container *c = &cl->items[c_perm[g->c_off + k]];
 
+                /* An unchanged item is as @like has it, numbers too. */
+                if (like && !item_changed(g, g->n_sb_items + c_perm[g->c_off + k])) {
+                        ctrs[k] = like->containers[k];
+                        continue;
+                }
                 ctrs[k] = (struct kc_container){
                         .id = c->id,
                         .name = c->metadata.name,
@@ -764,6 +796,10 @@ static int pod_build(struct kc_runtime_manager *m, const struct group *g,
         for (k = 0; k < g->n_sandboxes; k++) {
                 const struct kc_pod_sandbox *s = &sbl->items[sb_perm[g->sb_off + k]];
 
+                if (like && !item_changed(g, sb_perm[g->sb_off + k])) {
+                        sbs[k] = like->sandboxes[k];
+                        continue;
+                }
                 sbs[k] = (struct kc_container){
                         .id = like ? like->sandboxes[k].id : s->id,
                         .name = like ? like->sandboxes[k].name : s->metadata.name,
@@ -1190,6 +1226,7 @@ static void get_pods_scratch_release(struct kc_runtime_manager *m)
         SCRATCH_RELEASE(m, groups);
         SCRATCH_RELEASE(m, dirty);
         SCRATCH_RELEASE(m, dirty_mark);
+        SCRATCH_RELEASE(m, item_mark);
         SCRATCH_RELEASE(m, order);
         SCRATCH_RELEASE(m, tmp);
         for (size_t i = 0; i < KC_ELEMENTSOF(m->reuse); i++) {
@@ -1249,8 +1286,8 @@ size_t kc__runtime_manager_scratch_bytes(struct kc_runtime_manager *m)
 
         pthread_mutex_lock(&m->lock);
         n = m->cap_groups * sizeof(*m->groups) + m->cap_dirty * sizeof(*m->dirty) +
-            m->cap_dirty_mark * sizeof(*m->dirty_mark) + m->cap_order * sizeof(*m->order) +
-            m->cap_tmp * sizeof(*m->tmp);
+            m->cap_dirty_mark * sizeof(*m->dirty_mark) + m->cap_item_mark * sizeof(*m->item_mark) +
+            m->cap_order * sizeof(*m->order) + m->cap_tmp * sizeof(*m->tmp);
         for (size_t i = 0; i < KC_ELEMENTSOF(m->reuse); i++) {
                 const struct pod_reuse *pr = &m->reuse[i];
                 const struct src_set *o = &pr->src[!pr->cur];
@@ -1396,6 +1433,7 @@ static bool delta_groups(struct kc_runtime_manager *m, struct pod_reuse *pr,
         size_t k, n_dirty = 0;
 
         memset(m->dirty_mark, 0, (pr->n + 63) / 64 * sizeof(*m->dirty_mark));
+        memset(m->item_mark, 0, (sbl->n + cl->n + 63) / 64 * sizeof(*m->item_mark));
         for (k = 0; k < n_sb + n_c; k++) {
                 size_t pos = k < n_sb ? sb_changed[k] : c_changed[k - n_sb];
                 size_t i = k < n_sb ? pos : sbl->n + pos;
@@ -1405,6 +1443,7 @@ static bool delta_groups(struct kc_runtime_manager *m, struct pod_reuse *pr,
 
                 if (pos >= (k < n_sb ? sbl->n : cl->n))
                         return false;
+                m->item_mark[i / 64] |= UINT64_C(1) << (i % 64);
                 gi = pr->item_group[i];
                 (void)item_labels(sbl, cl, i, &labels, &n_labels);
                 if (gi >= pr->n || !item_keeps_group(pr, i, gi, sbl, labels, n_labels))
@@ -1425,25 +1464,39 @@ static bool delta_groups(struct kc_runtime_manager *m, struct pod_reuse *pr,
  */
 static void delta_group(const struct pod_reuse *pr, uint32_t gi,
                         const struct kc_pod_sandbox_list *sbl, const struct kc_container_list *cl,
-                        struct group *g)
+                        const uint64_t *changed, struct group *g)
 {
         const struct group_src *gs = &pr->src[pr->cur].g[gi];
-        size_t k;
+
+        bool sb_changed = false;
+        size_t k, first;
 
         *g = (struct group){ .uid = cached_uid(pr, gi),
                              .n_sandboxes = gs->n_sandboxes,
                              .n_containers = gs->n_containers,
                              .sb_off = gs->sb_off,
                              .c_off = gs->c_off,
-                             .has_sandbox = gs->n_sandboxes > 0 };
+                             .has_sandbox = gs->n_sandboxes > 0,
+                             .changed = changed,
+                             .n_sb_items = sbl->n };
         /* The labels of the group's first item in listing order: sandboxes come first. */
-        if (g->n_sandboxes > 0 || g->n_containers > 0)
-                g->token = item_labels(sbl, cl,
-                                       g->n_sandboxes > 0 ? pr->sb_perm[g->sb_off]
-                                                          : sbl->n + pr->c_perm[g->c_off],
-                                       &g->labels, &g->n_labels);
+        if (g->n_sandboxes > 0 || g->n_containers > 0) {
+                first = g->n_sandboxes > 0 ? pr->sb_perm[g->sb_off] : sbl->n + pr->c_perm[g->c_off];
+                if (item_changed(g, first)) {
+                        g->token = item_labels(sbl, cl, first, &g->labels, &g->n_labels);
+                } else {
+                        /* Unchanged: the labels its record has. */
+                        g->labels = gs->labels;
+                        g->n_labels = gs->n_labels;
+                        g->token = gs->token;
+                }
+        }
         group_names(g, gs);
-        for (k = 0; k < g->n_sandboxes; k++) {
+        for (k = 0; k < g->n_sandboxes; k++)
+                sb_changed |= item_changed(g, pr->sb_perm[g->sb_off + k]);
+        /* The newest sandbox's CreatedAt: the record's while none changed. */
+        g->created_at = gs->created_at;
+        for (k = 0; sb_changed && k < g->n_sandboxes; k++) {
                 const struct kc_pod_sandbox *s = &sbl->items[pr->sb_perm[g->sb_off + k]];
 
                 if (k == 0 || s->created_at > g->created_at)
@@ -1515,14 +1568,15 @@ static int get_pods_delta_locked(struct kc_runtime_manager *m, bool all, struct 
                         &c_changed, &n_c))
                 return 0;
         if (SCRATCH(m, dirty, n_sb + n_c < pr->n ? n_sb + n_c : pr->n) < 0 ||
-            SCRATCH(m, dirty_mark, (pr->n + 63) / 64) < 0)
+            SCRATCH(m, dirty_mark, (pr->n + 63) / 64) < 0 ||
+            SCRATCH(m, item_mark, (sbl->n + cl->n + 63) / 64) < 0)
                 return 0;
         if (!delta_groups(m, pr, sbl, sb_changed, n_sb, cl, c_changed, n_c, &n_dirty))
                 return 0;
         if (SCRATCH(m, groups, n_dirty) < 0)
                 return 0;
         for (k = 0; k < n_dirty; k++) {
-                delta_group(pr, m->dirty[k], sbl, cl, &m->groups[k]);
+                delta_group(pr, m->dirty[k], sbl, cl, m->item_mark, &m->groups[k]);
                 /* The order of the pods may change: the whole listing sorts them. */
                 if (m->groups[k].created_at != pr->src[pr->cur].g[m->dirty[k]].created_at)
                         return 0;
