@@ -566,7 +566,7 @@ keep:
 /*
  * A reference to the status cached for @uid; NULL when there is none, when
  * an error is cached with it, or when it cannot be read (out of memory:
- * the caller then reads every container anew).
+ * the runtime then reads every sandbox and container anew).
  */
 static struct kc_pod_status *cached_status(struct kc_generic_pleg *g, const char *uid)
 {

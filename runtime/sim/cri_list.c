@@ -318,9 +318,10 @@ static void copy_touched(const struct sim_listing *k, const struct sim_state *st
                 kc_list_for_each_entry (o, &objs->list, struct sim_object, link) {
                         if (o->link.next != &objs->list)
                                 prefetch_next(kc_list_entry(o->link.next, struct sim_object, link));
+                        /* The copy holds nothing: the listing's keeper does. */
                         if (mask & kc__sim_touch_bit(j))
                                 (void)k->copy(NULL, o, items + (at + j) * k->item_size);
-                        j++; /* the copy holds nothing */
+                        j++;
                 }
         }
 }
