@@ -535,6 +535,24 @@ static bool status_has_ready_sandbox(const struct kc_pod_status *s)
 }
 
 /*
+ * *ret: a reference to the status cached for @uid; NULL when there is
+ * none, or when an error is cached with it. 0 or -ENOMEM (*ret untouched).
+ */
+static int cached_status(struct kc_generic_pleg *g, const char *uid, struct kc_pod_status **ret)
+{
+        _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *status = NULL;
+        _cleanup_free_ char *err = NULL;
+        int r;
+
+        r = kc_pod_cache_get(g->cache, uid, &status, &err);
+        if (r < 0)
+                return r;
+        /* 0: nothing is cached, and the status is a default one. */
+        *ret = r == 0 || err ? NULL : TAKE_PTR(status);
+        return 0;
+}
+
+/*
  * getPodIPs: a status without IPs and without a READY sandbox (an exited
  * pod) keeps reporting the IPs cached before. Returns a new reference to the
  * status to cache: @status itself or a copy carrying the cached IPs.
@@ -543,16 +561,15 @@ static int preserve_pod_ips(struct kc_generic_pleg *g, const char *uid,
                             struct kc_pod_status *status, struct kc_pod_status **ret)
 {
         _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *cached = NULL;
-        _cleanup_free_ char *cached_err = NULL;
         struct kc_pod_status tmpl;
         int r;
 
         if (status->n_ips > 0 || status_has_ready_sandbox(status))
                 goto keep;
-        r = kc_pod_cache_get(g->cache, uid, &cached, &cached_err);
+        r = cached_status(g, uid, &cached);
         if (r < 0)
                 return r;
-        if (cached_err || !cached || cached->n_ips == 0)
+        if (!cached || cached->n_ips == 0)
                 goto keep;
         tmpl = *status;
         tmpl.ips = cached->ips;
@@ -561,22 +578,6 @@ static int preserve_pod_ips(struct kc_generic_pleg *g, const char *uid,
 keep:
         *ret = kc_pod_status_ref(status);
         return 0;
-}
-
-/*
- * A reference to the status cached for @uid; NULL when there is none, when
- * an error is cached with it, or when it cannot be read (out of memory:
- * the runtime then reads every sandbox and container anew).
- */
-static struct kc_pod_status *cached_status(struct kc_generic_pleg *g, const char *uid)
-{
-        _cleanup_(kc_pod_status_unrefp) struct kc_pod_status *status = NULL;
-        _cleanup_free_ char *err = NULL;
-
-        /* 0: nothing is cached, and the status is a default one. */
-        if (kc_pod_cache_get(g->cache, uid, &status, &err) <= 0 || err)
-                return NULL;
-        return TAKE_PTR(status);
 }
 
 /*
@@ -619,7 +620,8 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
                  * were (D55).
                  */
                 ts = atomic_load_explicit(&g->relist_time, memory_order_relaxed);
-                prev = cached_status(g, uid);
+                /* Out of memory: prev stays NULL, and every object is read anew. */
+                (void)cached_status(g, uid, &prev);
                 r = g->runtime.ops->get_listed_pod_status(g->runtime.self, pod, prev, &status,
                                                           &err);
         } else {

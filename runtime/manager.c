@@ -536,10 +536,16 @@ static int group_find(struct kc_runtime_manager *m, struct grouping *gr, size_t 
         return group_get(m, gr, uid, labels, n_labels, ret);
 }
 
+/* The kc_container_state a pod gives a sandbox in @state: running while ready, else exited. */
+static enum kc_container_state sandbox_state_cstate(enum kc_sandbox_state state)
+{
+        return state == KC_SANDBOX_STATE_READY ? KC_CONTAINER_STATE_RUNNING
+                                               : KC_CONTAINER_STATE_EXITED;
+}
+
 static enum kc_container_state sandbox_cstate(const struct kc_pod_sandbox *s)
 {
-        return s->state == KC_SANDBOX_STATE_READY ? KC_CONTAINER_STATE_RUNNING
-                                                  : KC_CONTAINER_STATE_EXITED;
+        return sandbox_state_cstate(s->state);
 }
 
 static uint64_t container_hash(const struct kc_cri_container *c)
@@ -1467,7 +1473,6 @@ static void delta_group(const struct pod_reuse *pr, uint32_t gi,
                         const uint64_t *changed, struct group *g)
 {
         const struct group_src *gs = &pr->src[pr->cur].g[gi];
-
         bool sb_changed = false;
         size_t k, first;
 
@@ -1901,16 +1906,13 @@ static int sandboxes_newest_first(struct status_parts *p, const struct listed *s
  */
 static ssize_t prev_sandbox(const struct kc_pod_status *prev, const struct kc_container *s)
 {
-        enum kc_sandbox_state state = s->state == KC_CONTAINER_STATE_RUNNING
-                                              ? KC_SANDBOX_STATE_READY
-                                              : KC_SANDBOX_STATE_NOTREADY;
-
         if (!prev)
                 return -1;
         for (size_t j = 0; j < prev->n_sandboxes; j++) {
                 const struct kc_sandbox_status *t = &prev->sandboxes[j];
 
-                if (t->created_at == s->created_at && t->state == state && kc__streq(t->id, s->id))
+                if (t->created_at == s->created_at && sandbox_state_cstate(t->state) == s->state &&
+                    kc__streq(t->id, s->id))
                         return (ssize_t)j;
         }
         return -1;

@@ -333,16 +333,15 @@ static void object_link(size_t *total, struct sim_pod *p, struct sim_objects *ob
 static void object_unlink(size_t *total, struct kc_map *map, const char *id, const void *obj,
                           struct sim_objects *objs, struct sim_object *o)
 {
-        struct sim_object *later;
+        struct sim_object *sibling;
+        uint32_t idx = 0;
 
         if (kc_map_get(map, id) == obj)
                 kc_map_remove(map, id);
-        /* The objects after it move up one. */
-        for (later = kc_list_entry(o->link.next, struct sim_object, link);
-             &later->link != &objs->list;
-             later = kc_list_entry(later->link.next, struct sim_object, link))
-                later->idx--;
         kc_list_del(&o->link);
+        /* The objects after it move up one. */
+        kc_list_for_each_entry (sibling, &objs->list, struct sim_object, link)
+                sibling->idx = idx++;
         objs->n_unnamed -= o->unnamed;
         objs->n--;
         (*total)--;
