@@ -51,13 +51,14 @@ static bool same_id(const char *own, const char *id)
 
 /*
  * The object with id @id among those of the pod the last list call
- * narrowed to or the last status call found, while nothing changed since;
- * else NULL. A status call right after its pod's listing (GetPodStatus),
- * or right after a sibling's (the status of a pod as GetPods listed it,
- * docs/deviations.md D54), skips the map: it reads the pod's few objects,
- * which it would read anyway, instead of a slot and a key elsewhere. The
- * map would give the same object (ids being unique: not after a snapshot
- * that gave one id twice).
+ * narrowed to, while nothing changed since; else NULL. A status call right
+ * after its pod's listing (GetPodStatus) skips the map: it reads the pod's
+ * few objects, which the listing just read, instead of a slot and a key
+ * elsewhere. The map would give the same object (ids being unique: not
+ * after a snapshot that gave one id twice). A pod found by the map is not
+ * remembered: the next status call is mostly another pod's (a pod as
+ * GetPods listed it has its changed objects alone read, D55), and a walk
+ * of that pod's cold objects would come before the map for nothing.
  */
 static void *listed_object(struct kc_sim *s, const char *id, bool container)
 {
@@ -77,16 +78,6 @@ static void *listed_object(struct kc_sim *s, const char *id, bool container)
                         return kc_container_of(o, struct sim_sandbox, o);
         }
         return NULL;
-}
-
-/* The status calls of @obj's siblings come next: look among its pod's objects first. */
-static void remember_pod_of(struct kc_sim *s, void *obj, bool container)
-{
-        const struct sim_object *o =
-                container ? &((struct sim_container *)obj)->o : &((struct sim_sandbox *)obj)->o;
-
-        if (o->pod)
-                kc__sim_remember_pod(s, o->pod);
 }
 
 /*
@@ -112,8 +103,6 @@ static int enter_object_locked(struct kc_sim *s, enum sim_op op, const char *id,
         obj = id ? listed_object(s, id, container) : NULL;
         if (!obj && id) {
                 obj = kc_map_get(container ? s->st.containers : s->st.sandboxes, id);
-                if (obj)
-                        remember_pod_of(s, obj, container);
         }
         if (!obj && must_exist)
                 return kc__sim_not_found(err, what, id);

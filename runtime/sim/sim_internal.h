@@ -344,10 +344,9 @@ struct kc_sim {
         uint64_t listings_patched;  /* kc__sim_listings_patched() */
         uint64_t listings_recycled; /* kc__sim_listings_recycled() */
         /*
-         * The pod the last list call narrowed to, or of the object the
-         * last status call found by the map, while the generation is
-         * listed_gen (issue 18): status calls look for the id among its
-         * objects before the maps. Set and read through
+         * The pod the last list call narrowed to, while the generation
+         * is listed_gen (issue 18): status calls look for the id among
+         * its objects before the maps. Set and read through
          * kc__sim_remember_pod() and kc__sim_remembered_pod().
          */
         struct sim_pod *listed_pod;
