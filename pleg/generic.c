@@ -375,7 +375,9 @@ static struct pod_record *record_find(struct kc_generic_pleg *g, size_t i, const
 {
         struct pod_record *r = i < g->n_by_position ? g->by_position[i] : NULL;
 
-        if (r && (r->listed == p || strcmp(r->uid, p->id) == 0))
+        /* The same UID string: @p's strings may be its last pod's (kc__pod_new_like). */
+        if (r &&
+            (r->listed == p || (r->listed && r->listed->id == p->id) || strcmp(r->uid, p->id) == 0))
                 return r;
         return kc_map_get(g->records, p->id);
 }

@@ -171,11 +171,14 @@ int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *sr
 
 /*
  * kc_pod_new(@p tmpl), when every string of @p tmpl is @p like's own (the
- * same pointers, as many entries): then a copy of @p like's one block with
- * @p tmpl's numbers, its strings not read (issue 18). Otherwise as
- * kc_pod_new().
+ * same pointers, as many entries): then a pod of @p tmpl's entries and
+ * numbers whose strings stay where @p like's are, in the block of
+ * kc__pod_strings_block(@p like), which it holds a reference to (issue 18).
+ * Otherwise as kc_pod_new().
  */
 int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struct kc_pod **ret);
+/* The pod whose block has @p p's strings: @p p itself unless kc__pod_new_like() made it. */
+struct kc_pod *kc__pod_strings_block(const struct kc_pod *p);
 
 /*
  * kc_pod_status_new(@p tmpl), except that container i's id, name, image

@@ -121,13 +121,11 @@ const char *kc__label_key_intern(const char *key)
  */
 struct ref_header {
         alignas(max_align_t) atomic_uint ref;
-        /* The whole allocation's size, header included; 0 when it does not fit. */
-        uint32_t size;
         /* A pod buried in a pin: the next one there (kc_pod_pin_bury()). Fits the padding. */
         struct ref_header *buried_next;
 };
 static_assert(sizeof(struct ref_header) == alignof(max_align_t),
-              "the size and the burial link fit the header's padding: objects did not grow");
+              "the burial link fits the header's padding: objects did not grow");
 
 static struct ref_header *ref_header_of(const void *obj)
 {
@@ -162,11 +160,10 @@ static void obj_unref(void *obj)
                 free(ref_header_of(obj));
 }
 
-/* The first reference of an object of @size bytes, header included, packed after a ref_header. */
-static void *obj_init(struct ref_header *h, size_t size, void *obj)
+/* The first reference of an object packed after a ref_header. */
+static void *obj_init(struct ref_header *h, void *obj)
 {
         atomic_init(&h->ref, 1);
-        h->size = size <= UINT32_MAX ? (uint32_t)size : 0;
         h->buried_next = NULL;
         return obj;
 }
@@ -208,6 +205,8 @@ static void pack_struct_strs(struct kc__packer *pk, const void *s, void *d, size
 struct pod_box {
         struct ref_header h;
         struct kc_pod pod;
+        /* The pod whose block has this one's strings, a reference (NULL: this block). */
+        struct kc_pod *strings_owner;
 };
 static_assert(offsetof(struct pod_box, pod) == sizeof(struct ref_header), "pod after its header");
 
@@ -244,7 +243,8 @@ static struct pod_box *pack_pod(struct kc__packer *pk, const struct kc_pod *t)
         id = kc__pack_str(pk, t->id);
         name = kc__pack_str(pk, t->name);
         ns = kc__pack_str(pk, t->namespace);
-        if (box)
+        if (box) {
+                box->strings_owner = NULL;
                 box->pod = (struct kc_pod){
                         .id = id,
                         .name = name,
@@ -255,6 +255,7 @@ static struct pod_box *pack_pod(struct kc__packer *pk, const struct kc_pod *t)
                         .sandboxes = sb,
                         .n_sandboxes = t->n_sandboxes,
                 };
+        }
         return box;
 }
 
@@ -281,7 +282,7 @@ static int obj_new(void *(*pack)(struct kc__packer *pk, const void *tmpl), const
                 return -ENOMEM;
         pk.off = 0;
         obj = pack(&pk, tmpl);
-        *ret = obj_init((struct ref_header *)pk.base, pk.off, obj);
+        *ret = obj_init((struct ref_header *)pk.base, obj);
         return 0;
 }
 
@@ -297,7 +298,28 @@ int kc_pod_new(const struct kc_pod *tmpl, struct kc_pod **ret)
         return obj_new(pack_pod_obj, tmpl, (void **)ret);
 }
 
-DEFINE_OBJ_REF_UNREF(pod, struct kc_pod)
+static struct pod_box *pod_box_of(const struct kc_pod *p)
+{
+        return (struct pod_box *)ref_header_of(p);
+}
+
+struct kc_pod *kc_pod_ref(struct kc_pod *p)
+{
+        return obj_ref(p);
+}
+
+struct kc_pod *kc_pod_unref(struct kc_pod *p)
+{
+        if (obj_drop(p)) {
+                struct pod_box *box = pod_box_of(p);
+                struct kc_pod *owner = box->strings_owner;
+
+                free(box);
+                /* An owner has its strings in its own block: one level, no deeper. */
+                kc_pod_unref(owner);
+        }
+        return NULL;
+}
 
 /* @p entries as @p like's: as many, each string the very one @p like has. */
 static bool same_strings(const struct kc_container *entries, const struct kc_container *like,
@@ -310,74 +332,51 @@ static bool same_strings(const struct kc_container *entries, const struct kc_con
         return true;
 }
 
-/* An object's block (@from, @size bytes) and its copy (@to). */
-struct block_move {
-        const char *from;
-        size_t size;
-        char *to;
-};
-
-/* Pointer @p v as in the copy: moved along when it points into the block. */
-static const void *moved(const struct block_move *mv, const void *v)
+struct kc_pod *kc__pod_strings_block(const struct kc_pod *p)
 {
-        const char *c = v;
+        struct kc_pod *owner = pod_box_of(p)->strings_owner;
 
-        return c && c >= mv->from && c < mv->from + mv->size ? mv->to + (c - mv->from) : v;
-}
-
-/* Entries @p dst of the copy: @p like's strings, moved along, with @p tmpl's numbers. */
-static void move_entries(const struct block_move *mv, struct kc_container *dst,
-                         const struct kc_container *like, const struct kc_container *tmpl, size_t n)
-{
-        for (size_t k = 0; k < n; k++)
-                dst[k] = (struct kc_container){
-                        .id = moved(mv, like[k].id),
-                        .name = moved(mv, like[k].name),
-                        .image = moved(mv, like[k].image),
-                        .hash = tmpl[k].hash,
-                        .state = tmpl[k].state,
-                        .created_at = tmpl[k].created_at,
-                };
+        return owner ? owner : (struct kc_pod *)p;
 }
 
 int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struct kc_pod **ret)
 {
-        struct block_move mv;
+        size_t n_entries, k;
+        struct kc_container *c;
         struct pod_box *box;
-        struct kc_container *c, *sb;
+        struct kc_pod *owner;
 
         if (!tmpl || !like || !ret)
                 return -EINVAL;
-        mv = (struct block_move){ .from = (const char *)ref_header_of(like),
-                                  .size = ref_header_of(like)->size };
-        if (mv.size == 0 || tmpl->id != like->id || tmpl->name != like->name ||
+        if (tmpl->id != like->id || tmpl->name != like->name ||
             tmpl->namespace != like->namespace || tmpl->n_containers != like->n_containers ||
             tmpl->n_sandboxes != like->n_sandboxes ||
             !same_strings(tmpl->containers, like->containers, like->n_containers) ||
             !same_strings(tmpl->sandboxes, like->sandboxes, like->n_sandboxes))
                 return kc_pod_new(tmpl, ret);
-        /* One copy of @like's block, its pointers moved along; then @tmpl's numbers. The
-         * header stays out of it: other holders of @like may be counting references. */
-        box = malloc(mv.size);
+        /* The header, the pod and its entries; the strings stay in the block that has them. */
+        n_entries = like->n_containers + like->n_sandboxes;
+        box = malloc(sizeof(*box) + n_entries * sizeof(*c));
         if (!box)
                 return -ENOMEM;
-        mv.to = (char *)box;
-        memcpy(&box->pod, like, mv.size - sizeof(box->h));
-        c = (struct kc_container *)moved(&mv, like->containers);
-        sb = (struct kc_container *)moved(&mv, like->sandboxes);
+        c = (struct kc_container *)(box + 1);
+        for (k = 0; k < like->n_containers; k++)
+                c[k] = tmpl->containers[k];
+        for (k = 0; k < like->n_sandboxes; k++)
+                c[like->n_containers + k] = tmpl->sandboxes[k];
+        owner = kc__pod_strings_block(like);
+        box->strings_owner = kc_pod_ref(owner);
         box->pod = (struct kc_pod){
-                .id = moved(&mv, like->id),
-                .name = moved(&mv, like->name),
-                .namespace = moved(&mv, like->namespace),
+                .id = like->id,
+                .name = like->name,
+                .namespace = like->namespace,
                 .created_at = tmpl->created_at,
                 .containers = c,
                 .n_containers = like->n_containers,
-                .sandboxes = sb,
+                .sandboxes = c + like->n_containers,
                 .n_sandboxes = like->n_sandboxes,
         };
-        move_entries(&mv, c, like->containers, tmpl->containers, like->n_containers);
-        move_entries(&mv, sb, like->sandboxes, tmpl->sandboxes, like->n_sandboxes);
-        *ret = obj_init(&box->h, mv.size, &box->pod);
+        *ret = obj_init(&box->h, &box->pod);
         return 0;
 }
 
@@ -415,7 +414,7 @@ struct kc_pod_pin *kc_pod_pin_unref(struct kc_pod_pin *pin)
                 while (h) {
                         struct ref_header *after = h->buried_next;
 
-                        obj_unref((char *)h + sizeof(*h));
+                        kc_pod_unref((struct kc_pod *)((char *)h + sizeof(*h)));
                         h = after;
                 }
                 free(pin);
@@ -613,7 +612,7 @@ struct kc_pod_status *kc_pod_status_unref(struct kc_pod_status *p)
         return NULL;
 }
 
-/* What kc_pod_prefetch() asks for: a pod of four entries and short strings. */
+/* What kc_pod_prefetch() asks for: a pod of four entries, and short strings when in its block. */
 #define POD_PREFETCH_BYTES 384
 
 void kc_pod_prefetch(const struct kc_pod *p)

@@ -187,10 +187,12 @@ static struct kc_pod_status *make_status(int variant)
 }
 
 /*
- * kc__pod_new_like (issue 18): a template with every string of an earlier
- * pod gives that pod's block again with the template's numbers, its own
- * allocation that outlives the earlier pod; a template with one string of
- * its own is packed as kc_pod_new() does.
+ * kc__pod_new_like (issue 18): a template with every string of an
+ * earlier pod gives a pod with the template's numbers whose strings are
+ * that pod's, the very pointers, kept alive by a reference to the block
+ * they are in; a pod made like that one shares the same block, not a
+ * chain. A template with one string of its own is packed as kc_pod_new()
+ * does.
  */
 static void test_pod_new_like(void **state)
 {
@@ -208,12 +210,15 @@ static void test_pod_new_like(void **state)
                             .sandboxes = sbs,
                             .n_sandboxes = 1 };
         struct kc_container like_ctrs[2], like_sbs[1];
-        struct kc_pod *like = NULL, *p = NULL, *q = NULL;
+        struct kc_pod *like = NULL, *p = NULL, *q = NULL, *r = NULL, *root;
+        const char *root_c1;
         struct kc_pod tmpl;
         size_t k;
 
         (void)state;
         assert_int_equal(kc_pod_new(&t, &like), 0);
+        root = like;
+        root_c1 = like->containers[0].id;
         /* The numbers change, the strings are the earlier pod's own. */
         for (k = 0; k < 2; k++)
                 like_ctrs[k] = (struct kc_container){ .id = like->containers[k].id,
@@ -243,17 +248,22 @@ static void test_pod_new_like(void **state)
                 assert_int_equal(p->containers[k].hash, 10 + k);
                 assert_int_equal(p->containers[k].state, 2);
                 assert_int_equal(p->containers[k].created_at, 20 + (int64_t)k);
-                /* In the new pod's own block, not the earlier one's. */
-                assert_ptr_not_equal(p->containers[k].id, like->containers[k].id);
-                assert_true(p->containers[k].id > (const char *)p);
+                /* The earlier pod's strings themselves, not copies. */
+                assert_ptr_equal(p->containers[k].id, like->containers[k].id);
+                assert_ptr_equal(p->containers[k].name, like->containers[k].name);
+                /* The template's entries are not the pod's. */
+                assert_ptr_not_equal(&p->containers[k], &like_ctrs[k]);
         }
+        assert_ptr_equal(p->id, like->id);
+        assert_ptr_equal(p->sandboxes[0].id, like->sandboxes[0].id);
         assert_int_equal(p->created_at, 40);
         assert_int_equal(p->sandboxes[0].state, 1);
         assert_int_equal(p->sandboxes[0].created_at, 30);
         assert_null(p->containers[1].image);
         assert_string_equal(q->containers[1].image, "busybox");
+        assert_ptr_not_equal(q->containers[0].id, like->containers[0].id);
         assert_int_equal(q->created_at, 40);
-        /* The earlier pod goes; the new ones stand alone (ASan: no use after free). */
+        /* The earlier pod goes; the new ones keep its strings (ASan: no use after free). */
         kc_pod_unref(like);
         assert_string_equal(p->id, "uid");
         assert_string_equal(p->name, "web");
@@ -266,7 +276,23 @@ static void test_pod_new_like(void **state)
         assert_string_equal(p->sandboxes[0].name, "POD");
         assert_null(p->sandboxes[0].image);
         assert_string_equal(q->containers[0].id, "c1");
+        /* Made like @p: the first pod's strings still, alive after @p goes too. */
+        tmpl.containers = p->containers;
+        tmpl.sandboxes = p->sandboxes;
+        tmpl.created_at = 50;
+        assert_int_equal(kc__pod_new_like(&tmpl, p, &r), 0);
+        assert_ptr_equal(r->containers[0].id, root_c1);
+        /* Not a chain of every pod made since: each holds the first one's block. */
+        assert_ptr_equal(kc__pod_strings_block(r), kc__pod_strings_block(p));
+        assert_ptr_equal(kc__pod_strings_block(p), root);
+        assert_ptr_equal(kc__pod_strings_block(root), root);
+        assert_int_equal(r->created_at, 50);
+        assert_int_equal(r->containers[1].hash, 11);
         kc_pod_unref(p);
+        assert_string_equal(r->containers[0].id, "c1");
+        assert_string_equal(r->sandboxes[0].name, "POD");
+        assert_string_equal(r->namespace, "ns");
+        kc_pod_unref(r);
         kc_pod_unref(q);
 }
 
