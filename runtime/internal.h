@@ -186,9 +186,14 @@ struct kc_pod *kc__pod_strings_block(const struct kc_pod *p);
  * @p holds NULL: none at all), stay there when another holder keeps that
  * arena too (kc_arena_shared(): the simulated runtime's objects): the
  * status then holds a reference to it instead of a copy of them (issue 18).
+ * A sandbox's or container's id that is, by address, the id of one of
+ * @p pod's sandboxes or containers (@p pod NULL: none) stays where it is:
+ * the status holds a reference to the block @p pod's strings live in
+ * (kc__pod_strings_block()), and a later pod built on the same strings
+ * names the same objects by the same addresses.
  */
 int kc__pod_status_new_holding(const struct kc_pod_status *tmpl, struct kc_arena *const *holds,
-                               struct kc_pod_status **ret);
+                               const struct kc_pod *pod, struct kc_pod_status **ret);
 
 /*
  * The arena container @p i's id, name, image and image_ref live in when

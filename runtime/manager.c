@@ -1948,9 +1948,31 @@ static int sandbox_from_prev(struct status_parts *p, size_t i, const struct kc_c
 }
 
 /*
+ * Reads the @i-th newest sandbox of @sb, the pod IPs with it when it is
+ * the newest and ready: returns 0, 1 when it is gone (skipped), or <0.
+ */
+static int sandbox_read(struct kc_runtime_manager *m, struct status_parts *p,
+                        const struct listed *sb, size_t i, struct kc_runtime_error *err)
+{
+        const struct kc_pod_sandbox *st;
+        int r;
+
+        r = sandbox_status_call(m, listed_id(sb, p->order[i].idx), p, err);
+        if (r != 0)
+                return r;
+        st = &p->sb_res[p->n_sb_res++].status;
+        p->sbs[p->n_sbs++] = sandbox_status_of(st);
+        /* Pod IPs come only from the newest sandbox, and only when it is ready. */
+        if (i == 0 && st->state == KC_SANDBOX_STATE_READY && determine_pod_sandbox_ips(p, st) < 0)
+                return out_of_memory(err);
+        return 0;
+}
+
+/*
  * The status of each sandbox of @sb, newest first, and the pod IPs. @pod
  * (may be NULL): the pod @sb lists the sandboxes of, with @prev (may be
- * NULL), an earlier status of it to take sandboxes from (D55).
+ * NULL), an earlier status of it to take sandboxes from (D55); each
+ * sandbox's id is then the pod's own string.
  */
 static int pod_sandbox_statuses(struct kc_runtime_manager *m, struct status_parts *p,
                                 const struct listed *sb, const struct kc_pod *pod,
@@ -1964,26 +1986,21 @@ static int pod_sandbox_statuses(struct kc_runtime_manager *m, struct status_part
         if (sandboxes_newest_first(p, sb) < 0 || !p->sb_res || !p->sbs)
                 return out_of_memory(err);
         for (i = 0; i < sb->n; i++) {
-                const struct kc_pod_sandbox *st;
+                const struct kc_container *s = pod ? &pod->sandboxes[p->order[i].idx] : NULL;
 
-                if (pod) {
-                        r = sandbox_from_prev(p, i, &pod->sandboxes[p->order[i].idx], prev);
+                r = s ? sandbox_from_prev(p, i, s, prev) : 0;
+                if (r < 0)
+                        return out_of_memory(err);
+                if (r == 0) {
+                        r = sandbox_read(m, p, sb, i, err);
                         if (r < 0)
-                                return out_of_memory(err);
+                                return r;
                         if (r > 0)
                                 continue;
                 }
-                r = sandbox_status_call(m, listed_id(sb, p->order[i].idx), p, err);
-                if (r < 0)
-                        return r;
-                if (r > 0)
-                        continue;
-                st = &p->sb_res[p->n_sb_res++].status;
-                p->sbs[p->n_sbs++] = sandbox_status_of(st);
-                /* Pod IPs come only from the newest sandbox, and only when it is ready. */
-                if (i == 0 && st->state == KC_SANDBOX_STATE_READY &&
-                    determine_pod_sandbox_ips(p, st) < 0)
-                        return out_of_memory(err);
+                /* The pod's own id string: the next status finds it by address. */
+                if (s)
+                        p->sbs[p->n_sbs - 1].id = s->id;
         }
         return 0;
 }
@@ -2032,7 +2049,8 @@ static ssize_t prev_container(const struct kc_pod_status *prev, const struct kc_
 /*
  * getPodContainerStatuses: the status of each container of @c, newest
  * first. @pod (may be NULL): the pod @c lists the containers of, with
- * @prev (may be NULL), an earlier status of it to take containers from (D55).
+ * @prev (may be NULL), an earlier status of it to take containers from
+ * (D55); each container's id is then the pod's own string.
  */
 static int pod_container_statuses(struct kc_runtime_manager *m, struct status_parts *p,
                                   const struct listed *c, const struct kc_pod *pod,
@@ -2054,23 +2072,27 @@ static int pod_container_statuses(struct kc_runtime_manager *m, struct status_pa
                         p->order[p->n_cs] =
                                 (struct sort_key){ prev->containers[j].created_at, p->n_cs };
                         p->unsorted_holds[p->n_cs] = kc__pod_status_held_arena(prev, (size_t)j);
-                        p->unsorted[p->n_cs++] = prev->containers[j];
-                        continue;
+                        p->unsorted[p->n_cs] = prev->containers[j];
+                } else {
+                        r = container_status_call(m, listed_id(c, i), p, err);
+                        if (r < 0)
+                                return r;
+                        if (r > 0)
+                                continue;
+                        p->unsorted_holds[p->n_cs] = p->c_res[p->n_c_res].arena;
+                        st = &p->c_res[p->n_c_res++].status;
+                        p->order[p->n_cs] = (struct sort_key){ st->created_at, p->n_cs };
+                        p->unsorted[p->n_cs] = container_status_of(st);
+                        /* toKubeContainerStatus: an exited container's termination message. */
+                        if ((st->state == KC_CONTAINER_STATE_EXITED && !p->msgs &&
+                             kc_arena_new(&p->msgs) < 0) ||
+                            kc__termination_message(st, p->msgs, &p->unsorted[p->n_cs].message) < 0)
+                                return out_of_memory(err);
                 }
-                r = container_status_call(m, listed_id(c, i), p, err);
-                if (r < 0)
-                        return r;
-                if (r > 0)
-                        continue;
-                p->unsorted_holds[p->n_cs] = p->c_res[p->n_c_res].arena;
-                st = &p->c_res[p->n_c_res++].status;
-                p->order[p->n_cs] = (struct sort_key){ st->created_at, p->n_cs };
-                p->unsorted[p->n_cs] = container_status_of(st);
-                /* toKubeContainerStatus: an exited container's termination message. */
-                if ((st->state == KC_CONTAINER_STATE_EXITED && !p->msgs &&
-                     kc_arena_new(&p->msgs) < 0) ||
-                    kc__termination_message(st, p->msgs, &p->unsorted[p->n_cs++].message) < 0)
-                        return out_of_memory(err);
+                /* The pod's own id string: the next status finds it by address. */
+                if (pod)
+                        p->unsorted[p->n_cs].id = pod->containers[i].id;
+                p->n_cs++;
         }
         sort_keys(p->order, p->n_cs);
         p->cs = parts_array(p->cs_buf, p->n_cs, sizeof(*p->cs));
@@ -2084,10 +2106,10 @@ static int pod_container_statuses(struct kc_runtime_manager *m, struct status_pa
         return 0;
 }
 
-/* The pod status of @p's results. */
+/* The pod status of @p's results; @pod (may be NULL): the pod whose ids they name. */
 static int status_of_parts(struct status_parts *p, const char *uid, const char *name,
-                           const char *namespace, struct kc_pod_status **ret,
-                           struct kc_runtime_error *err)
+                           const char *namespace, const struct kc_pod *pod,
+                           struct kc_pod_status **ret, struct kc_runtime_error *err)
 {
         int r;
 
@@ -2104,7 +2126,7 @@ static int status_of_parts(struct status_parts *p, const char *uid, const char *
                         .containers = p->cs,
                         .n_containers = p->n_cs,
                 },
-                p->holds, ret);
+                p->holds, pod, ret);
         if (r < 0)
                 return out_of_memory(err);
         return 0;
@@ -2146,7 +2168,7 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
         r = pod_container_statuses(m, &p, &LISTED(p.cl.items, p.cl.n), NULL, NULL, err);
         if (r < 0)
                 return r;
-        return status_of_parts(&p, uid, name, namespace, ret, err);
+        return status_of_parts(&p, uid, name, namespace, NULL, ret, err);
 }
 
 int kc_runtime_manager_get_listed_pod_status(struct kc_runtime_manager *m, const struct kc_pod *pod,
@@ -2168,7 +2190,7 @@ int kc_runtime_manager_get_listed_pod_status(struct kc_runtime_manager *m, const
                                    err);
         if (r < 0)
                 return r;
-        return status_of_parts(&p, pod->id, pod->name, pod->namespace, ret, err);
+        return status_of_parts(&p, pod->id, pod->name, pod->namespace, pod, ret, err);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -468,56 +468,76 @@ struct status_box {
          */
         struct kc_arena **held;
         size_t n_held;
+        /* The pod whose block the ids it names by address live in, a reference (NULL: none). */
+        struct kc_pod *ids_pod;
 };
 
 /* Containers up to this many may be held (a bit each in a status_plan), the rest copied. */
 #define STATUS_HOLD_MAX 64
 
-/* What a status is built from: the template, and which containers' arenas it holds. */
+/*
+ * What a status is built from: the template, which containers' arenas it
+ * holds, and the pod whose entries' ids it may name by address.
+ */
 struct status_plan {
         const struct kc_pod_status *t;
         struct kc_arena *const *holds; /* NULL: none */
         uint64_t held;                 /* bit i: container i's strings stay in holds[i] */
+        const struct kc_pod *pod;      /* NULL: none */
 };
 static_assert(offsetof(struct status_box, status) == sizeof(struct ref_header),
               "status after its header");
 
-/* Packs container status @s into @d; @held: its id, name and images stay where they are. */
+/* Whether @p id is, by address, the id of one of the @p n entries @p e. */
+static bool id_of_entry(const char *id, const struct kc_container *e, size_t n)
+{
+        for (size_t k = 0; k < n; k++)
+                if (e[k].id == id)
+                        return true;
+        return false;
+}
+
+/*
+ * Packs container status @s into @d; @held: its id, name and images stay
+ * where they are; @id_kept: its id stays where it is (the plan's pod).
+ */
 static void pack_container_status(struct kc__packer *pk, const struct kc_container_status *s,
-                                  struct kc_container_status *d, bool held)
+                                  struct kc_container_status *d, bool held, bool id_kept)
 {
         /* The first STATUS_STRS_COPIED are copied even when the rest stay where they are. */
         enum { STATUS_STRS_COPIED = 2 };
         static const size_t strs[] = {
                 offsetof(struct kc_container_status, reason),
                 offsetof(struct kc_container_status, message),
-                offsetof(struct kc_container_status, id),
                 offsetof(struct kc_container_status, name),
                 offsetof(struct kc_container_status, image),
                 offsetof(struct kc_container_status, image_ref),
+                offsetof(struct kc_container_status, id), /* last: may stay where it is */
         };
 
         pack_struct_strs(pk, s, d, sizeof(*s), strs,
-                         held ? STATUS_STRS_COPIED : KC_ELEMENTSOF(strs));
+                         held ? STATUS_STRS_COPIED : KC_ELEMENTSOF(strs) - id_kept);
 }
 
+/* Packs sandbox status @s into @d; @id_kept: its id stays where it is (the plan's pod). */
 static void pack_sandbox_status(struct kc__packer *pk, const struct kc_sandbox_status *s,
-                                struct kc_sandbox_status *d)
+                                struct kc_sandbox_status *d, bool id_kept)
 {
         static const size_t strs[] = {
-                offsetof(struct kc_sandbox_status, id),
                 offsetof(struct kc_sandbox_status, name),
                 offsetof(struct kc_sandbox_status, namespace),
                 offsetof(struct kc_sandbox_status, uid),
                 offsetof(struct kc_sandbox_status, ip),
+                offsetof(struct kc_sandbox_status, id), /* last: may stay where it is */
         };
 
-        pack_struct_strs(pk, s, d, sizeof(*s), strs, KC_ELEMENTSOF(strs));
+        pack_struct_strs(pk, s, d, sizeof(*s), strs, KC_ELEMENTSOF(strs) - id_kept);
 }
 
 static struct status_box *pack_status(struct kc__packer *pk, const struct status_plan *plan)
 {
         const struct kc_pod_status *t = plan->t;
+        const struct kc_pod *pod = plan->pod;
         struct status_box *box =
                 kc__pack_reserve(pk, sizeof(struct status_box), alignof(struct status_box));
         struct kc_sandbox_status *sb = kc__pack_array(pk, struct kc_sandbox_status, t->n_sandboxes);
@@ -530,11 +550,15 @@ static struct status_box *pack_status(struct kc__packer *pk, const struct status
         size_t i;
 
         for (i = 0; i < t->n_sandboxes; i++)
-                pack_sandbox_status(pk, &t->sandboxes[i], sb ? &sb[i] : NULL);
+                pack_sandbox_status(
+                        pk, &t->sandboxes[i], sb ? &sb[i] : NULL,
+                        pod && id_of_entry(t->sandboxes[i].id, pod->sandboxes, pod->n_sandboxes));
         for (i = 0; i < t->n_containers; i++) {
                 bool keep = i < STATUS_HOLD_MAX && (plan->held >> i & 1);
 
-                pack_container_status(pk, &t->containers[i], c ? &c[i] : NULL, keep);
+                pack_container_status(pk, &t->containers[i], c ? &c[i] : NULL, keep,
+                                      pod && id_of_entry(t->containers[i].id, pod->containers,
+                                                         pod->n_containers));
                 if (held)
                         held[i] = keep ? kc_arena_ref(plan->holds[i]) : NULL;
         }
@@ -558,6 +582,7 @@ static struct status_box *pack_status(struct kc__packer *pk, const struct status
         if (box) {
                 box->held = held;
                 box->n_held = n_held;
+                box->ids_pod = pod ? kc_pod_ref(kc__pod_strings_block(pod)) : NULL;
         }
         return box;
 }
@@ -571,13 +596,13 @@ static void *pack_status_obj(struct kc__packer *pk, const void *plan)
 
 int kc_pod_status_new(const struct kc_pod_status *tmpl, struct kc_pod_status **ret)
 {
-        return kc__pod_status_new_holding(tmpl, NULL, ret);
+        return kc__pod_status_new_holding(tmpl, NULL, NULL, ret);
 }
 
 int kc__pod_status_new_holding(const struct kc_pod_status *tmpl, struct kc_arena *const *holds,
-                               struct kc_pod_status **ret)
+                               const struct kc_pod *pod, struct kc_pod_status **ret)
 {
-        struct status_plan plan = { .t = tmpl, .holds = holds };
+        struct status_plan plan = { .t = tmpl, .holds = holds, .pod = pod };
         size_t i;
 
         if (!tmpl)
@@ -607,6 +632,7 @@ struct kc_pod_status *kc_pod_status_unref(struct kc_pod_status *p)
         if (obj_drop(p)) {
                 for (size_t i = 0; i < box->n_held; i++)
                         kc_arena_free(box->held[i]);
+                kc_pod_unref(box->ids_pod);
                 free(box);
         }
         return NULL;

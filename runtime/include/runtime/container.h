@@ -188,7 +188,8 @@ struct kc_pod_runtime_ops {
         int (*get_pod_status)(void *self, const char *uid, const char *name, const char *namespace,
                               struct kc_pod_status **ret, struct kc_runtime_error *err);
         /**
-         * GetPodStatus of @p pod, a pod of the last get_pods listing: its
+         * GetPodStatus of @p pod, a pod of the last get_pods listing (a
+         * kc_pod object, which the status may hold a reference to): its
          * sandboxes and containers are the listing's, their statuses are
          * read now (docs/deviations.md D54). @p prev: NULL, or an earlier
          * status of the pod; a sandbox or container it gives in the state

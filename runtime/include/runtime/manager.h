@@ -42,7 +42,9 @@ int kc_runtime_manager_get_pod_status(struct kc_runtime_manager *m, const char *
 /**
  * GetPodStatus of @p pod as GetPods listed it: the statuses of its
  * sandboxes and containers, read now, without listing the pod's objects
- * again (docs/deviations.md D54). An object removed since the listing is
+ * again (docs/deviations.md D54). The status names them by @p pod's own
+ * id strings, holding a reference to the block they live in, so that a
+ * later status finds them by address (issue 18). An object removed since the listing is
  * skipped, as GetPodStatus skips one removed since its own listing.
  * @p prev (may be NULL): an earlier status of the pod. A container that
  * @p prev gives in the state @p pod lists it in now, created, running or

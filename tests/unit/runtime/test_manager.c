@@ -482,7 +482,7 @@ static void test_listed_status_reuses_prev(void **state)
         struct kc_container_status fake_c;
         struct kc_container listed[3];
         struct kc_sandbox_status fake_sb[2];
-        struct kc_pod pod;
+        struct kc_pod tmpl, *pod = NULL;
         uint64_t n_sb = 0;
         char *sb, *a, *b, *c;
         size_t i;
@@ -508,6 +508,11 @@ static void test_listed_status_reuses_prev(void **state)
                 f->mgr_pr.ops->get_pod_status(f->mgr_pr.self, "u1", "p", "default", &fresh, NULL),
                 0);
         assert_true(kc_pod_status_equal(s2, fresh));
+        /* Named by the pod's own id strings, those taken from s1 too: found by address next. */
+        for (i = 0; i < 3; i++)
+                assert_ptr_equal(s2->containers[status_index(s2, l2.pods[0]->containers[i].id)].id,
+                                 l2.pods[0]->containers[i].id);
+        assert_ptr_equal(s2->sandboxes[0].id, l2.pods[0]->sandboxes[0].id);
         /* What s2 took from s1 stays when s1 goes (ASan sees a read of freed memory). */
         s1 = kc_pod_status_unref(s1);
         assert_true(kc_pod_status_equal(s2, fresh));
@@ -548,17 +553,19 @@ static void test_listed_status_reuses_prev(void **state)
         }
 
         /* A container listed in an unknown state is read, whatever the earlier status says. */
-        pod = *l2.pods[0];
-        memcpy(listed, pod.containers, sizeof(listed));
+        tmpl = *l2.pods[0];
+        memcpy(listed, tmpl.containers, sizeof(listed));
         for (i = 0; i < 3; i++)
                 listed[i].state = KC_CONTAINER_STATE_UNKNOWN;
-        pod.containers = listed;
+        tmpl.containers = listed;
+        assert_int_equal(kc_pod_new(&tmpl, &pod), 0);
         fake_c = s2->containers[0];
         fake_c.state = KC_CONTAINER_STATE_UNKNOWN;
         fake = status_of_one(&fake_c);
-        assert_int_equal(listed_status_calls(f, &pod, fake, &s, NULL), 3);
+        assert_int_equal(listed_status_calls(f, pod, fake, &s, NULL), 3);
         s = kc_pod_status_unref(s);
         fake = kc_pod_status_unref(fake);
+        pod = kc_pod_unref(pod);
 
         /*
          * A ready sandbox that was not the newest in the earlier status is

@@ -374,7 +374,7 @@ static void test_status_new_holding(void **state)
         assert_int_equal(
                 kc__pod_status_new_holding(
                         &(struct kc_pod_status){ .id = "uid", .containers = cs, .n_containers = 2 },
-                        holds, &st),
+                        holds, NULL, &st),
                 0);
         /* The shared arena's strings stay where they are, its reason and message copied. */
         assert_ptr_equal(st->containers[0].id, cs[0].id);
@@ -421,7 +421,7 @@ static void test_status_holding_releases(void **state)
         assert_int_equal(
                 kc__pod_status_new_holding(
                         &(struct kc_pod_status){ .id = "uid", .containers = &c, .n_containers = 1 },
-                        &a, &st),
+                        &a, NULL, &st),
                 0);
         kc_arena_free(other);
         assert_true(kc_arena_shared(a)); /* the test's reference and the status's */
@@ -430,6 +430,58 @@ static void test_status_holding_releases(void **state)
         assert_true(kc_arena_shared(a)); /* a status reference remains */
         kc_pod_status_unref(again);
         assert_true(kc_arena_sole(a));
+}
+
+/*
+ * Issue 18: a status names a sandbox or container by the pod's own id
+ * string when its id is, by address, one of the pod's: the status holds
+ * the block the pod's strings live in and outlives the pod. An equal id
+ * elsewhere is copied.
+ */
+static void test_status_ids_of_pod(void **state)
+{
+        struct kc_container ctrs[] = { { .id = "c1", .name = "app" }, { .id = "c2", .name = "b" } };
+        struct kc_container sbs[] = { { .id = "s1", .name = "POD" } };
+        struct kc_pod *pod = NULL, *later = NULL;
+        struct kc_container_status cs[2];
+        struct kc_sandbox_status sb;
+        struct kc_pod_status *st = NULL;
+        char other_c2[] = "c2";
+
+        (void)state;
+        assert_int_equal(kc_pod_new(&(struct kc_pod){ .id = "uid",
+                                                      .containers = ctrs,
+                                                      .n_containers = 2,
+                                                      .sandboxes = sbs,
+                                                      .n_sandboxes = 1 },
+                                    &pod),
+                         0);
+        /* A pod made on its strings: the status holds their block, not either pod. */
+        assert_int_equal(kc__pod_new_like(pod, pod, &later), 0);
+        cs[0] = (struct kc_container_status){ .id = later->containers[0].id, .name = "app" };
+        cs[1] = (struct kc_container_status){ .id = other_c2, .name = "b" };
+        sb = (struct kc_sandbox_status){ .id = later->sandboxes[0].id, .name = "POD" };
+        assert_int_equal(kc__pod_status_new_holding(&(struct kc_pod_status){ .id = "uid",
+                                                                             .sandboxes = &sb,
+                                                                             .n_sandboxes = 1,
+                                                                             .containers = cs,
+                                                                             .n_containers = 2 },
+                                                    NULL, later, &st),
+                         0);
+        assert_ptr_equal(st->containers[0].id, pod->containers[0].id);
+        assert_ptr_equal(st->sandboxes[0].id, pod->sandboxes[0].id);
+        /* Equal, not the same string: copied. */
+        assert_ptr_not_equal(st->containers[1].id, other_c2);
+        assert_ptr_not_equal(st->containers[1].id, pod->containers[1].id);
+        assert_ptr_not_equal(st->containers[0].name, cs[0].name);
+        /* Both pods go (ASan: no use after free, and no leak once the status goes). */
+        kc_pod_unref(later);
+        kc_pod_unref(pod);
+        other_c2[0] = 'x';
+        assert_string_equal(st->containers[0].id, "c1");
+        assert_string_equal(st->containers[1].id, "c2");
+        assert_string_equal(st->sandboxes[0].id, "s1");
+        kc_pod_status_unref(st);
 }
 
 static void test_pod_list_done(void **state)
@@ -1152,6 +1204,7 @@ int main(void)
                 cmocka_unit_test(test_error_set),
                 cmocka_unit_test(test_pod_round_trip),
                 cmocka_unit_test(test_pod_new_like),
+                cmocka_unit_test(test_status_ids_of_pod),
                 cmocka_unit_test(test_status_round_trip_equal),
                 cmocka_unit_test(test_status_new_holding),
                 cmocka_unit_test(test_status_holding_releases),
