@@ -242,13 +242,16 @@ static bool same_ids(const struct kc_pod *old, const struct kc_pod *cur)
  * The union is then old's list (the new one adds no ID), and an ID's first
  * occurrence is at the same position in both pods, which is where
  * getContainerState finds it; so each first occurrence compares its own two
- * entries, and only an entry whose state changed needs the duplicate check.
+ * entries, and only an entry whose state changed needs the duplicate check,
+ * none when @old's IDs are known all different (kc_pod_ids_distinct()).
  */
-static int compute_events_same_ids(const struct kc_pod *cur,
+static int compute_events_same_ids(const struct kc_pod *old, const struct kc_pod *cur,
                                    const struct kc_container *const lists[4],
                                    const size_t counts[4], struct kc_pleg_event_spec **buf,
                                    size_t *cap, size_t *ret_n)
 {
+        /* No ID twice in @old: each entry is its ID's first occurrence. */
+        bool distinct = kc_pod_ids_distinct(old);
         size_t n = 0, l, i, k;
 
         for (l = 0; l < 2; l++)
@@ -261,7 +264,7 @@ static int compute_events_same_ids(const struct kc_pod *cur,
                         enum kc_pleg_event_type types[2];
                         size_t m;
 
-                        if (os == cs || seen_before(lists, counts, l, i, o->id))
+                        if (os == cs || (!distinct && seen_before(lists, counts, l, i, o->id)))
                                 continue;
                         m = kc__pleg_generate_events(os, cs, types);
                         if (KC_ARRAY_GROW(*buf, *cap, n + m, 16) < 0)
@@ -297,7 +300,7 @@ int kc__pleg_compute_events(const struct kc_pod *old, const struct kc_pod *cur,
                 return 0;
         }
         if (same_ids(old, cur))
-                return compute_events_same_ids(cur, lists, counts, buf, cap, ret_n);
+                return compute_events_same_ids(old, cur, lists, counts, buf, cap, ret_n);
         for (l = 0; l < 4; l++)
                 for (i = 0; i < counts[l]; i++) {
                         const char *id = lists[l][i].id;

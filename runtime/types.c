@@ -207,7 +207,31 @@ struct pod_box {
         struct kc_pod pod;
         /* The pod whose block has this one's strings, a reference (NULL: this block). */
         struct kc_pod *strings_owner;
+        bool ids_distinct; /* kc_pod_ids_distinct() */
 };
+
+/* Whether the ids of @p t's sandboxes and containers are all different strings. */
+static bool ids_distinct(const struct kc_pod *t)
+{
+        size_t n = t->n_containers + t->n_sandboxes, i, k;
+        const char *a, *b;
+
+        if (n > POD_IDS_CHECKED_MAX)
+                return false;
+        for (i = 0; i < n; i++) {
+                a = i < t->n_containers ? t->containers[i].id
+                                        : t->sandboxes[i - t->n_containers].id;
+                if (!a)
+                        return false;
+                for (k = 0; k < i; k++) {
+                        b = k < t->n_containers ? t->containers[k].id
+                                                : t->sandboxes[k - t->n_containers].id;
+                        if (strcmp(a, b) == 0)
+                                return false;
+                }
+        }
+        return true;
+}
 static_assert(offsetof(struct pod_box, pod) == sizeof(struct ref_header), "pod after its header");
 
 static void pack_container(struct kc__packer *pk, const struct kc_container *src,
@@ -245,6 +269,7 @@ static struct pod_box *pack_pod(struct kc__packer *pk, const struct kc_pod *t)
         ns = kc__pack_str(pk, t->namespace);
         if (box) {
                 box->strings_owner = NULL;
+                box->ids_distinct = ids_distinct(t);
                 box->pod = (struct kc_pod){
                         .id = id,
                         .name = name,
@@ -332,6 +357,11 @@ static bool same_strings(const struct kc_container *entries, const struct kc_con
         return true;
 }
 
+bool kc_pod_ids_distinct(const struct kc_pod *p)
+{
+        return pod_box_of(p)->ids_distinct;
+}
+
 struct kc_pod *kc__pod_strings_block(const struct kc_pod *p)
 {
         struct kc_pod *owner = pod_box_of(p)->strings_owner;
@@ -366,6 +396,8 @@ int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struc
                 c[like->n_containers + k] = tmpl->sandboxes[k];
         owner = kc__pod_strings_block(like);
         box->strings_owner = kc_pod_ref(owner);
+        /* The same ids as @like's, the very strings. */
+        box->ids_distinct = pod_box_of(like)->ids_distinct;
         box->pod = (struct kc_pod){
                 .id = like->id,
                 .name = like->name,

@@ -72,6 +72,14 @@ struct kc_pod *kc_pod_ref(struct kc_pod *p);
 struct kc_pod *kc_pod_unref(struct kc_pod *p);
 KC_DEFINE_CLEANUP_FUNC(struct kc_pod, kc_pod_unref)
 /**
+ * Whether the ids of @p p's sandboxes and containers are all different
+ * strings, as found when the pod was built; false too when a pod of more
+ * than a few entries was not checked. Reads only the pod's own block (for
+ * the generic PLEG's computeEvents, issue 18).
+ */
+bool kc_pod_ids_distinct(const struct kc_pod *p);
+
+/**
  * Asks for the first lines of @p p's block (NULL: none): its header, the
  * pod, and the entries and strings that follow it in a small pod. Reads
  * nothing; for a caller about to compare pods it reaches one after another

@@ -484,6 +484,51 @@ static void test_status_ids_of_pod(void **state)
         kc_pod_status_unref(st);
 }
 
+/* kc_pod_ids_distinct: found when a pod is packed, kept by a pod made like it. */
+static void test_pod_ids_distinct(void **state)
+{
+        struct kc_container ctrs[POD_IDS_CHECKED_MAX + 1], sbs[1] = { { .id = "s1" } };
+        char ids[POD_IDS_CHECKED_MAX + 1][8];
+        struct kc_pod t = { .id = "uid", .containers = ctrs, .sandboxes = sbs, .n_sandboxes = 1 };
+        struct kc_pod *p = NULL, *like = NULL;
+        size_t i;
+
+        (void)state;
+        for (i = 0; i < KC_ELEMENTSOF(ctrs); i++) {
+                snprintf(ids[i], sizeof(ids[i]), "c%zu", i);
+                ctrs[i] = (struct kc_container){ .id = ids[i], .name = "n" };
+        }
+        t.n_containers = 3;
+        assert_int_equal(kc_pod_new(&t, &p), 0);
+        assert_true(kc_pod_ids_distinct(p));
+        assert_int_equal(kc__pod_new_like(p, p, &like), 0);
+        assert_true(kc_pod_ids_distinct(like));
+        like = kc_pod_unref(like);
+        p = kc_pod_unref(p);
+        /* A container's id again, as another container's or as the sandbox's. */
+        strcpy(ids[2], "c0");
+        assert_int_equal(kc_pod_new(&t, &p), 0);
+        assert_false(kc_pod_ids_distinct(p));
+        assert_int_equal(kc__pod_new_like(p, p, &like), 0);
+        assert_false(kc_pod_ids_distinct(like));
+        like = kc_pod_unref(like);
+        p = kc_pod_unref(p);
+        strcpy(ids[2], "s1");
+        assert_int_equal(kc_pod_new(&t, &p), 0);
+        assert_false(kc_pod_ids_distinct(p));
+        p = kc_pod_unref(p);
+        strcpy(ids[2], "c2");
+        /* Too many entries to check: not known. */
+        t.n_containers = POD_IDS_CHECKED_MAX;
+        assert_int_equal(kc_pod_new(&t, &p), 0);
+        assert_false(kc_pod_ids_distinct(p));
+        p = kc_pod_unref(p);
+        t.n_containers = POD_IDS_CHECKED_MAX - 1;
+        assert_int_equal(kc_pod_new(&t, &p), 0);
+        assert_true(kc_pod_ids_distinct(p));
+        kc_pod_unref(p);
+}
+
 static void test_pod_list_done(void **state)
 {
         struct kc_pod_list l = { 0 };
@@ -1205,6 +1250,7 @@ int main(void)
                 cmocka_unit_test(test_pod_round_trip),
                 cmocka_unit_test(test_pod_new_like),
                 cmocka_unit_test(test_status_ids_of_pod),
+                cmocka_unit_test(test_pod_ids_distinct),
                 cmocka_unit_test(test_status_round_trip_equal),
                 cmocka_unit_test(test_status_new_holding),
                 cmocka_unit_test(test_status_holding_releases),
