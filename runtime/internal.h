@@ -190,7 +190,8 @@ struct kc_pod *kc__pod_strings_block(const struct kc_pod *p);
  * arena too (kc_arena_shared(): the simulated runtime's objects): the
  * status then holds a reference to it instead of a copy of them (issue 18).
  * A sandbox's or container's id that is, by address, the id of one of
- * @p pod's sandboxes or containers (@p pod NULL: none) stays where it is:
+ * @p pod's sandboxes or containers (@p pod NULL: none), and a UID, name or
+ * namespace that is @p pod's own, stays where it is:
  * the status holds a reference to the block @p pod's strings live in
  * (kc__pod_strings_block()), and a later pod built on the same strings
  * names the same objects by the same addresses.

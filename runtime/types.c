@@ -595,9 +595,10 @@ static struct status_box *pack_status(struct kc__packer *pk, const struct status
                         held[i] = keep ? kc_arena_ref(plan->holds[i]) : NULL;
         }
         ips = kc__pack_strv(pk, t->ips, t->n_ips);
-        id = kc__pack_str(pk, t->id);
-        name = kc__pack_str(pk, t->name);
-        ns = kc__pack_str(pk, t->namespace);
+        /* The pod's own strings stay where they are, as its ids do. */
+        id = pod && t->id == pod->id ? t->id : kc__pack_str(pk, t->id);
+        name = pod && t->name == pod->name ? t->name : kc__pack_str(pk, t->name);
+        ns = pod && t->namespace == pod->namespace ? t->namespace : kc__pack_str(pk, t->namespace);
         if (box)
                 box->status = (struct kc_pod_status){
                         .id = id,

@@ -461,7 +461,8 @@ static void test_status_ids_of_pod(void **state)
         cs[0] = (struct kc_container_status){ .id = later->containers[0].id, .name = "app" };
         cs[1] = (struct kc_container_status){ .id = other_c2, .name = "b" };
         sb = (struct kc_sandbox_status){ .id = later->sandboxes[0].id, .name = "POD" };
-        assert_int_equal(kc__pod_status_new_holding(&(struct kc_pod_status){ .id = "uid",
+        assert_int_equal(kc__pod_status_new_holding(&(struct kc_pod_status){ .id = later->id,
+                                                                             .name = "web",
                                                                              .sandboxes = &sb,
                                                                              .n_sandboxes = 1,
                                                                              .containers = cs,
@@ -470,6 +471,8 @@ static void test_status_ids_of_pod(void **state)
                          0);
         assert_ptr_equal(st->containers[0].id, pod->containers[0].id);
         assert_ptr_equal(st->sandboxes[0].id, pod->sandboxes[0].id);
+        assert_ptr_equal(st->id, pod->id);
+        assert_string_equal(st->name, "web"); /* not the pod's (it has none): copied */
         /* Equal, not the same string: copied. */
         assert_ptr_not_equal(st->containers[1].id, other_c2);
         assert_ptr_not_equal(st->containers[1].id, pod->containers[1].id);
@@ -481,6 +484,7 @@ static void test_status_ids_of_pod(void **state)
         assert_string_equal(st->containers[0].id, "c1");
         assert_string_equal(st->containers[1].id, "c2");
         assert_string_equal(st->sandboxes[0].id, "s1");
+        assert_string_equal(st->id, "uid");
         kc_pod_status_unref(st);
 }
 
