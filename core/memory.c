@@ -178,6 +178,7 @@ int kc_memory_tune_exec(char *const argv[])
 
 void kc_memory_scavenge(void)
 {
+        (void)kc_block_trim();
         malloc_trim(0);
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/cleanup.h"
 #include "core/enum_table.h"
+#include "core/memory.h"
 #include "pleg/event.h"
 
 KC_DEFINE_STRING_TABLE(
@@ -21,6 +22,7 @@ struct kc_pleg_event *kc_pleg_event_new(const char *pod_id, enum kc_pleg_event_t
 {
         struct kc_pleg_event *e;
         size_t id_len, data_len;
+        uint8_t cls;
 
         assert(pod_id);
         if (!data)
@@ -28,10 +30,11 @@ struct kc_pleg_event *kc_pleg_event_new(const char *pod_id, enum kc_pleg_event_t
         id_len = strlen(pod_id) + 1;
         data_len = strlen(data) + 1;
         /* One block: the header, the pod ID, then the data string. */
-        e = malloc(sizeof(*e) + id_len + data_len);
+        e = kc_block_alloc(sizeof(*e) + id_len + data_len, &cls);
         if (!e)
                 return NULL;
         e->type = type;
+        e->block_class = cls;
         memcpy(e->pod_id, pod_id, id_len);
         memcpy(e->pod_id + id_len, data, data_len);
         e->data = e->pod_id + id_len;
@@ -40,7 +43,8 @@ struct kc_pleg_event *kc_pleg_event_new(const char *pod_id, enum kc_pleg_event_t
 
 void kc_pleg_event_free(struct kc_pleg_event *e)
 {
-        free(e);
+        if (e)
+                kc_block_free(e, e->block_class);
 }
 
 void kc_pleg_event_free_item(void *e)

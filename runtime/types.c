@@ -20,6 +20,7 @@
 #include "core/arena.h"
 #include "core/cleanup.h"
 #include "core/enum_table.h"
+#include "core/memory.h"
 #include "internal.h"
 #include "termination.h"
 #include "runtime/api_pod.h"
@@ -121,11 +122,12 @@ const char *kc__label_key_intern(const char *key)
  */
 struct ref_header {
         alignas(max_align_t) atomic_uint ref;
+        uint8_t block_class; /* the allocation's, for kc_block_free() */
         /* A pod buried in a pin: the next one there (kc_pod_pin_bury()). Fits the padding. */
         struct ref_header *buried_next;
 };
 static_assert(sizeof(struct ref_header) == alignof(max_align_t),
-              "the burial link fits the header's padding: objects did not grow");
+              "the block class and the burial link fit the header's padding: objects did not grow");
 
 static struct ref_header *ref_header_of(const void *obj)
 {
@@ -154,16 +156,23 @@ static bool obj_drop(void *obj)
                atomic_fetch_sub_explicit(&ref_header_of(obj)->ref, 1, memory_order_acq_rel) == 1;
 }
 
+/* Frees the allocation of the object @h heads. */
+static void obj_free(struct ref_header *h)
+{
+        kc_block_free(h, h->block_class);
+}
+
 static void obj_unref(void *obj)
 {
         if (obj_drop(obj))
-                free(ref_header_of(obj));
+                obj_free(ref_header_of(obj));
 }
 
-/* The first reference of an object packed after a ref_header. */
-static void *obj_init(struct ref_header *h, void *obj)
+/* The first reference of an object packed after a ref_header, in a block of class @cls. */
+static void *obj_init(struct ref_header *h, uint8_t cls, void *obj)
 {
         atomic_init(&h->ref, 1);
+        h->block_class = cls;
         h->buried_next = NULL;
         return obj;
 }
@@ -293,6 +302,7 @@ static int obj_new(void *(*pack)(struct kc__packer *pk, const void *tmpl), const
                    void **ret)
 {
         uint32_t lens[64];
+        uint8_t cls;
         /* Well-known label keys are not copied into every object (issue 18). */
         struct kc__packer pk = { .lens = lens,
                                  .cap_lens = KC_ELEMENTSOF(lens),
@@ -302,12 +312,12 @@ static int obj_new(void *(*pack)(struct kc__packer *pk, const void *tmpl), const
         if (!tmpl || !ret)
                 return -EINVAL;
         (void)pack(&pk, tmpl);
-        pk.base = malloc(pk.off);
+        pk.base = kc_block_alloc(pk.off, &cls);
         if (!pk.base)
                 return -ENOMEM;
         pk.off = 0;
         obj = pack(&pk, tmpl);
-        *ret = obj_init((struct ref_header *)pk.base, obj);
+        *ret = obj_init((struct ref_header *)pk.base, cls, obj);
         return 0;
 }
 
@@ -339,7 +349,7 @@ struct kc_pod *kc_pod_unref(struct kc_pod *p)
                 struct pod_box *box = pod_box_of(p);
                 struct kc_pod *owner = box->strings_owner;
 
-                free(box);
+                obj_free(&box->h);
                 /* An owner has its strings in its own block: one level, no deeper. */
                 kc_pod_unref(owner);
         }
@@ -375,6 +385,7 @@ int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struc
         struct kc_container *c;
         struct pod_box *box;
         struct kc_pod *owner;
+        uint8_t cls;
 
         if (!tmpl || !like || !ret)
                 return -EINVAL;
@@ -386,7 +397,7 @@ int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struc
                 return kc_pod_new(tmpl, ret);
         /* The header, the pod and its entries; the strings stay in the block that has them. */
         n_entries = like->n_containers + like->n_sandboxes;
-        box = malloc(sizeof(*box) + n_entries * sizeof(*c));
+        box = kc_block_alloc(sizeof(*box) + n_entries * sizeof(*c), &cls);
         if (!box)
                 return -ENOMEM;
         c = (struct kc_container *)(box + 1);
@@ -408,7 +419,7 @@ int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struc
                 .sandboxes = c + like->n_containers,
                 .n_sandboxes = like->n_sandboxes,
         };
-        *ret = obj_init(&box->h, &box->pod);
+        *ret = obj_init(&box->h, cls, &box->pod);
         return 0;
 }
 
@@ -666,7 +677,7 @@ struct kc_pod_status *kc_pod_status_unref(struct kc_pod_status *p)
                 for (size_t i = 0; i < box->n_held; i++)
                         kc_arena_free(box->held[i]);
                 kc_pod_unref(box->ids_pod);
-                free(box);
+                obj_free(&box->h);
         }
         return NULL;
 }

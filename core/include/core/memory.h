@@ -46,10 +46,35 @@ int kc_memory_tune_exec(char *const argv[]);
 
 /**
  * Hands the free pages of every malloc arena back to the kernel
- * (malloc_trim) at once, whatever they amount to. Any thread; takes each
- * arena's lock in turn, briefly. The daemon paces it with a kc_scavenger.
+ * (malloc_trim) at once, whatever they amount to, after the blocks
+ * kc_block_free() kept (kc_block_trim()). Any thread; takes each arena's
+ * lock in turn, briefly. The daemon paces it with a kc_scavenger.
  */
 void kc_memory_scavenge(void);
+
+/** Blocks of up to this many bytes are kept for reuse by kc_block_free(). */
+#define KC_BLOCK_MAX 2048u
+/** Bytes kc_block_free() keeps at most, over all sizes. */
+#define KC_BLOCK_KEPT_MAX ((size_t)4 << 20)
+
+/**
+ * Allocates @p size bytes, aligned as malloc()'s, for an object built and
+ * dropped by the thousand per relist (issue 18): a block of its size class
+ * (64-byte steps up to KC_BLOCK_MAX) that kc_block_free() kept, else
+ * malloc()'s. *ret_class is what kc_block_free() needs back (untouched on
+ * failure). Any thread. NULL on ENOMEM.
+ */
+void *kc_block_alloc(size_t size, uint8_t *ret_class);
+/**
+ * Frees @p p (NULL: nothing), allocated by kc_block_alloc() with class
+ * @p cls: kept for the next allocation of its class while the blocks kept
+ * stay under KC_BLOCK_KEPT_MAX, else free()d. Any thread.
+ */
+void kc_block_free(void *p, uint8_t cls);
+/** Frees every block kept; returns their bytes. Any thread. */
+size_t kc_block_trim(void);
+/** The bytes of the blocks kept now. */
+size_t kc_block_kept(void);
 
 /**
  * The scavenger of Go's runtime, for malloc: hands free heap pages back to

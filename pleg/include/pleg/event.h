@@ -26,7 +26,8 @@ const char *kc_pleg_event_type_to_string(enum kc_pleg_event_type t);
 /** PodLifecycleEvent. One allocation; free with kc_pleg_event_free(). */
 struct kc_pleg_event {
         enum kc_pleg_event_type type;
-        const char *data; /* container ID; "" for PodSync */
+        uint8_t block_class; /* the allocation's (kc_block_alloc); set by kc_pleg_event_new */
+        const char *data;    /* container ID; "" for PodSync */
         char pod_id[];
 };
 

@@ -421,9 +421,90 @@ static void test_scavenger_on_the_process(void **state)
         free(blocks);
 }
 
+/*
+ * Issue 18: a freed small block is kept for the next allocation of its size
+ * class, the bytes kept stay under KC_BLOCK_KEPT_MAX, a large block is
+ * malloc's alone, and kc_block_trim() hands every kept block back.
+ */
+static void test_blocks_reused_and_bounded(void **state)
+{
+        static void *many[(KC_BLOCK_KEPT_MAX / 2048) + 8];
+        uint8_t cls = 0, cls2 = 0, big_cls = 9;
+        void *a, *b, *big;
+        size_t i;
+
+        (void)state;
+        (void)kc_block_trim();
+        assert_int_equal(kc_block_kept(), 0);
+        a = kc_block_alloc(100, &cls);
+        assert_non_null(a);
+        assert_int_equal(cls, 2); /* 65 to 128 bytes */
+        memset(a, 0x5a, 128);     /* the whole class is the caller's */
+        kc_block_free(a, cls);
+        assert_int_equal(kc_block_kept(), 128);
+        /* Another size of the class: the same block back. */
+        b = kc_block_alloc(128, &cls2);
+        assert_ptr_equal(b, a);
+        assert_int_equal(cls2, cls);
+        assert_int_equal(kc_block_kept(), 0);
+        kc_block_free(b, cls2);
+        /* Too large to keep: malloc's, class 0, freed at once. */
+        big = kc_block_alloc(KC_BLOCK_MAX + 1, &big_cls);
+        assert_non_null(big);
+        assert_int_equal(big_cls, 0);
+        kc_block_free(big, big_cls);
+        assert_int_equal(kc_block_kept(), 128);
+        kc_block_free(NULL, 3);
+        assert_int_equal(kc_block_kept(), 128);
+        assert_int_equal(kc_block_trim(), 128);
+        /* More freed than the bound: the rest goes back to malloc. */
+        for (i = 0; i < KC_ELEMENTSOF(many); i++) {
+                many[i] = kc_block_alloc(KC_BLOCK_MAX, &cls);
+                assert_non_null(many[i]);
+        }
+        for (i = 0; i < KC_ELEMENTSOF(many); i++)
+                kc_block_free(many[i], cls);
+        assert_int_equal(kc_block_kept(), KC_BLOCK_KEPT_MAX);
+        assert_int_equal(kc_block_trim(), KC_BLOCK_KEPT_MAX);
+        assert_int_equal(kc_block_kept(), 0);
+}
+
+/* Blocks allocated on one thread and freed on another, both at once (TSan: no race). */
+static void *blocks_churn(void *arg)
+{
+        void *mine[64];
+        uint8_t cls[64];
+
+        for (int round = 0; round < 200; round++) {
+                for (int i = 0; i < 64; i++) {
+                        mine[i] = kc_block_alloc(64 + (size_t)(i % 8) * 64, &cls[i]);
+                        assert_non_null(mine[i]);
+                        memset(mine[i], round, 64);
+                }
+                for (int i = 0; i < 64; i++)
+                        kc_block_free(mine[i], cls[i]);
+        }
+        return arg;
+}
+
+static void test_blocks_shared_by_threads(void **state)
+{
+        pthread_t t;
+
+        (void)state;
+        assert_int_equal(pthread_create(&t, NULL, blocks_churn, NULL), 0);
+        (void)blocks_churn(NULL);
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_true(kc_block_kept() <= KC_BLOCK_KEPT_MAX);
+        (void)kc_block_trim();
+        assert_int_equal(kc_block_kept(), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_blocks_reused_and_bounded),
+                cmocka_unit_test(test_blocks_shared_by_threads),
                 cmocka_unit_test(test_tune_leaves_the_main_arena_alone),
                 cmocka_unit_test(test_tune_keeps_the_users_arena_max),
                 cmocka_unit_test(test_tunables_without_tcache),
