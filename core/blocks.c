@@ -15,19 +15,22 @@
  * hands them back to malloc before it trims (kc_memory_scavenge).
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "core/memory.h"
+#include "internal.h"
 
+/*
+ * AddressSanitizer and valgrind report a use after free, and a leak, only
+ * of what malloc() and free() saw: under them nothing is kept.
+ */
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define BLOCK_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define BLOCK_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#define BLOCKS_KEPT false
 #else
-#define BLOCK_POISON(p, n) ((void)(p), (void)(n))
-#define BLOCK_UNPOISON(p, n) ((void)(p), (void)(n))
+#define BLOCKS_KEPT true
 #endif
 
 #define BLOCK_GRAIN 64u
@@ -48,6 +51,13 @@ static struct block_class classes[BLOCK_CLASSES] = {
 };
 /* Bytes kept over all classes, at most KC_BLOCK_KEPT_MAX. */
 static atomic_size_t kept_bytes;
+static pthread_once_t keeps_once = PTHREAD_ONCE_INIT;
+static bool keeps;
+
+static void keeps_decide(void)
+{
+        keeps = BLOCKS_KEPT && kc__malloc_is_glibcs();
+}
 
 static size_t class_size(uint8_t cls)
 {
@@ -71,14 +81,11 @@ void *kc_block_alloc(size_t size, uint8_t *ret_class)
         c = &classes[cls - 1];
         pthread_mutex_lock(&c->mu);
         b = c->head;
-        if (b) {
-                BLOCK_UNPOISON(b, sizeof(*b));
+        if (b)
                 c->head = b->next;
-        }
         pthread_mutex_unlock(&c->mu);
         if (b) {
                 atomic_fetch_sub_explicit(&kept_bytes, class_size(cls), memory_order_relaxed);
-                BLOCK_UNPOISON(b, class_size(cls));
                 p = b;
         } else {
                 p = malloc(class_size(cls));
@@ -94,7 +101,7 @@ void kc_block_free(void *p, uint8_t cls)
         struct kept_block *b = p;
         size_t size;
 
-        if (cls == 0 || cls > BLOCK_CLASSES) {
+        if (cls == 0 || cls > BLOCK_CLASSES || !kc_block_keeps()) {
                 free(p);
                 return;
         }
@@ -112,8 +119,6 @@ void kc_block_free(void *p, uint8_t cls)
         pthread_mutex_lock(&c->mu);
         b->next = c->head;
         c->head = b;
-        /* A use after this free is still one, under AddressSanitizer. */
-        BLOCK_POISON(b, size);
         pthread_mutex_unlock(&c->mu);
 }
 
@@ -130,10 +135,8 @@ size_t kc_block_trim(void)
                 c->head = NULL;
                 pthread_mutex_unlock(&c->mu);
                 while (b) {
-                        struct kept_block *next;
+                        struct kept_block *next = b->next;
 
-                        BLOCK_UNPOISON(b, class_size(cls));
-                        next = b->next;
                         atomic_fetch_sub_explicit(&kept_bytes, class_size(cls),
                                                   memory_order_relaxed);
                         free(b);
@@ -142,6 +145,12 @@ size_t kc_block_trim(void)
                 }
         }
         return freed;
+}
+
+bool kc_block_keeps(void)
+{
+        (void)pthread_once(&keeps_once, keeps_decide);
+        return keeps;
 }
 
 size_t kc_block_kept(void)

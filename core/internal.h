@@ -134,3 +134,5 @@ void kc__scavenger_set_ops(struct kc_scavenger *s, kc__memory_sample_fn sample,
  * count already; -ENOMEM.
  */
 int kc__memory_tunables_without_tcache(const char *cur, char **ret);
+/* Whether malloc is the C library's own, nothing preloaded (not valgrind's, not a sanitizer's). */
+bool kc__malloc_is_glibcs(void);

@@ -97,12 +97,13 @@ static bool malloc_is_the_one_mallopt_tunes(void)
 }
 
 /*
- * Stricter than the above, for kc_memory_tune_exec(): malloc comes from the
- * object getauxval() comes from, the C library, and nothing is preloaded.
- * valgrind redirects malloc without a symbol of its own (only its
- * LD_PRELOAD shows), and a program executed again under it would not run.
+ * Stricter than the above, for kc_memory_tune_exec() and the block cache
+ * (core/blocks.c): malloc comes from the object getauxval() comes from,
+ * the C library, and nothing is preloaded. valgrind redirects malloc
+ * without a symbol of its own (only its LD_PRELOAD shows), and a program
+ * executed again under it would not run.
  */
-static bool malloc_is_glibcs(void)
+bool kc__malloc_is_glibcs(void)
 {
         const char *preload = getenv("LD_PRELOAD");
         void *m = dlsym(RTLD_DEFAULT, "malloc"), *g = dlsym(RTLD_DEFAULT, "getauxval");
@@ -157,7 +158,7 @@ int kc_memory_tune_exec(char *const argv[])
         if (!argv || !argv[0])
                 return -EINVAL;
         /* A set-uid program's ld.so may drop the tunables: it would execute again and again. */
-        if (getauxval(AT_SECURE) || !malloc_is_glibcs())
+        if (getauxval(AT_SECURE) || !kc__malloc_is_glibcs())
                 return -EOPNOTSUPP;
         r = kc__memory_tunables_without_tcache(cur, &t);
         if (r <= 0)

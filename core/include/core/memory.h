@@ -75,6 +75,11 @@ void kc_block_free(void *p, uint8_t cls);
 size_t kc_block_trim(void);
 /** The bytes of the blocks kept now. */
 size_t kc_block_kept(void);
+/**
+ * Whether kc_block_free() keeps blocks: not under AddressSanitizer or
+ * valgrind, or with another malloc preloaded; they see only malloc's.
+ */
+bool kc_block_keeps(void);
 
 /**
  * The scavenger of Go's runtime, for malloc: hands free heap pages back to

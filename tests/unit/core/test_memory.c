@@ -441,6 +441,11 @@ static void test_blocks_reused_and_bounded(void **state)
         assert_int_equal(cls, 2); /* 65 to 128 bytes */
         memset(a, 0x5a, 128);     /* the whole class is the caller's */
         kc_block_free(a, cls);
+        if (!kc_block_keeps()) {
+                /* AddressSanitizer's build: every block goes back to malloc. */
+                assert_int_equal(kc_block_kept(), 0);
+                skip();
+        }
         assert_int_equal(kc_block_kept(), 128);
         /* Another size of the class: the same block back. */
         b = kc_block_alloc(128, &cls2);
