@@ -178,7 +178,7 @@ int kc__cri_container_copy(struct kc_arena *a, const struct kc_cri_container *sr
  */
 int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struct kc_pod **ret);
 /* Entries up to this many are checked for a repeated id when a pod is packed (kc_pod_ids_distinct). */
-#define POD_IDS_CHECKED_MAX 16
+#define KC__POD_IDS_CHECKED_MAX 16
 
 /* The pod whose block has @p p's strings: @p p itself unless kc__pod_new_like() made it. */
 struct kc_pod *kc__pod_strings_block(const struct kc_pod *p);

@@ -218,30 +218,30 @@ struct pod_box {
         struct kc_pod *strings_owner;
         bool ids_distinct; /* kc_pod_ids_distinct() */
 };
+static_assert(offsetof(struct pod_box, pod) == sizeof(struct ref_header), "pod after its header");
+
+/* The id of entry @p i of @p t, its containers then its sandboxes. */
+static const char *entry_id(const struct kc_pod *t, size_t i)
+{
+        return i < t->n_containers ? t->containers[i].id : t->sandboxes[i - t->n_containers].id;
+}
 
 /* Whether the ids of @p t's sandboxes and containers are all different strings. */
 static bool ids_distinct(const struct kc_pod *t)
 {
         size_t n = t->n_containers + t->n_sandboxes, i, k;
-        const char *a, *b;
 
-        if (n > POD_IDS_CHECKED_MAX)
+        if (n > KC__POD_IDS_CHECKED_MAX)
                 return false;
         for (i = 0; i < n; i++) {
-                a = i < t->n_containers ? t->containers[i].id
-                                        : t->sandboxes[i - t->n_containers].id;
-                if (!a)
+                if (!entry_id(t, i))
                         return false;
-                for (k = 0; k < i; k++) {
-                        b = k < t->n_containers ? t->containers[k].id
-                                                : t->sandboxes[k - t->n_containers].id;
-                        if (strcmp(a, b) == 0)
+                for (k = 0; k < i; k++)
+                        if (strcmp(entry_id(t, i), entry_id(t, k)) == 0)
                                 return false;
-                }
         }
         return true;
 }
-static_assert(offsetof(struct pod_box, pod) == sizeof(struct ref_header), "pod after its header");
 
 static void pack_container(struct kc__packer *pk, const struct kc_container *src,
                            struct kc_container *dst)

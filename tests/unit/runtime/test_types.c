@@ -488,13 +488,27 @@ static void test_status_ids_of_pod(void **state)
         kc_pod_status_unref(st);
 }
 
+/* kc_pod_ids_distinct() of a pod packed from @t; a pod made like it says the same. */
+static bool packed_ids_distinct(const struct kc_pod *t)
+{
+        struct kc_pod *p = NULL, *like = NULL;
+        bool d;
+
+        assert_int_equal(kc_pod_new(t, &p), 0);
+        d = kc_pod_ids_distinct(p);
+        assert_int_equal(kc__pod_new_like(p, p, &like), 0);
+        assert_int_equal(kc_pod_ids_distinct(like), d);
+        kc_pod_unref(like);
+        kc_pod_unref(p);
+        return d;
+}
+
 /* kc_pod_ids_distinct: found when a pod is packed, kept by a pod made like it. */
 static void test_pod_ids_distinct(void **state)
 {
-        struct kc_container ctrs[POD_IDS_CHECKED_MAX + 1], sbs[1] = { { .id = "s1" } };
-        char ids[POD_IDS_CHECKED_MAX + 1][8];
+        struct kc_container ctrs[KC__POD_IDS_CHECKED_MAX + 1], sbs[1] = { { .id = "s1" } };
+        char ids[KC__POD_IDS_CHECKED_MAX + 1][8];
         struct kc_pod t = { .id = "uid", .containers = ctrs, .sandboxes = sbs, .n_sandboxes = 1 };
-        struct kc_pod *p = NULL, *like = NULL;
         size_t i;
 
         (void)state;
@@ -503,34 +517,18 @@ static void test_pod_ids_distinct(void **state)
                 ctrs[i] = (struct kc_container){ .id = ids[i], .name = "n" };
         }
         t.n_containers = 3;
-        assert_int_equal(kc_pod_new(&t, &p), 0);
-        assert_true(kc_pod_ids_distinct(p));
-        assert_int_equal(kc__pod_new_like(p, p, &like), 0);
-        assert_true(kc_pod_ids_distinct(like));
-        like = kc_pod_unref(like);
-        p = kc_pod_unref(p);
+        assert_true(packed_ids_distinct(&t));
         /* A container's id again, as another container's or as the sandbox's. */
         strcpy(ids[2], "c0");
-        assert_int_equal(kc_pod_new(&t, &p), 0);
-        assert_false(kc_pod_ids_distinct(p));
-        assert_int_equal(kc__pod_new_like(p, p, &like), 0);
-        assert_false(kc_pod_ids_distinct(like));
-        like = kc_pod_unref(like);
-        p = kc_pod_unref(p);
+        assert_false(packed_ids_distinct(&t));
         strcpy(ids[2], "s1");
-        assert_int_equal(kc_pod_new(&t, &p), 0);
-        assert_false(kc_pod_ids_distinct(p));
-        p = kc_pod_unref(p);
+        assert_false(packed_ids_distinct(&t));
         strcpy(ids[2], "c2");
         /* Too many entries to check: not known. */
-        t.n_containers = POD_IDS_CHECKED_MAX;
-        assert_int_equal(kc_pod_new(&t, &p), 0);
-        assert_false(kc_pod_ids_distinct(p));
-        p = kc_pod_unref(p);
-        t.n_containers = POD_IDS_CHECKED_MAX - 1;
-        assert_int_equal(kc_pod_new(&t, &p), 0);
-        assert_true(kc_pod_ids_distinct(p));
-        kc_pod_unref(p);
+        t.n_containers = KC__POD_IDS_CHECKED_MAX;
+        assert_false(packed_ids_distinct(&t));
+        t.n_containers = KC__POD_IDS_CHECKED_MAX - 1;
+        assert_true(packed_ids_distinct(&t));
 }
 
 static void test_pod_list_done(void **state)
