@@ -23,16 +23,6 @@
 #include "core/memory.h"
 #include "internal.h"
 
-/*
- * AddressSanitizer and valgrind report a use after free, and a leak, only
- * of what malloc() and free() saw: under them nothing is kept.
- */
-#if defined(__SANITIZE_ADDRESS__)
-#define BLOCKS_KEPT false
-#else
-#define BLOCKS_KEPT true
-#endif
-
 #define BLOCK_GRAIN 64u
 #define BLOCK_CLASSES (KC_BLOCK_MAX / BLOCK_GRAIN)
 
@@ -54,9 +44,21 @@ static atomic_size_t kept_bytes;
 static pthread_once_t keeps_once = PTHREAD_ONCE_INIT;
 static bool keeps;
 
+/*
+ * AddressSanitizer and valgrind report a use after free, and a leak, only
+ * of what malloc() and free() saw: under them nothing is kept, nor under
+ * another malloc preloaded. ThreadSanitizer's malloc is its own too, but
+ * it is there to check the lists' locking: blocks are kept.
+ */
 static void keeps_decide(void)
 {
-        keeps = BLOCKS_KEPT && kc__malloc_is_glibcs();
+#if defined(__SANITIZE_ADDRESS__)
+        keeps = false;
+#elif defined(__SANITIZE_THREAD__)
+        keeps = true;
+#else
+        keeps = kc__malloc_is_glibcs();
+#endif
 }
 
 static size_t class_size(uint8_t cls)

@@ -77,7 +77,8 @@ size_t kc_block_trim(void);
 size_t kc_block_kept(void);
 /**
  * Whether kc_block_free() keeps blocks: not under AddressSanitizer or
- * valgrind, or with another malloc preloaded; they see only malloc's.
+ * valgrind, or with another malloc preloaded, which see only malloc's
+ * blocks; under ThreadSanitizer it does, for the lists' locking.
  */
 bool kc_block_keeps(void);
 

@@ -442,7 +442,7 @@ static void test_blocks_reused_and_bounded(void **state)
         memset(a, 0x5a, 128);     /* the whole class is the caller's */
         kc_block_free(a, cls);
 #if !defined(__SANITIZE_ADDRESS__)
-        /* Off only where malloc is not glibc's own: a sanitizer's, or a preloaded one (valgrind). */
+        /* Off only under AddressSanitizer and where something is preloaded (valgrind). */
         if (!getenv("LD_PRELOAD") || !*getenv("LD_PRELOAD"))
                 assert_true(kc_block_keeps());
 #endif
