@@ -73,7 +73,8 @@ void *kc_block_alloc(size_t size, uint8_t *ret_class)
         uint8_t cls;
         void *p;
 
-        if (size == 0 || size > KC_BLOCK_MAX) {
+        /* Not kept: malloc's own size, so a checker's bounds are the caller's. */
+        if (size == 0 || size > KC_BLOCK_MAX || !kc_block_keeps()) {
                 p = malloc(size);
                 if (p)
                         *ret_class = 0;

@@ -61,7 +61,8 @@ void kc_memory_scavenge(void);
  * Allocates @p size bytes, aligned as malloc()'s, for an object built and
  * dropped by the thousand per relist (issue 18): a block of its size class
  * (64-byte steps up to KC_BLOCK_MAX) that kc_block_free() kept, else
- * malloc()'s. *ret_class is what kc_block_free() needs back (untouched on
+ * malloc()'s; of @p size exactly, class 0, when blocks are not kept
+ * (kc_block_keeps()). *ret_class is what kc_block_free() needs back (untouched on
  * failure). Any thread. NULL on ENOMEM.
  */
 void *kc_block_alloc(size_t size, uint8_t *ret_class);
