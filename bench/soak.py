@@ -40,8 +40,13 @@ What "flat" means with churn:
 - threads: the pod-worker pool (threads named kc-podworker) is elastic by
   design: it grows while syncs wait for the cache and shrinks after 30 s
   idle. Every other thread is fixed and must never change after the
-  warm-up; the pool must stay within the range it had during the warm-up
-  (a pool leak shows as a floor that rises). The total is printed too.
+  warm-up. The pool may leave the range it had during the warm-up only for
+  a while: a thread the grower adds for one stall (a loaded machine
+  pausing the workers) retires once no stall has called for one for the
+  30 s idle timeout, so a stay above the warm-up range longer than 35 s
+  (plus a sample's spacing) fails: a leaked or stuck pool thread stays
+  for good. A stay still open at the end and shorter than that is printed,
+  not judged. The total is printed too.
 
 --quick (CI): 90 s with a 30 s warm-up, 3 s samples and 15 s windows. The
 fd and thread checks are the same; the RSS limit is looser (10 % unless
@@ -75,6 +80,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_daemon as bd  # noqa: E402  (free_port, proc_status, cpu_seconds, http_get, manifest)
 
 POOL_THREAD = "kc-podworker"
+# A pool thread the grower adds for one stall (a loaded machine pausing the
+# workers 10 ms) retires once no stall has called for one for the idle
+# timeout (30 s, podworkers/pod_workers.c); the next burst's end and a
+# sample's spacing come on top.
+POOL_EXCURSION_MAX_S = 30 + 5
 NODE = "soak-node"
 
 
@@ -87,6 +97,23 @@ def parse_duration(s):
     if not parts or "".join(a + b for a, b in parts) != s:
         raise argparse.ArgumentTypeError(f"not a duration: {s!r} (e.g. 90s, 5m, 1h)")
     return sum(float(a) * {"h": 3600, "m": 60, "s": 1}[u] for a, u in parts)
+
+
+def pool_excursions(samples, top):
+    """Runs of samples whose pool is above @top: (start t, end t, peak, closed)."""
+    runs, cur = [], None
+    for s in samples:
+        if s["pool_threads"] > top:
+            if cur is None:
+                cur = [s["t"], s["t"], s["pool_threads"]]
+            cur[1] = s["t"]
+            cur[2] = max(cur[2], s["pool_threads"])
+        elif cur is not None:
+            runs.append((cur[0], s["t"], cur[2], True))
+            cur = None
+    if cur is not None:
+        runs.append((cur[0], cur[1], cur[2], False))
+    return runs
 
 
 # ---------------------------------------------------------------------------
@@ -461,8 +488,18 @@ def summarize(args, m, samples, rc, stop_s):
     tmin, tmax = rng("threads", after)
     print(f"pod-worker pool threads after warm-up: min {pmin}, max {pmax} "
           f"(during the warm-up: {wmin}..{wmax}); all threads after warm-up: {tmin}..{tmax}")
-    if wmax is not None and pmax > wmax:
-        failures.append(f"the pod-worker pool grew beyond its warm-up range: {pmax} > {wmax}")
+    if wmax is not None:
+        for start, end, peak, closed in pool_excursions(after, wmax):
+            span = end - start
+            where = f"{start:.0f}..{end:.0f} s, up to {peak} threads (warm-up max {wmax})"
+            if span > POOL_EXCURSION_MAX_S + args.interval:
+                failures.append(f"the pod-worker pool stayed above its warm-up range for "
+                                f"{span:.0f} s ({where}; limit {POOL_EXCURSION_MAX_S} s)")
+            elif not closed:
+                print(f"pod-worker pool above its warm-up range at the end ({where}): "
+                      f"too recent to judge")
+            else:
+                print(f"pod-worker pool above its warm-up range for {span:.0f} s ({where}), then back")
     smin, smax = rng("series", after)
     print(f"/metrics series after warm-up: min {smin}, max {smax}")
     cpus = [s["cpu_pct"] for s in after if s["cpu_pct"] is not None]
@@ -478,8 +515,9 @@ def summarize(args, m, samples, rc, stop_s):
     print("How to read this: RSS is compared as the median of the first and of the last "
           f"{args.window:g} s after the warm-up, every sample taken at the same point of the "
           "sampling cycle; fds and threads are the minimum of three reads per sample; the "
-          f"pod-worker pool ({POOL_THREAD}) is elastic by design and must stay within its "
-          "warm-up range, every other thread and every fd must not change at all.")
+          f"pod-worker pool ({POOL_THREAD}) is elastic by design and may leave its warm-up "
+          f"range for {POOL_EXCURSION_MAX_S} s at most, every other thread and every fd "
+          "must not change at all.")
     if failures:
         for f in failures:
             print(f"soak: FAIL: {f}")

@@ -35,9 +35,12 @@
  *    thousands of them runs on a few threads; syncs that block stall the
  *    queue, so with 1 % of 10,000 pods stuck 30 s in termination ~100
  *    threads are blocked and the others keep serving the queue: a stuck
- *    pod delays another pod's dispatch by one stall at most. Threads above min_threads that stay
- *    idle for idle_timeout (30 s of monotonic time) exit and are joined by
- *    the next spawn or by kc_pod_workers_free.
+ *    pod delays another pod's dispatch by one stall at most. Threads above
+ *    min_threads that stay idle for idle_timeout (30 s of monotonic time)
+ *    exit, and so does a thread past eager_threads that finds no work while
+ *    eager_threads others are idle, once no stall has called for a thread
+ *    for idle_timeout (surplus_locked()); the next spawn, exit or
+ *    kc_pod_workers_free joins them.
  *  - Waiting for a fresh status (GetNewerThan, F-PW-07) holds no thread:
  *    the iteration parks and the cache's observer resumes it when a write
  *    would have ended the wait (cache_status()). Every resync of every pod
@@ -317,6 +320,8 @@ struct kc_pod_workers {
         size_t rq_len;
         /* Monotonic ns of the last pop or finished iteration, or of the queue filling. */
         int64_t rq_progress;
+        /* Monotonic ns of the grower's last spawn for a stall (surplus_locked()). */
+        int64_t last_stall;
 
         /* Grows the pool past eager_threads while ready work stalls (grower_main()). */
         pthread_t grower;
@@ -681,6 +686,7 @@ static void *grower_main(void *arg)
                         /* The new thread's start is the next progress to wait for;
                          * a failed start (logged) is tried again after the net. */
                         pw->rq_progress = now;
+                        pw->last_stall = now;
                         if (spawn_locked(pw))
                                 continue;
                         due = now + KC_NSEC_PER_SEC;
@@ -1457,6 +1463,36 @@ static void run_one(struct kc_pod_workers *pw, struct pod_entry *e)
         pthread_mutex_unlock(&pw->lock);
 }
 
+/*
+ * A thread past eager_threads that finds no work while eager_threads others
+ * wait idle, and no stall has called for a thread for an idle timeout, is
+ * surplus. The idle timeout alone did not retire it: a burst of ready pods
+ * (every sync tick has one) wakes every idle thread, so a thread the
+ * grower added for one stall (a loaded machine pausing the workers for
+ * 10 ms) got work each second and stayed for good (bench/soak.py).
+ */
+static bool surplus_locked(const struct kc_pod_workers *pw)
+{
+        return pw->reaper.n_running > pw->eager_threads && pw->n_idle >= pw->eager_threads &&
+               monotonic_ns() - pw->last_stall >= pw->idle_timeout_ns;
+}
+
+/* Leaves the pool: the next spawn, the next exit or free joins @self. */
+static void retire_locked(struct kc_pod_workers *pw, struct worker_thread *self)
+{
+        struct worker_thread **p;
+
+        /* An exited thread keeps its stack mapped (and its first pages
+         * resident) until joined: after a burst, the hundreds that retire
+         * would keep theirs until the next burst. */
+        kc_reaper_join_locked(&pw->reaper);
+        for (p = &pw->threads; *p && *p != self; p = &(*p)->next)
+                ;
+        if (*p)
+                *p = self->next;
+        kc_reaper_retire_locked(&pw->reaper, &self->thread);
+}
+
 static void *worker_main(void *arg)
 {
         struct worker_thread *self = arg;
@@ -1479,28 +1515,18 @@ static void *worker_main(void *arg)
                         pthread_mutex_lock(&pw->lock);
                         continue;
                 }
+                if (surplus_locked(pw)) {
+                        retire_locked(pw, self);
+                        break;
+                }
                 deadline = monotonic_deadline(pw->idle_timeout_ns);
                 pw->n_idle++;
                 r = idle_wait_locked(pw, self, &deadline);
                 pw->n_idle--;
                 if (r == ETIMEDOUT && !pw->stopping && kc_list_empty(&pw->rq) &&
                     pw->reaper.n_running > pw->min_threads) {
-                        /*
-                         * Idle above the minimum: exit; the next spawn, the
-                         * next exit or free joins us. An exited thread keeps
-                         * its stack mapped (and its first pages resident)
-                         * until joined: after a burst, the hundreds that
-                         * retire would keep theirs until the next burst.
-                         */
-                        struct worker_thread **p;
-
-                        kc_reaper_join_locked(&pw->reaper);
-
-                        for (p = &pw->threads; *p && *p != self; p = &(*p)->next)
-                                ;
-                        if (*p)
-                                *p = self->next;
-                        kc_reaper_retire_locked(&pw->reaper, &self->thread);
+                        /* Idle above the minimum for the timeout. */
+                        retire_locked(pw, self);
                         break;
                 }
         }

@@ -434,6 +434,22 @@ static void update_pods(struct fixture *fx, enum kc_sync_pod_type type, const ch
         }
 }
 
+/*
+ * Holds @n syncs of pods @prefix0..(n-1) in the syncer at once, each on a
+ * thread of its own (the grower adds those past eager), then lets them end.
+ */
+static void gated_burst(struct fixture *fx, const char *prefix, int n)
+{
+        fake_lock(&fx->fake);
+        snprintf(fx->fake.gate_sync_prefix, 64, "%s", prefix);
+        fake_unlock(&fx->fake);
+        update_pods(fx, KC_SYNC_POD_SYNC, prefix, n);
+        wait_entered(fx, n);
+        assert_true(kc__pod_workers_thread_count(fx->pw) >= (unsigned)n);
+        kc_cancel_trigger_mp(fx->fake.gate);
+        drain(fx);
+}
+
 /* Creates pods @prefix0..(n-1) and lets their first syncs run (newer than 0: at once). */
 static void create_pods(struct fixture *fx, const char *prefix, int n)
 {
@@ -529,15 +545,7 @@ static void test_blocked_syncs_grow_the_pool(void **state)
 
         (void)state;
         n = (int)kc__pod_workers_eager_threads(fx->pw) + 4;
-        fake_lock(&fx->fake);
-        snprintf(fx->fake.gate_sync_prefix, 64, "g");
-        fake_unlock(&fx->fake);
-        update_pods(fx, KC_SYNC_POD_SYNC, "g", n);
-        /* each blocked sync holds a thread of its own */
-        wait_entered(fx, n);
-        assert_true(kc__pod_workers_thread_count(fx->pw) >= (unsigned)n);
-        kc_cancel_trigger_mp(fx->fake.gate);
-        drain(fx);
+        gated_burst(fx, "g", n);
         fixture_free(fx);
 }
 
@@ -682,14 +690,7 @@ static void test_pool_shrinks_under_trickle(void **state)
 
         (void)state;
         /* The burst: eight syncs blocked in the syncer at once, on eight threads. */
-        fake_lock(&fx->fake);
-        snprintf(fx->fake.gate_sync_prefix, 64, "p");
-        fake_unlock(&fx->fake);
-        update_pods(fx, KC_SYNC_POD_SYNC, "p", 8);
-        wait_entered(fx, 8);
-        assert_true(kc__pod_workers_thread_count(fx->pw) >= 8);
-        kc_cancel_trigger_mp(fx->fake.gate);
-        drain(fx);
+        gated_burst(fx, "p", 8);
 
         /* The trickle: one sync every 20 ms, far more often than the 300 ms
          * timeout, until the pool is down to two threads (or the deadline). */
@@ -705,6 +706,44 @@ static void test_pool_shrinks_under_trickle(void **state)
         /* and the trickle was served all along */
         drain(fx);
         assert_true(n_recs_for(fx, "p0") >= 3);
+        fixture_free(fx);
+}
+
+/*
+ * Bursts after a stall let the threads the grower added retire: every burst
+ * wakes every idle thread, so none reaches the idle timeout, but a thread
+ * past what the pool starts at once that finds no work while that many
+ * others are idle leaves once no stall has called for a thread for the
+ * timeout (bench/soak: one stall on a loaded machine kept a fifth thread
+ * for good).
+ */
+static void test_surplus_retires_under_bursts(void **state)
+{
+        struct fixture *fx = fixture_new_cfg(64, 300 * KC_NSEC_PER_MSEC);
+        struct timespec tick = { 0, 20 * KC_NSEC_PER_MSEC };
+        struct kc_clock *real = kc_clock_real();
+        unsigned eager = kc__pod_workers_eager_threads(fx->pw), n = 0;
+        int64_t deadline;
+        int bursts = 0;
+
+        (void)state;
+        /* Blocked syncs stall the queue: the grower takes the pool past eager. */
+        gated_burst(fx, "g", (int)eager + 3);
+
+        /* Bursts of twice eager pods every 20 ms, far more often than the
+         * 300 ms timeout, until the pool is down to eager (or the deadline). */
+        deadline = kc_clock_now(real) + 10 * SEC * kc_test_timeout_multiplier();
+        while ((n = kc__pod_workers_thread_count(fx->pw)) > eager &&
+               kc_clock_now(real) < deadline) {
+                update_pods(fx, KC_SYNC_POD_SYNC, "b", 2 * (int)eager);
+                bursts++;
+                nanosleep(&tick, NULL);
+        }
+        assert_true(n <= eager);
+        /* the bursts were served all along */
+        drain(fx);
+        assert_true(bursts >= 1);
+        assert_true(n_recs_for(fx, "b0") >= 1);
         fixture_free(fx);
 }
 
@@ -746,6 +785,7 @@ int main(void)
                 cmocka_unit_test(test_stuck_pod_does_not_delay_others),
                 cmocka_unit_test(test_pool_grows_and_shrinks),
                 cmocka_unit_test(test_pool_shrinks_under_trickle),
+                cmocka_unit_test(test_surplus_retires_under_bursts),
                 cmocka_unit_test(test_cache_wait_parks),
                 cmocka_unit_test(test_kill_cancels_parked_sync),
                 cmocka_unit_test(test_blocked_syncs_grow_the_pool),
