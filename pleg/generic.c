@@ -857,25 +857,33 @@ static void relist_pod(struct kc_generic_pleg *g, struct pod_record *r)
 }
 
 /*
- * Before relist_pod() of g->dirty[@i]: the pods of its successor, which
- * it compares next, and the cache entries the next writes go to are asked
- * for ahead (issue 18). Each would otherwise be a wait for memory that the
- * pods before it evicted, one after another.
+ * Before relist_pod() of g->dirty[@i]: what the next few visits read is
+ * asked for ahead, each a step further the closer its visit (issue 18).
+ * Each would otherwise be a wait for memory that the pods before it
+ * evicted, one after another: a record (five visits ahead), its pods
+ * (four), what the runtime reads for their status (three to one, when
+ * @listed_status: update_cache() asks for a listed pod's) and their cache
+ * entries (two to none).
  */
-static void relist_prefetch(struct kc_generic_pleg *g, size_t i)
+static void relist_prefetch(struct kc_generic_pleg *g, size_t i, bool listed_status)
 {
+        void (*runtime_prefetch)(void *, const struct kc_pod *, const struct kc_pod *, unsigned) =
+                listed_status ? g->runtime.ops->prefetch_listed_pod_status : NULL;
         struct pod_record *const *d = g->dirty;
         size_t n = g->n_dirty;
 
-        /* The record the next two calls read: its UID (the next), its pods' pointers. */
-        if (i + 3 < n) {
-                __builtin_prefetch(d[i + 3]);
-                __builtin_prefetch(d[i + 3]->uid);
+        if (i + 5 < n) {
+                __builtin_prefetch(d[i + 5]);
+                __builtin_prefetch(d[i + 5]->uid);
         }
-        if (i + 1 < n) {
-                kc_pod_prefetch(d[i + 1]->old);
-                kc_pod_prefetch(d[i + 1]->current);
+        if (i + 4 < n) {
+                kc_pod_prefetch(d[i + 4]->old);
+                kc_pod_prefetch(d[i + 4]->current);
         }
+        for (unsigned ahead = 3; runtime_prefetch && ahead > 0; ahead--)
+                if (i + ahead < n && d[i + ahead]->current)
+                        runtime_prefetch(g->runtime.self, d[i + ahead]->current, d[i + ahead]->old,
+                                         ahead);
         kc_pod_cache_prefetch(g->cache, d[i]->uid, i + 1 < n ? d[i + 1]->uid : NULL,
                               i + 2 < n ? d[i + 2]->uid : NULL);
 }
@@ -897,7 +905,7 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
         struct kc_runtime_error err = { 0 };
         size_t i;
         int64_t start, timestamp, last;
-        bool dup = false;
+        bool dup = false, listed_status;
         int q;
 
         pthread_mutex_lock(&g->relist_lock);
@@ -935,9 +943,12 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
 
         (void)resync_flush(g);
 
+        /* As update_cache() decides it; should it change meanwhile, only speed does. */
+        listed_status = g->runtime.ops->get_listed_pod_status &&
+                        !(g->evented_in_use && g->evented_in_use(g->evented_userdata));
         /* relist_pod() may free its record, no other. */
         for (i = 0; i < g->n_dirty; i++) {
-                relist_prefetch(g, i);
+                relist_prefetch(g, i, listed_status);
                 relist_pod(g, g->dirty[i]);
         }
         g->n_dirty = 0;

@@ -139,6 +139,14 @@ static int i_pull_image(void *self, const char *image,
         INSTRUMENTED("pull_image", pull_image(in, image, sandbox_config, ret_image_ref, err));
 }
 
+/* A hint, not a call: no metric. */
+static void i_prefetch_container_statuses(void *self, const char *const *ids, size_t n, bool far)
+{
+        struct kc_instrumented_runtime *ir = self;
+
+        ir->inner.ops->prefetch_container_statuses(ir->inner.self, ids, n, far);
+}
+
 static const struct kc_runtime_service_ops instrumented_ops = {
         .version = i_version,
         .status = i_status,
@@ -153,6 +161,7 @@ static const struct kc_runtime_service_ops instrumented_ops = {
         .remove_container = i_remove_container,
         .list_containers = i_list_containers,
         .container_status = i_container_status,
+        .prefetch_container_statuses = i_prefetch_container_statuses,
         .exec_sync = i_exec_sync,
         .image_status = i_image_status,
         .pull_image = i_pull_image,
@@ -190,6 +199,7 @@ int kc_instrumented_runtime_new(struct kc_runtime_service inner, struct kc_kubel
         KEEP_IF_PRESENT(&ir->ops, in, remove_container);
         KEEP_IF_PRESENT(&ir->ops, in, list_containers);
         KEEP_IF_PRESENT(&ir->ops, in, container_status);
+        KEEP_IF_PRESENT(&ir->ops, in, prefetch_container_statuses);
         KEEP_IF_PRESENT(&ir->ops, in, exec_sync);
         KEEP_IF_PRESENT(&ir->ops, in, image_status);
         KEEP_IF_PRESENT(&ir->ops, in, pull_image);

@@ -180,6 +180,15 @@ int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struc
 /* Entries up to this many are checked for a repeated id when a pod is packed (kc_pod_ids_distinct). */
 #define KC__POD_IDS_CHECKED_MAX 16
 
+/*
+ * The ids of @pod's containers not listed as in @old (may be NULL) at the
+ * same index, by id address, state and CreatedAt: those the next
+ * get_listed_pod_status() most likely asks the runtime for. Up to @max
+ * into @ret; returns how many.
+ */
+size_t kc__listed_changed_ids(const struct kc_pod *pod, const struct kc_pod *old, const char **ret,
+                              size_t max);
+
 /* The pod whose block has @p p's strings: @p p itself unless kc__pod_new_like() made it. */
 struct kc_pod *kc__pod_strings_block(const struct kc_pod *p);
 

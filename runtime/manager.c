@@ -2193,6 +2193,48 @@ int kc_runtime_manager_get_listed_pod_status(struct kc_runtime_manager *m, const
         return status_of_parts(&p, pod->id, pod->name, pod->namespace, pod, ret, err);
 }
 
+size_t kc__listed_changed_ids(const struct kc_pod *pod, const struct kc_pod *old, const char **ret,
+                              size_t max)
+{
+        bool same = old && old->n_containers == pod->n_containers;
+        size_t i, n = 0;
+
+        for (i = 0; i < pod->n_containers && n < max; i++) {
+                const struct kc_container *c = &pod->containers[i];
+                const struct kc_container *o = same ? &old->containers[i] : NULL;
+
+                /* By address: a pod and the one listed before share their id strings. */
+                if (o && o->id == c->id && o->state == c->state && o->created_at == c->created_at)
+                        continue;
+                ret[n++] = c->id;
+        }
+        return n;
+}
+
+/* How many containers of a pod one prefetch asks for at most. */
+#define PREFETCH_IDS_MAX 8
+
+void kc_runtime_manager_prefetch_listed_pod_status(struct kc_runtime_manager *m,
+                                                   const struct kc_pod *pod,
+                                                   const struct kc_pod *old, unsigned ahead)
+{
+        const char *ids[PREFETCH_IDS_MAX];
+        size_t i, n;
+
+        if (!m->svc.ops->prefetch_container_statuses || !pod)
+                return;
+        n = kc__listed_changed_ids(pod, old, ids, PREFETCH_IDS_MAX);
+        if (n == 0)
+                return;
+        if (ahead >= 3) {
+                /* The runtime hashes each id string two calls from now. */
+                for (i = 0; i < n; i++)
+                        __builtin_prefetch(ids[i]);
+                return;
+        }
+        m->svc.ops->prefetch_container_statuses(m->svc.self, ids, n, ahead == 2);
+}
+
 /* ------------------------------------------------------------------------ */
 /* As a kc_pod_runtime                                                        */
 
@@ -2214,6 +2256,12 @@ static int mgr_get_listed_pod_status(void *self, const struct kc_pod *pod,
         return kc_runtime_manager_get_listed_pod_status(self, pod, prev, ret, err);
 }
 
+static void mgr_prefetch_listed_pod_status(void *self, const struct kc_pod *pod,
+                                           const struct kc_pod *old, unsigned ahead)
+{
+        kc_runtime_manager_prefetch_listed_pod_status(self, pod, old, ahead);
+}
+
 static int mgr_remove_pod_sandbox(void *self, const char *id, struct kc_runtime_error *err)
 {
         struct kc_runtime_manager *m = self;
@@ -2225,6 +2273,7 @@ static const struct kc_pod_runtime_ops manager_pod_runtime_ops = {
         .get_pods = mgr_get_pods,
         .get_pod_status = mgr_get_pod_status,
         .get_listed_pod_status = mgr_get_listed_pod_status,
+        .prefetch_listed_pod_status = mgr_prefetch_listed_pod_status,
         .remove_pod_sandbox = mgr_remove_pod_sandbox,
 };
 

@@ -210,6 +210,16 @@ struct kc_pod_runtime_ops {
                                      const struct kc_pod_status *prev, struct kc_pod_status **ret,
                                      struct kc_runtime_error *err);
         /**
+         * Not upstream: get_listed_pod_status(@p pod) comes @p ahead calls
+         * from now (3, 2 or 1; issue 18). Each step asks for a further part
+         * of what it reads, so a caller takes a pod through all three, one
+         * call apart. @p old (may be NULL): the pod as listed before; a
+         * container listed as it was is most likely taken from the earlier
+         * status (D55) and not asked for. Only speed changes. May be NULL.
+         */
+        void (*prefetch_listed_pod_status)(void *self, const struct kc_pod *pod,
+                                           const struct kc_pod *old, unsigned ahead);
+        /**
          * RemovePodSandbox, for the kubelet's container garbage collection:
          * removes a sandbox and every container in it. A sandbox already gone
          * is not an error. May be NULL (nothing is ever removed then).

@@ -58,5 +58,9 @@ int kc_runtime_manager_get_listed_pod_status(struct kc_runtime_manager *m, const
                                              const struct kc_pod_status *prev,
                                              struct kc_pod_status **ret,
                                              struct kc_runtime_error *err);
+/** kc_pod_runtime_ops.prefetch_listed_pod_status (container.h). Any thread. */
+void kc_runtime_manager_prefetch_listed_pod_status(struct kc_runtime_manager *m,
+                                                   const struct kc_pod *pod,
+                                                   const struct kc_pod *old, unsigned ahead);
 /** The manager as a kc_pod_runtime (for PLEG). */
 struct kc_pod_runtime kc_runtime_manager_pod_runtime(struct kc_runtime_manager *m);

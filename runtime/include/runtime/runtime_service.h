@@ -407,6 +407,13 @@ struct kc_runtime_service_ops {
         int (*container_status)(void *self, const char *id, struct kc_container_status_result *ret,
                                 struct kc_runtime_error *err);
         /**
+         * Not a CRI call: container_status() is about to be asked for the
+         * @p n @p ids (issue 18). With @p far, the call after next: where
+         * each would be looked up is asked for; else the next: what that
+         * place names. Only speed changes. May be NULL. Any thread.
+         */
+        void (*prefetch_container_statuses)(void *self, const char *const *ids, size_t n, bool far);
+        /**
          * ExecSync: runs @p argv in container @p id and waits up to
          * @p timeout_s seconds (0: no timeout). A command that ran and
          * failed is a success with ret->exit_code != 0.

@@ -21,7 +21,8 @@
 
 struct fake {
         struct kc_clock *clock;
-        int fail; /* the next status call fails with it */
+        int fail;            /* the next status call fails with it */
+        unsigned prefetches; /* prefetch hints passed on */
 };
 
 /* Status takes 0.3 s on the fake clock, and fails when asked to. */
@@ -55,10 +56,19 @@ static int fake_exec_sync(void *self, const char *id, const char *const *argv, s
         return 0;
 }
 
+static void fake_prefetch(void *self, const char *const *ids, size_t n, bool far)
+{
+        struct fake *f = self;
+
+        (void)ids, (void)n, (void)far;
+        f->prefetches++;
+}
+
 static const struct kc_runtime_service_ops fake_ops = {
         .status = fake_status,
         .list_pod_sandbox = fake_list_pod_sandbox,
         .exec_sync = fake_exec_sync,
+        .prefetch_container_statuses = fake_prefetch,
 };
 
 static double counter(struct kc_counter_vec *cv, const char *op)
@@ -105,6 +115,9 @@ static void test_records_every_call(void **state)
                                             &x, &err),
                          0);
         assert_int_equal(x.exit_code, 1);
+        /* A prefetch hint is passed on (a hint, not an operation: not timed). */
+        svc.ops->prefetch_container_statuses(svc.self, (const char *const[]){ "c-1" }, 1, true);
+        assert_int_equal(f.prefetches, 1);
 
         assert_true(counter(m.runtime_operations, "status") == 2);
         assert_true(counter(m.runtime_operations_errors, "status") == 1);

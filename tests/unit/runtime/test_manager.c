@@ -467,6 +467,92 @@ static size_t status_index(const struct kc_pod_status *s, const char *id)
         return 0;
 }
 
+/* What a runtime was told to prefetch (test_prefetch_listed_pod_status). */
+struct prefetch_rec {
+        unsigned calls;
+        bool far;
+        const char *ids[8];
+        size_t n;
+};
+
+static void rec_prefetch(void *self, const char *const *ids, size_t n, bool far)
+{
+        struct prefetch_rec *r = self;
+
+        r->calls++;
+        r->far = far;
+        r->n = n < 8 ? n : 8;
+        memcpy(r->ids, ids, r->n * sizeof(*ids));
+}
+
+/*
+ * The prefetch hint before get_listed_pod_status (issue 18): the runtime is
+ * told about the containers not listed as before, two calls ahead "far",
+ * one "near", three ahead not at all (the manager asks for the id strings
+ * itself). The simulated runtime takes ids it has and ids it does not.
+ */
+static void test_prefetch_listed_pod_status(void **state)
+{
+        static const struct kc_runtime_service_ops rec_ops = {
+                .prefetch_container_statuses = rec_prefetch,
+        };
+        struct fixture *f = *state;
+        struct prefetch_rec rec = { 0 };
+        _cleanup_(kc_runtime_manager_freep) struct kc_runtime_manager *m = NULL;
+        struct kc_pod_list l1 = { 0 }, l2 = { 0 };
+        struct kc_pod_status *s = NULL;
+        const char *ids[4], *b_id;
+        char *sb, *a, *b;
+
+        sb = run_sandbox(f, "u1", "p", 0);
+        a = start_ctr(f, sb, "u1", "p", "a", "top", 0, true);
+        b = start_ctr(f, sb, "u1", "p", "b", "top", 0, true);
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l1, NULL), 0);
+        assert_int_equal(f->svc.ops->stop_container(f->svc.self, b, 0, NULL), 0);
+        assert_int_equal(f->mgr_pr.ops->get_pods(f->mgr_pr.self, true, &l2, NULL), 0);
+        assert_int_equal(l2.n, 1);
+
+        /* Which: b alone changed; with nothing to compare, every one; at most max. */
+        assert_int_equal(kc__listed_changed_ids(l2.pods[0], l1.pods[0], ids, 4), 1);
+        assert_string_equal(ids[0], b);
+        b_id = ids[0];
+        assert_int_equal(kc__listed_changed_ids(l2.pods[0], l2.pods[0], ids, 4), 0);
+        assert_int_equal(kc__listed_changed_ids(l2.pods[0], NULL, ids, 4), 2);
+        assert_int_equal(kc__listed_changed_ids(l2.pods[0], NULL, ids, 1), 1);
+
+        /* When: through a runtime that records the hints. */
+        assert_int_equal(
+                kc_runtime_manager_new((struct kc_runtime_service){ &rec_ops, &rec }, f->clock, &m),
+                0);
+        kc_runtime_manager_prefetch_listed_pod_status(m, l2.pods[0], l1.pods[0], 3);
+        assert_int_equal(rec.calls, 0);
+        kc_runtime_manager_prefetch_listed_pod_status(m, l2.pods[0], l1.pods[0], 2);
+        assert_int_equal(rec.calls, 1);
+        assert_true(rec.far);
+        assert_int_equal(rec.n, 1);
+        assert_ptr_equal(rec.ids[0], b_id);
+        kc_runtime_manager_prefetch_listed_pod_status(m, l2.pods[0], l1.pods[0], 1);
+        assert_int_equal(rec.calls, 2);
+        assert_false(rec.far);
+        kc_runtime_manager_prefetch_listed_pod_status(m, l2.pods[0], l2.pods[0], 1);
+        assert_int_equal(rec.calls, 2);
+
+        /* The simulated runtime, through the manager: a removed id is only not found. */
+        assert_int_equal(f->svc.ops->remove_container(f->svc.self, b, NULL), 0);
+        for (unsigned ahead = 3; ahead > 0; ahead--)
+                f->mgr_pr.ops->prefetch_listed_pod_status(f->mgr_pr.self, l2.pods[0], NULL, ahead);
+        assert_int_equal(listed_status_calls(f, l2.pods[0], NULL, &s, NULL), 2);
+        assert_int_equal(s->n_containers, 1);
+        assert_string_equal(s->containers[0].id, a);
+        kc_pod_status_unref(s);
+
+        kc_pod_list_done(&l1);
+        kc_pod_list_done(&l2);
+        free(sb);
+        free(a);
+        free(b);
+}
+
 /*
  * D55: given an earlier status, a listed container that status gives in
  * the state the listing gives now (created, running, exited) is taken from
@@ -2351,6 +2437,7 @@ int main(void)
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_get_listed_pod_status, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_listed_status_reuses_prev, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_prefetch_listed_pod_status, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pod_status_ties, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_twins_swapped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_get_pods_cri_world, setup, teardown),
