@@ -412,6 +412,9 @@ static void dirty_sort(struct kc_generic_pleg *g)
                 }
 }
 
+/* A UID is a 36-character UUID: the offset of its last character. */
+#define UID_LAST_BYTE 35
+
 /* How far ahead records_set_current() asks for what a changed pod's visit reads. */
 #define CHANGED_PREFETCH_AHEAD 4
 
@@ -873,8 +876,10 @@ static void relist_prefetch(struct kc_generic_pleg *g, size_t i, bool listed_sta
         size_t n = g->n_dirty;
 
         if (i + 5 < n) {
+                /* The UID may run into the next line (a record's first holds its pointers). */
                 __builtin_prefetch(d[i + 5]);
                 __builtin_prefetch(d[i + 5]->uid);
+                __builtin_prefetch(d[i + 5]->uid + UID_LAST_BYTE);
         }
         if (i + 4 < n) {
                 kc_pod_prefetch(d[i + 4]->old);
