@@ -412,7 +412,8 @@ static void dirty_sort(struct kc_generic_pleg *g)
                 }
 }
 
-/* A UID is a 36-character UUID: the offset of its last character. */
+/* A UID is mostly a 36-character UUID: the offset of its last character
+ * (past a shorter one's end, a prefetch reads nothing). */
 #define UID_LAST_BYTE 35
 
 /* How far ahead records_set_current() asks for what a changed pod's visit reads. */
@@ -588,6 +589,17 @@ keep:
         return 0;
 }
 
+static bool evented_in_use(struct kc_generic_pleg *g)
+{
+        return g->evented_in_use && g->evented_in_use(g->evented_userdata);
+}
+
+/* A pod's status is read from what the listing found (D54): not while EventedPLEG is in use. */
+static bool reads_listed_status(const struct kc_generic_pleg *g, bool evented)
+{
+        return g->runtime.ops->get_listed_pod_status && !evented;
+}
+
 /*
  * updateCache: refresh @uid's cache entry from the runtime. @pod is the
  * current snapshot; NULL means the pod is gone and its entry is deleted.
@@ -616,8 +628,8 @@ static int update_cache(struct kc_generic_pleg *g, const struct kc_pod *pod, con
         }
 
         pthread_mutex_lock(&g->cache_lock);
-        evented = g->evented_in_use && g->evented_in_use(g->evented_userdata);
-        if (g->runtime.ops->get_listed_pod_status && !evented) {
+        evented = evented_in_use(g);
+        if (reads_listed_status(g, evented)) {
                 /*
                  * The pod's objects are those the listing found (D54): the
                  * status is as new as the listing, whose relist set the
@@ -949,8 +961,7 @@ int kc_generic_pleg_relist(struct kc_generic_pleg *g)
         (void)resync_flush(g);
 
         /* As update_cache() decides it; should it change meanwhile, only speed does. */
-        listed_status = g->runtime.ops->get_listed_pod_status &&
-                        !(g->evented_in_use && g->evented_in_use(g->evented_userdata));
+        listed_status = reads_listed_status(g, evented_in_use(g));
         /* relist_pod() may free its record, no other. */
         for (i = 0; i < g->n_dirty; i++) {
                 relist_prefetch(g, i, listed_status);
