@@ -115,7 +115,7 @@ static void test_records_every_call(void **state)
                                             &x, &err),
                          0);
         assert_int_equal(x.exit_code, 1);
-        /* A prefetch hint is passed on (a hint, not an operation: not timed). */
+        /* A prefetch hint is passed on to the inner runtime. */
         svc.ops->prefetch_container_statuses(svc.self, (const char *const[]){ "c-1" }, 1, true);
         assert_int_equal(f.prefetches, 1);
 
