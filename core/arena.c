@@ -130,6 +130,12 @@ int kc_arena_new_block(size_t size, struct kc_arena **ret, void **ret_block)
         return 0;
 }
 
+void kc_arena_prefetch(const struct kc_arena *a)
+{
+        if (a)
+                __builtin_prefetch(&a->refs, 1);
+}
+
 bool kc_arena_shared(const struct kc_arena *a)
 {
         return a && __atomic_load_n(&a->refs, __ATOMIC_RELAXED) > 1;

@@ -191,6 +191,13 @@ size_t kc__listed_changed_ids(const struct kc_pod *pod, const struct kc_pod *old
 
 /* The pod whose block has @p p's strings: @p p itself unless kc__pod_new_like() made it. */
 struct kc_pod *kc__pod_strings_block(const struct kc_pod *p);
+/* Asks for @p p's reference count, to be written, and its link to its strings' block. */
+void kc__pod_prefetch_header(const struct kc_pod *p);
+/*
+ * Asks for the reference count of kc__pod_strings_block(@p p) (NULL is
+ * fine), to be written, when that is another pod's: reads @p p's header.
+ */
+void kc__pod_prefetch_strings_block(const struct kc_pod *p);
 
 /*
  * kc_pod_status_new(@p tmpl), except that container i's id, name, image
@@ -216,10 +223,17 @@ int kc__pod_status_new_holding(const struct kc_pod_status *tmpl, struct kc_arena
 struct kc_arena *kc__pod_status_held_arena(const struct kc_pod_status *p, size_t i);
 
 /*
- * Asks for the lines kc_pod_status_unref() reads of @p p (not NULL): its
- * header and its held arenas' list. Reads nothing (issue 18).
+ * Asks for the lines a relist reads of @p p (not NULL), its earlier status:
+ * the first 512 bytes of its block, which hold a status of one sandbox and
+ * three containers (header, entries, held arenas' list). Reads nothing
+ * (issue 18).
  */
 void kc__pod_status_prefetch(const struct kc_pod_status *p);
+/*
+ * Asks for the reference count of each arena @p p (not NULL) holds, to be
+ * written: a status built from @p p checks and takes them. Reads @p p's list.
+ */
+void kc__pod_status_prefetch_held(const struct kc_pod_status *p);
 
 /* Tests: how many pods the runtime manager's GetPods(@all) reuse cache holds. */
 struct kc_runtime_manager;

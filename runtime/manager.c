@@ -992,16 +992,14 @@ static size_t reuse_find(struct kc_runtime_manager *m, const struct pod_reuse *p
 /*
  * The cached pod at @gi, likely group @gi's, is cold by the time its group
  * comes (a listing of every object went through the caches since): fetched
- * ahead, its reference count (right before it) to be written.
+ * ahead, its reference count (right before it) to be written, and its link
+ * to the block its strings live in, which a pod built like it takes a
+ * reference to (fetched half as far ahead, kc__pod_prefetch_strings_block()).
  */
 static void prefetch_cached_pod(const struct pod_reuse *pr, uint32_t gi)
 {
-        const char *p = gi < pr->n ? (const char *)pr->pods[gi] : NULL;
-
-        if (p) {
-                __builtin_prefetch(p - sizeof(max_align_t), 1);
-                __builtin_prefetch(p, 1);
-        }
+        if (gi < pr->n)
+                kc__pod_prefetch_header(pr->pods[gi]);
 }
 
 /*
@@ -1530,6 +1528,10 @@ static int delta_build(struct kc_runtime_manager *m, struct pod_reuse *pr,
 
                 if (k + POD_PREFETCH_AHEAD < n_dirty)
                         prefetch_cached_pod(pr, m->dirty[k + POD_PREFETCH_AHEAD]);
+                /* A changed pod built like the cached one takes a reference to its strings. */
+                if (k + POD_PREFETCH_AHEAD / 2 < n_dirty)
+                        kc__pod_prefetch_strings_block(
+                                pr->pods[m->dirty[k + POD_PREFETCH_AHEAD / 2]]);
                 if (!pod_reusable(cur, gi, p, g, sbl, pr->sb_perm, cl, pr->c_perm,
                                   &pr->identity_hits, &like)) {
                         r = pod_build(m, g, sbl, pr->sb_perm, cl, pr->c_perm, like ? p : NULL,
@@ -2183,6 +2185,9 @@ int kc_runtime_manager_get_listed_pod_status(struct kc_runtime_manager *m, const
         if (!m || !pod || !pod->id || !ret)
                 return kc_runtime_error_set(err, -EINVAL, KC_RUNTIME_INVALID_ARGUMENT,
                                             "invalid argument");
+        /* The new status takes held arenas of @prev's (a count each): cold by now. */
+        if (prev)
+                kc__pod_status_prefetch_held(prev);
         r = pod_sandbox_statuses(m, &p, &LISTED(pod->sandboxes, pod->n_sandboxes), pod, prev, err);
         if (r < 0)
                 return r;
@@ -2221,7 +2226,12 @@ void kc_runtime_manager_prefetch_listed_pod_status(struct kc_runtime_manager *m,
         const char *ids[PREFETCH_IDS_MAX];
         size_t i, n;
 
-        if (!m->svc.ops->prefetch_container_statuses || !pod)
+        if (!pod)
+                return;
+        /* The status takes a reference to the block the pod's ids live in. */
+        if (ahead == 2)
+                kc__pod_prefetch_strings_block(pod);
+        if (!m->svc.ops->prefetch_container_statuses)
                 return;
         n = kc__listed_changed_ids(pod, old, ids, PREFETCH_IDS_MAX);
         if (n == 0)

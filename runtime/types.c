@@ -379,6 +379,24 @@ struct kc_pod *kc__pod_strings_block(const struct kc_pod *p)
         return owner ? owner : (struct kc_pod *)p;
 }
 
+void kc__pod_prefetch_header(const struct kc_pod *p)
+{
+        const char *b = p ? (const char *)pod_box_of(p) : NULL;
+
+        for (size_t off = 0; b && off < sizeof(struct pod_box); off += 64)
+                __builtin_prefetch(b + off, 1);
+        if (b)
+                __builtin_prefetch(b + sizeof(struct pod_box) - 1, 1);
+}
+
+void kc__pod_prefetch_strings_block(const struct kc_pod *p)
+{
+        const struct kc_pod *owner = p ? pod_box_of(p)->strings_owner : NULL;
+
+        if (owner)
+                __builtin_prefetch(ref_header_of(owner), 1);
+}
+
 int kc__pod_new_like(const struct kc_pod *tmpl, const struct kc_pod *like, struct kc_pod **ret)
 {
         size_t n_entries, k;
@@ -693,6 +711,14 @@ void kc_pod_prefetch(const struct kc_pod *p)
                 __builtin_prefetch(b + off);
 }
 
+void kc__pod_status_prefetch_held(const struct kc_pod_status *p)
+{
+        const struct status_box *box = (const struct status_box *)ref_header_of(p);
+
+        for (size_t i = 0; i < box->n_held; i++)
+                kc_arena_prefetch(box->held[i]);
+}
+
 struct kc_arena *kc__pod_status_held_arena(const struct kc_pod_status *p, size_t i)
 {
         const struct status_box *box = (const struct status_box *)ref_header_of(p);
@@ -700,12 +726,15 @@ struct kc_arena *kc__pod_status_held_arena(const struct kc_pod_status *p, size_t
         return i < box->n_held ? box->held[i] : NULL;
 }
 
+/* What kc__pod_status_prefetch() asks for: a status of one sandbox and three containers. */
+#define STATUS_PREFETCH_BYTES 512
+
 void kc__pod_status_prefetch(const struct kc_pod_status *p)
 {
-        const struct status_box *box = (const struct status_box *)ref_header_of(p);
+        const char *b = (const char *)ref_header_of(p);
 
-        __builtin_prefetch(box);
-        __builtin_prefetch(&box->n_held);
+        for (size_t off = 0; off < STATUS_PREFETCH_BYTES; off += 64)
+                __builtin_prefetch(b + off);
 }
 
 static bool container_status_equal(const struct kc_container_status *a,

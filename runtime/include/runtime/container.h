@@ -215,7 +215,8 @@ struct kc_pod_runtime_ops {
          * of what it reads, so a caller takes a pod through all three, one
          * call apart. @p old (may be NULL): the pod as listed before; a
          * container listed as it was is most likely taken from the earlier
-         * status (D55) and not asked for. Only speed changes. May be NULL.
+         * status (D55) and not asked for. Only speed changes: nothing is
+         * taken or written. May be NULL.
          */
         void (*prefetch_listed_pod_status)(void *self, const struct kc_pod *pod,
                                            const struct kc_pod *old, unsigned ahead);

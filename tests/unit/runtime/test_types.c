@@ -406,30 +406,86 @@ static void test_status_new_holding(void **state)
         kc_pod_status_unref(st);
 }
 
+/*
+ * A status of one running container whose id is in a new arena, *@a, which
+ * the status holds (the runtime's reference, shared while the status is
+ * made, is dropped after).
+ */
+static struct kc_pod_status *status_holding_new_arena(struct kc_arena **a)
+{
+        struct kc_container_status c = { .state = KC_CONTAINER_STATE_RUNNING };
+        struct kc_pod_status *st = NULL;
+        struct kc_arena *other;
+
+        assert_int_equal(kc_arena_new(a), 0);
+        c.id = kc_arena_strdup(*a, "c1");
+        other = kc_arena_ref(*a);
+        assert_int_equal(
+                kc__pod_status_new_holding(
+                        &(struct kc_pod_status){ .id = "uid", .containers = &c, .n_containers = 1 },
+                        a, NULL, &st),
+                0);
+        kc_arena_free(other);
+        return st;
+}
+
 /* The status's reference to the arena it holds goes with the status. */
 static void test_status_holding_releases(void **state)
 {
         _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
-        struct kc_container_status c = { .state = KC_CONTAINER_STATE_RUNNING };
-        struct kc_pod_status *st = NULL, *again;
-        struct kc_arena *other;
+        struct kc_pod_status *st, *again;
 
         (void)state;
-        assert_int_equal(kc_arena_new(&a), 0);
-        c.id = kc_arena_strdup(a, "c1");
-        other = kc_arena_ref(a);
-        assert_int_equal(
-                kc__pod_status_new_holding(
-                        &(struct kc_pod_status){ .id = "uid", .containers = &c, .n_containers = 1 },
-                        &a, NULL, &st),
-                0);
-        kc_arena_free(other);
+        st = status_holding_new_arena(&a);
         assert_true(kc_arena_shared(a)); /* the test's reference and the status's */
         again = kc_pod_status_ref(st);
         kc_pod_status_unref(st);
         assert_true(kc_arena_shared(a)); /* a status reference remains */
         kc_pod_status_unref(again);
         assert_true(kc_arena_sole(a));
+}
+
+/*
+ * Issue 18: the relist's prefetch calls take nothing and change nothing.
+ * They read only inside the objects they are given (ASan checks the
+ * reads), NULL included, and hold no reference: the arena a status held is
+ * the test's alone once the status goes, and a pod's strings block is
+ * still the one it was built on.
+ */
+static void test_prefetch_takes_nothing(void **state)
+{
+        _cleanup_(kc_arena_freep) struct kc_arena *a = NULL;
+        struct kc_container ctr = { .id = "c1", .name = "app", .image = "nginx" };
+        struct kc_pod t = { .id = "uid", .containers = &ctr, .n_containers = 1 };
+        struct kc_pod *first = NULL, *later = NULL;
+        struct kc_pod_status *st;
+
+        (void)state;
+        assert_int_equal(kc_pod_new(&t, &first), 0);
+        assert_int_equal(kc__pod_new_like(first, first, &later), 0);
+        st = status_holding_new_arena(&a);
+        assert_ptr_equal(kc__pod_status_held_arena(st, 0), a);
+
+        kc__pod_prefetch_header(NULL);
+        kc__pod_prefetch_header(first);
+        kc__pod_prefetch_header(later);
+        kc__pod_prefetch_strings_block(NULL);
+        kc__pod_prefetch_strings_block(first); /* its own block: nothing further */
+        kc__pod_prefetch_strings_block(later);
+        kc__pod_status_prefetch(st);
+        kc__pod_status_prefetch_held(st);
+        kc_arena_prefetch(NULL);
+        kc_arena_prefetch(a);
+
+        assert_ptr_equal(kc__pod_strings_block(later), first);
+        assert_ptr_equal(kc__pod_strings_block(first), first);
+        assert_true(kc_arena_shared(a)); /* the test's reference and the status's */
+        kc_pod_status_unref(st);
+        assert_true(kc_arena_sole(a));
+        /* The later pod holds the first one's block: the first goes last (ASan). */
+        kc_pod_unref(first);
+        assert_string_equal(later->containers[0].id, "c1");
+        kc_pod_unref(later);
 }
 
 /*
@@ -1256,6 +1312,7 @@ int main(void)
                 cmocka_unit_test(test_status_round_trip_equal),
                 cmocka_unit_test(test_status_new_holding),
                 cmocka_unit_test(test_status_holding_releases),
+                cmocka_unit_test(test_prefetch_takes_nothing),
                 cmocka_unit_test(test_pod_list_done),
                 cmocka_unit_test(test_pod_many),
                 cmocka_unit_test(test_api_pod),
