@@ -36,7 +36,10 @@ struct kc_arena *kc_arena_free(struct kc_arena *a);
  * kc_arena_alloc() on it is not thread-safe.
  */
 struct kc_arena *kc_arena_ref(struct kc_arena *a);
-/** Asks for the line of @p a's count of references, to be written (NULL is fine). Reads nothing. */
+/**
+ * Asks the CPU for the line of @p a's count of references, to be written
+ * (NULL is fine): a hint, any thread. Reads and writes nothing.
+ */
 void kc_arena_prefetch(const struct kc_arena *a);
 /** Does @p a have more than one reference now? (A hint: another holder may drop its own.) */
 bool kc_arena_shared(const struct kc_arena *a);

@@ -482,7 +482,7 @@ static void test_prefetch_takes_nothing(void **state)
         assert_true(kc_arena_shared(a)); /* the test's reference and the status's */
         kc_pod_status_unref(st);
         assert_true(kc_arena_sole(a));
-        /* The later pod holds the first one's block: the first goes last (ASan). */
+        /* The later pod holds the first one's block: it outlives the first's reference (ASan). */
         kc_pod_unref(first);
         assert_string_equal(later->containers[0].id, "c1");
         kc_pod_unref(later);
