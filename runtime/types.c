@@ -379,14 +379,26 @@ struct kc_pod *kc__pod_strings_block(const struct kc_pod *p)
         return owner ? owner : (struct kc_pod *)p;
 }
 
+/* Asks for @len bytes from @b, a 64-byte line at a time; @write: to be written. */
+static inline void prefetch_bytes(const char *b, size_t len, bool write)
+{
+        for (size_t off = 0; off < len; off += 64)
+                if (write)
+                        __builtin_prefetch(b + off, 1);
+                else
+                        __builtin_prefetch(b + off, 0);
+}
+
 void kc__pod_prefetch_header(const struct kc_pod *p)
 {
-        const char *b = p ? (const char *)pod_box_of(p) : NULL;
+        const char *b;
 
-        for (size_t off = 0; b && off < sizeof(struct pod_box); off += 64)
-                __builtin_prefetch(b + off, 1);
-        if (b)
-                __builtin_prefetch(b + sizeof(struct pod_box) - 1, 1);
+        if (!p)
+                return;
+        b = (const char *)pod_box_of(p);
+        prefetch_bytes(b, sizeof(struct pod_box), true);
+        /* Not line-aligned, the box may reach one line further. */
+        __builtin_prefetch(b + sizeof(struct pod_box) - 1, 1);
 }
 
 void kc__pod_prefetch_strings_block(const struct kc_pod *p)
@@ -705,10 +717,8 @@ struct kc_pod_status *kc_pod_status_unref(struct kc_pod_status *p)
 
 void kc_pod_prefetch(const struct kc_pod *p)
 {
-        const char *b = p ? (const char *)ref_header_of(p) : NULL;
-
-        for (size_t off = 0; b && off < POD_PREFETCH_BYTES; off += 64)
-                __builtin_prefetch(b + off);
+        if (p)
+                prefetch_bytes((const char *)ref_header_of(p), POD_PREFETCH_BYTES, false);
 }
 
 void kc__pod_status_prefetch_held(const struct kc_pod_status *p)
@@ -731,10 +741,7 @@ struct kc_arena *kc__pod_status_held_arena(const struct kc_pod_status *p, size_t
 
 void kc__pod_status_prefetch(const struct kc_pod_status *p)
 {
-        const char *b = (const char *)ref_header_of(p);
-
-        for (size_t off = 0; off < STATUS_PREFETCH_BYTES; off += 64)
-                __builtin_prefetch(b + off);
+        prefetch_bytes((const char *)ref_header_of(p), STATUS_PREFETCH_BYTES, false);
 }
 
 static bool container_status_equal(const struct kc_container_status *a,
